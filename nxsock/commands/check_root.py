@@ -1,0 +1,49 @@
+"""``nxsock check-root``: the shared-root verdict on ``/tmp/.nx`` (or PATH) for the current user."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .. import exitcodes
+from ..layout import CONTAINER
+
+
+@click.command("check-root")
+@click.argument("path", default=CONTAINER, required=False)
+@click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
+def check_root(path: str, json_flag: bool) -> None:
+    """Say whether PATH (default /tmp/.nx) is a safe shared container for you, and the exact fix when not.
+
+    A missing container is safe: Nx creates it, owned by you, 1777.  Nothing
+    is created or changed.  Exits 0 when safe, 1 when not.
+    """
+    from .._pathname import resolve
+    from ..fsview import LiveView
+    from ..guards import Simulation, establish_shared_root
+    from ..report import check_root_document, dumps
+    from ..wording import RemedyContext
+
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = "/"
+    target = resolve(path, cwd)
+    view = LiveView()
+    existing = view.lstat(target)
+    sim = Simulation(view, os.getuid(), os.getgid(), os.getgroups())
+    refusal = establish_shared_root(sim, target)
+    state = "refused" if refusal else ("absent" if isinstance(existing, int) else "ok")
+    runtime = os.environ.get("XDG_RUNTIME_DIR") or ""
+    suggestion = runtime.rstrip("/") + "/nx" if runtime.startswith("/") else f"/tmp/nx-{os.getuid()}"
+    ctx = RemedyContext(os.getuid(), os.getgid(), suggestion, {})
+    document = check_root_document(target, state, refusal, ctx)
+    if json_flag:
+        sys.stdout.write(dumps(document) + "\n")
+    else:
+        from ..render import render_check_root
+
+        render_check_root(document)
+    sys.exit(exitcodes.OK if refusal is None else exitcodes.PROBLEM)

@@ -1,0 +1,20 @@
+"""nxsock's exit codes: one table for every command, after ``sysexits.h`` (SPEC §5)."""
+
+from __future__ import annotations
+
+__all__ = ["CANTCREAT", "CONFIG", "NOPERM", "OK", "PROBLEM", "SOFTWARE", "USAGE"]
+
+#: Done; safe; no problem found.
+OK = 0
+#: A check found a problem.
+PROBLEM = 1
+#: The command line was wrong (click's own code).
+USAGE = 2
+#: An internal error: a bug in nxsock.
+SOFTWARE = 70
+#: Nx could not establish any socket directory, or ``provision`` could not create.
+CANTCREAT = 73
+#: A privilege is missing (root).
+NOPERM = 77
+#: Configuration Nx refuses.
+CONFIG = 78

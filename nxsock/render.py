@@ -1,0 +1,167 @@
+"""Human output: the one module that imports rich, and only when text is drawn.
+
+Every line has a word as well as a symbol, so it reads without colour;
+``NO_COLOR`` is honoured by rich itself.  Paths are shown escaped, so a name
+with a newline or a terminal escape in it cannot forge output.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .report import paths_document
+from .resolver import Resolution
+
+__all__ = ["render_check_root", "render_paths", "safe"]
+
+TIER_WHY = {
+    "configured": "NX_SOCKET_DIR (or NX_DAEMON_SOCKET_DIR) is set and accepted",
+    "shared": "the preferred root under the shared container /tmp/.nx",
+    "home": "demoted to the home directory: the shared container could not be used",
+    "workspace": "the workspace fallback: no usual socket directory could be used",
+    "temp": "the OS temp directory (legacy layout, or Windows named pipes)",
+}
+
+GENERATION = {
+    "legacy": "legacy layout, Nx ≤ 23.1.1",
+    "ts": "current layout, Nx 23.1.2–23.3 (TypeScript)",
+    "native": "current layout, Nx 24 (native crate)",
+}
+
+
+def safe(text: str | None) -> str:
+    """*text* with control characters and undecodable bytes shown as escapes."""
+    if text is None:
+        return "-"
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if code < 0x20 or code == 0x7F or 0xDC80 <= code <= 0xDCFF or 0x80 <= code < 0xA0:
+            out.append(f"\\x{code & 0xFF:02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def _refusal_lines(console: Console, refusal: t.Mapping[str, t.Any], indent: str = "  ") -> None:
+    console.print(Text(f"{indent}✗ refused  ", style="red") + Text(safe(refusal["message"])))
+    if refusal.get("remedy"):
+        console.print(Text(f"{indent}    fix:  ", style="bold") + Text(safe(refusal["remedy"]), style="cyan"))
+    if refusal.get("hint"):
+        console.print(Text(f"{indent}    note: " + safe(refusal["hint"]), style="dim"))
+
+
+def render_paths(resolution: Resolution) -> None:
+    """Each artifact, its path, its tier and why; refusals with their remedies; what Nx would create."""
+    doc = paths_document(resolution)
+    out = _console()
+    env = resolution.environment
+    version = env.nx_version or "not installed"
+    assumed = " — assumed: no Nx found in the workspace" if resolution.layout_assumed else ""
+    out.print(Text(f"Nx {safe(version)} ({GENERATION[resolution.generation]}{assumed})", style="bold"))
+    where = f"workspace {safe(env.workspace_root)} (found by {env.workspace_source})"
+    who = "" if env.platform == "win32" else f", uid {env.uid}"
+    out.print(Text(f"{where}, platform {env.platform}{who}" + (" — a fresh machine, not this host" if env.simulated else "")))
+    for name, var in sorted(env.variables.items()):
+        if name.startswith("NX_"):
+            out.print(Text(f"  {name}={safe(var.value)}  (from {safe(var.source)})", style="dim"))
+    out.print()
+
+    root = doc["socket_root"]
+    if root["invalid"]:
+        invalid = root["invalid"]
+        out.print(Text("Socket root: refused configuration", style="bold red"))
+        _refusal_lines(out, {"message": invalid["message"], "remedy": invalid["remedy"], "hint": invalid["hint"]})
+    elif root["tier"] is None:
+        out.print(Text("Socket root: none — Nx cannot establish any socket directory", style="bold red"))
+    else:
+        out.print(Text("Socket root: ", style="bold") + Text(safe(root["root"])) + Text(f"  [{root['tier']}]", style="green"))
+        out.print(Text(f"  why: {TIER_WHY[root['tier']]}", style="dim"))
+        if root["demoted_from"]:
+            out.print(Text(f"  demoted from {safe(root['demoted_from'])}", style="yellow"))
+        if root["refused_configured_dir"]:
+            out.print(Text(f"  NX_SOCKET_DIR {safe(root['refused_configured_dir'])} was refused", style="yellow"))
+    for refusal in root["refusals"]:
+        _refusal_lines(out, refusal)
+    out.print()
+
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    for column in ("socket", "tier", "path", "length"):
+        table.add_column(column, overflow="fold")
+    for kind, sock in doc["sockets"].items():
+        if not sock["placed"]:
+            table.add_row(kind, "-", Text("not placed by this Nx version", style="dim"), "")
+            continue
+        if sock["tier"] is None:
+            table.add_row(kind, "-", Text("no directory", style="red"), "")
+            continue
+        path = sock["path"] or sock["pattern"]
+        length = f"{sock['length']}/95"
+        status = Text(length + (" too long" if sock["too_long"] else f" ({sock['budget_left']} left)"))
+        status.stylize("red" if sock["too_long"] else "")
+        table.add_row(kind, sock["tier"], safe(path), status)
+    out.print(table)
+    out.print(Text("  lengths are for the longest name Nx gives: a 7-digit pid, a 1-digit counter"
+                   + (", the readiness socket fp<pid>-ready-<n>.sock" if resolution.generation == "native" else ""), style="dim"))
+    if doc["sockets"]["plugin"].get("id_budget") is not None:
+        out.print(Text(f"  a plugin id may take {doc['sockets']['plugin']['id_budget']} characters", style="dim"))
+    for kind, sock in doc["sockets"].items():
+        if sock["windows_max_username"] is not None:
+            out.print(Text(f"  {kind}: fits a Windows user name of up to {sock['windows_max_username']} characters under the default temp dir", style="dim"))
+        for refusal in sock["refusals"]:
+            out.print(Text(f"  {kind}: its leaf was refused; it falls back to the workspace"))
+            _refusal_lines(out, refusal, "    ")
+        if sock["failure"] and sock["failure"] is not root.get("failure"):
+            _refusal_lines(out, sock["failure"], "    ")
+    if root["failure"]:
+        _refusal_lines(out, root["failure"])
+    record = doc["daemon_record"]
+    if record:
+        state = {True: "alive", False: "not running", None: "unknown"}[record["alive"]]
+        out.print(Text(f"Daemon record: pid {record['pid']} ({state}), socket {safe(record['socket_path'])}"))
+    out.print()
+
+    cache = doc["native_cache"]
+    if cache["dir"] and not cache["bypass_reason"]:
+        out.print(Text("Native binding cache: ", style="bold") + Text(safe(cache["dir"])))
+    else:
+        out.print(Text("Native binding cache: ", style="bold") + Text(f"bypassed — Nx loads the binding in place ({cache['bypass_reason']})", style="yellow"))
+    for refusal in cache["refusals"]:
+        _refusal_lines(out, refusal)
+    data = doc["workspace_data"]
+    out.print(Text("Workspace data: ", style="bold") + Text(f"{safe(data['dir'])} ({data['source']})"))
+    if data["untrusted_reason"]:
+        word = "refused" if data["refused"] else "allowed by NX_ALLOW_INSECURE_DIRECTORIES"
+        out.print(Text(f"  untrusted ({word}): {safe(data['untrusted_reason'])}", style="red" if data["refused"] else "yellow"))
+    if doc["actions"]:
+        out.print(Text("Nx would:", style="bold"))
+        for action in doc["actions"]:
+            out.print(Text(f"  {action['verb']} {safe(action['path'])} ({action['mode']})"))
+    allow = doc["allowlist"]
+    if allow["write"]:
+        out.print(Text("A sandbox must allow: ", style="bold") + Text("write " + ", ".join(safe(p) for p in allow["write"])))
+        out.print(Text("  and unix sockets in " + ", ".join(safe(p) for p in allow["unix_sockets"])))
+
+
+def render_check_root(document: t.Mapping[str, t.Any]) -> None:
+    """The verdict in one line, with the refusal's fix, or the provisioning command for shared machines."""
+    out = _console()
+    path = safe(document["path"])
+    if document["state"] == "absent":
+        out.print(Text("✓ safe  ", style="green") + Text(f"{path} does not exist yet; Nx will create it, owned by you, mode 1777."))
+        if document["provision_command"]:
+            out.print(Text(f"  On a shared machine, provision it for everyone: {document['provision_command']}", style="dim"))
+    elif document["safe"]:
+        out.print(Text("✓ safe  ", style="green") + Text(f"{path} is a safe shared container for you."))
+    else:
+        out.print(Text("✗ unsafe", style="red"))
+        _refusal_lines(out, document["refusal"])
+

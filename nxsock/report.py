@@ -1,0 +1,188 @@
+"""The JSON documents nxsock prints, built from resolver values with the stdlib alone.
+
+Keys are a contract (SPEC §5): ``schema_version`` 1, only ever added to, each
+documented key always present (``null`` where it does not apply), modes as
+four octal digits, errnos by name, paths as strings Node would print.
+"""
+
+from __future__ import annotations
+
+import json
+import typing as t
+
+from . import exitcodes
+from .guards import Refusal
+from .layout import CONTAINER, node_string
+from .resolver import Resolution, SocketPlacement
+from .wording import (
+    PROVISION_COMMAND,
+    RemedyContext,
+    describe,
+    describe_invalid,
+    format_mode,
+    remedy_for,
+    remedy_for_invalid,
+)
+
+__all__ = ["SCHEMA_VERSION", "check_root_document", "dumps", "paths_document", "paths_exit_code", "remedy_context"]
+
+SCHEMA_VERSION = 1
+
+Json = t.Dict[str, t.Any]
+
+
+def _p(path: str | None) -> str | None:
+    return None if path is None else node_string(path)
+
+
+def remedy_context(resolution: Resolution) -> RemedyContext:
+    """Who the remedies are for, and a directory to suggest for ``NX_SOCKET_DIR``."""
+    env = resolution.environment
+    runtime = env.nonempty("XDG_RUNTIME_DIR")
+    if runtime and runtime.startswith("/"):
+        suggestion = runtime.rstrip("/") + "/nx"
+    else:
+        suggestion = f"/tmp/nx-{env.uid}"
+    sources = {k: v.source for k, v in env.variables.items()}
+    return RemedyContext(env.uid, env.gid, suggestion, sources)
+
+
+def refusal_json(refusal: Refusal, ctx: RemedyContext) -> Json:
+    remedy = remedy_for(refusal, ctx)
+    return {
+        "kind": refusal.kind,
+        "dir": _p(refusal.dir),
+        "uid": refusal.uid,
+        "mode": format_mode(refusal.mode),
+        "errno": refusal.errno,
+        "symlink": refusal.symlink,
+        "message": describe(refusal),
+        "remedy": remedy.command,
+        "hint": remedy.hint,
+    }
+
+
+def _socket_json(placement: SocketPlacement, resolution: Resolution, ctx: RemedyContext) -> Json:
+    doc: Json = {
+        "placed": placement.placed,
+        "tier": placement.tier,
+        "root": _p(placement.root),
+        "dir": _p(placement.dir),
+        "path": _p(placement.path),
+        "pattern": _p(placement.pattern),
+        "length": placement.length,
+        "too_long": placement.too_long,
+        "budget_left": placement.budget_left,
+        "windows_max_username": placement.windows_max_username,
+        "attempted_dir": _p(placement.attempted_dir),
+        "refusals": [refusal_json(r, ctx) for r in placement.refusals],
+        "failure": None if placement.failure is None else refusal_json(placement.failure, ctx),
+    }
+    if placement.kind == "daemon":
+        record = resolution.daemon_record
+        doc["recorded"] = record is not None and record.socket_path is not None
+        doc["alive"] = None if record is None else record.alive
+    if placement.kind == "plugin":
+        doc["id_budget"] = placement.id_budget
+    return doc
+
+
+def paths_document(resolution: Resolution) -> Json:
+    """The ``paths --json`` document."""
+    env = resolution.environment
+    ctx = remedy_context(resolution)
+    root = resolution.socket_root
+    invalid = None
+    if root.invalid is not None:
+        remedy = remedy_for_invalid(root.invalid.variable, root.invalid.source, root.invalid.dir)
+        invalid = {
+            "reason": root.invalid.reason,
+            "dir": _p(root.invalid.dir),
+            "variable": root.invalid.variable,
+            "source": root.invalid.source,
+            "message": describe_invalid(root.invalid.reason, root.invalid.dir, root.invalid.variable),
+            "remedy": remedy.command,
+            "hint": remedy.hint,
+        }
+    cache = resolution.native_cache
+    data = resolution.workspace_data
+    record = resolution.daemon_record
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "platform": env.platform,
+        "uid": None if env.platform == "win32" else env.uid,
+        "workspace_root": _p(env.workspace_root),
+        "workspace_source": env.workspace_source,
+        "nx_version": env.nx_version,
+        "nx_version_source": env.nx_version_source,
+        "layout": resolution.layout,
+        "generation": resolution.generation,
+        "layout_assumed": resolution.layout_assumed,
+        "variables": {k: {"value": node_string(v.value), "source": _p(v.source)} for k, v in sorted(env.variables.items())},
+        "socket_root": {
+            "tier": root.tier,
+            "root": _p(root.root),
+            "demoted_from": _p(root.demoted_from),
+            "refused_configured_dir": _p(root.refused_configured_dir),
+            "invalid": invalid,
+            "refusals": [refusal_json(r, ctx) for r in root.refusals],
+            "failure": None if root.failure is None else refusal_json(root.failure, ctx),
+        },
+        "sockets": {kind: _socket_json(p, resolution, ctx) for kind, p in resolution.sockets.items()},
+        "native_cache": {
+            "dir": _p(cache.dir),
+            "bypass_reason": cache.bypass_reason,
+            "configured": cache.configured,
+            "refusals": [refusal_json(r, ctx) for r in cache.refusals],
+        },
+        "workspace_data": {
+            "dir": _p(data.dir),
+            "daemon_dir": _p(data.daemon_dir),
+            "source": data.source,
+            "untrusted_reason": data.untrusted_reason,
+            "refused": data.refused,
+        },
+        "daemon_record": None
+        if record is None
+        else {
+            "file": _p(record.file),
+            "pid": record.pid,
+            "socket_path": _p(record.socket_path),
+            "nx_version": record.nx_version,
+            "alive": record.alive,
+            "problem": record.problem,
+        },
+        "actions": [{"verb": a.verb, "path": _p(a.path), "mode": format_mode(a.mode)} for a in resolution.actions],
+        "allowlist": {
+            "write": [_p(p) for p in resolution.allowlist.write],
+            "unix_sockets": [_p(p) for p in resolution.allowlist.unix_sockets],
+        },
+    }
+
+
+def paths_exit_code(resolution: Resolution) -> int:
+    """78 for configuration Nx refuses, 73 when no socket directory can be established, else 0."""
+    if resolution.socket_root.invalid is not None or resolution.workspace_data.refused:
+        return exitcodes.CONFIG
+    if resolution.socket_root.failure is not None or any(
+        p.failure is not None for p in resolution.sockets.values()
+    ):
+        return exitcodes.CANTCREAT
+    return exitcodes.OK
+
+
+def check_root_document(path: str, state: str, refusal: Refusal | None, ctx: RemedyContext) -> Json:
+    """The ``check-root --json`` document: ``absent`` and ``ok`` are safe, ``refused`` is not."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "path": _p(path),
+        "safe": refusal is None,
+        "state": state,
+        "refusal": None if refusal is None else refusal_json(refusal, ctx),
+        "provision_command": PROVISION_COMMAND if path == CONTAINER else None,
+    }
+
+
+def dumps(document: Json) -> str:
+    """One JSON document, one line of text per key level, UTF-8 as it is."""
+    return json.dumps(document, indent=2, ensure_ascii=False)

@@ -1,0 +1,682 @@
+"""Where Nx will put its sockets and native-binding cache, and why (SPEC §1–§3).
+
+:func:`resolve` is the one question every command asks.  It is pure: it reads
+an :class:`~nxsock.environment.Environment` and a read-only
+:class:`~nxsock.fsview.FsView`, predicts each guard Nx would run in the order
+Nx runs them, and returns frozen values — never printing, never changing the
+filesystem.  What Nx *would* create or tighten comes back as actions.
+"""
+
+from __future__ import annotations
+
+import errno as _errno
+import json
+import typing as t
+
+from . import layout
+from ._pathname import dirname, is_absolute, join, resolve as resolve_path
+from .environment import Environment, Variable, home_directory
+from .fsview import Entry, FsView
+from .guards import (
+    Action,
+    Refusal,
+    Simulation,
+    canonical_dir,
+    errno_name,
+    establish_private_dir,
+    establish_shared_root,
+    make_parents,
+    walk_ancestry,
+)
+
+__all__ = [
+    "Allowlist",
+    "DaemonRecord",
+    "InvalidConfiguration",
+    "NativeCache",
+    "Resolution",
+    "SocketPlacement",
+    "SocketRoot",
+    "WorkspaceData",
+    "resolve",
+]
+
+#: Socket kinds in the order they are reported.
+SOCKET_KINDS = ("daemon", "forked", "plugin", "console")
+
+
+class InvalidConfiguration(t.NamedTuple):
+    """A configured socket directory Nx refuses outright (``InvalidSocketDirConfigured``)."""
+
+    reason: str  # "shared-with-other-users" | "os-temp-root" | "nx-managed"
+    dir: str
+    variable: str
+    source: str
+
+
+class SocketRoot(t.NamedTuple):
+    """The root the tier chain settled on, and every refusal met on the way."""
+
+    tier: str | None  # "configured" | "shared" | "home" | "workspace" | "temp"
+    root: str | None
+    demoted_from: str | None
+    refused_configured_dir: str | None
+    invalid: InvalidConfiguration | None
+    refusals: tuple[Refusal, ...]
+    failure: Refusal | None  # nowhere left to fall: Nx fails the command
+    configured: tuple[str, Variable] | None  # the variable that set it
+
+
+class SocketPlacement(t.NamedTuple):
+    """One kind of socket: where it goes, how long its path gets, what it was refused."""
+
+    kind: str
+    placed: bool  # False where this Nx version does not put that socket here
+    tier: str | None
+    root: str | None
+    dir: str | None  # exact, or None when it hashes a pid no one knows yet
+    path: str | None  # exact, or None
+    pattern: str | None  # the path with the unknown parts named
+    length: int | None  # for the longest name Nx gives this kind
+    too_long: bool | None
+    budget_left: int | None
+    id_budget: int | None  # characters left for a plugin's id
+    windows_max_username: int | None
+    attempted_dir: str | None  # a leaf refused, sending this kind to the workspace
+    refusals: tuple[Refusal, ...]
+    failure: Refusal | None
+
+
+class DaemonRecord(t.NamedTuple):
+    """What ``server-process.json`` says about the running daemon."""
+
+    file: str
+    pid: int | None
+    socket_path: str | None
+    nx_version: str | None
+    alive: bool | None
+    problem: str | None  # why it could not be read, or None
+
+
+class NativeCache(t.NamedTuple):
+    """The binding cache directory, or why Nx would load the binding in place."""
+
+    dir: str | None
+    bypass_reason: str | None
+    refusals: tuple[Refusal, ...]
+    configured: bool
+
+
+class WorkspaceData(t.NamedTuple):
+    dir: str
+    daemon_dir: str
+    source: str
+    untrusted_reason: str | None
+    refused: bool  # Nx 24 stops on it (unless NX_ALLOW_INSECURE_DIRECTORIES=true)
+
+
+class Allowlist(t.NamedTuple):
+    """What a sandbox must allow for Nx to work here, as real paths."""
+
+    write: tuple[str, ...]
+    unix_sockets: tuple[str, ...]
+
+
+class Resolution(t.NamedTuple):
+    environment: Environment
+    layout: str  # "current" | "legacy"
+    generation: str  # "legacy" | "ts" | "native"
+    layout_assumed: bool  # no Nx version known: the current layout was assumed
+    socket_root: SocketRoot
+    sockets: t.Mapping[str, SocketPlacement]
+    native_cache: NativeCache
+    workspace_data: WorkspaceData
+    daemon_record: DaemonRecord | None
+    actions: tuple[Action, ...]
+    allowlist: Allowlist
+
+
+class _Roots(t.NamedTuple):
+    """Nx's fixed directories for one user."""
+
+    container: str
+    user: str
+    sockets: str
+    native_cache: str
+    home_nx: str | None
+
+
+def _roots(env: Environment, generation: str) -> _Roots:
+    user = join(layout.CONTAINER, str(env.uid))
+    home = home_directory(env, generation)
+    return _Roots(
+        layout.CONTAINER, user, join(user, "sockets"), join(user, "native-cache"), join(home, ".nx") if home else None
+    )
+
+
+def resolve(env: Environment, view: FsView, *, layout_override: str | None = None) -> Resolution:
+    """Predict what Nx would do now for *env* over *view*."""
+    generation = layout.generation_of(env.nx_version)
+    if layout_override == "legacy":
+        generation = "legacy"
+    elif layout_override == "current" and generation == "legacy":
+        generation = "native"
+    sim = Simulation(view, env.uid, env.gid, env.groups, env.umask)
+    data = _workspace_data(env, view, generation)
+    if env.platform == "win32":
+        return _resolve_windows(env, generation, data)
+    native_cache = _native_cache(env, sim, generation)
+    if generation == "legacy":
+        root, sockets = _legacy_sockets(env, sim, data)
+    else:
+        root, sockets = _current_sockets(env, sim, generation, data)
+    record = _daemon_record(view, data.daemon_dir)
+    if record is not None and record.socket_path:
+        sockets = dict(sockets)
+        daemon = sockets["daemon"]
+        sockets["daemon"] = daemon._replace(path=record.socket_path, dir=dirname(record.socket_path))
+    return Resolution(
+        environment=env,
+        layout="legacy" if generation == "legacy" else "current",
+        generation=generation,
+        layout_assumed=env.nx_version is None and layout_override is None,
+        socket_root=root,
+        sockets=sockets,
+        native_cache=native_cache,
+        workspace_data=data,
+        daemon_record=record,
+        actions=tuple(sim.actions),
+        allowlist=_allowlist(env, view, sockets, native_cache),
+    )
+
+
+# -- the workspace data directory -------------------------------------------------
+
+
+def _workspace_data(env: Environment, view: FsView, generation: str) -> WorkspaceData:
+    root = env.workspace_root
+    configured: tuple[str, Variable] | None = None
+    for name in ("NX_WORKSPACE_DATA_DIRECTORY", "NX_PROJECT_GRAPH_CACHE_DIRECTORY"):
+        var = env.variables.get(name)
+        # The crate that places sockets counts an empty value as unset.
+        if var is not None and (var.value or generation != "native"):
+            configured = (name, var)
+            break
+    untrusted = None
+    if configured is not None:
+        name, var = configured
+        win = env.platform == "win32"
+        directory = var.value if (var.value.startswith("/") or win) else join(root, var.value) if var.value else root
+        source = f"{name} ({var.source})"
+        if generation == "native" and not win:
+            untrusted = _untrusted_reason(env, view, directory, root)
+    elif _exists(view, join(root, "lerna.json")) and not _exists(view, join(root, "nx.json")):
+        directory, source = join(root, "node_modules", ".cache", "nx-workspace-data"), "lerna workspace"
+    else:
+        directory, source = join(root, ".nx", "workspace-data"), "default"
+    sep = "\\" if env.platform == "win32" else "/"
+    refused = untrusted is not None and env.get("NX_ALLOW_INSECURE_DIRECTORIES") != "true"
+    return WorkspaceData(directory, directory.rstrip(sep) + sep + "d", source, untrusted, refused)
+
+
+def _exists(view: FsView, path: str) -> bool:
+    return not isinstance(view.stat(path), int)
+
+
+def _untrusted_reason(env: Environment, view: FsView, directory: str, root: str) -> str | None:
+    """Why Nx 24 would refuse a configured data directory someone else could replace, or ``None``."""
+    trusted = {env.uid, 0}
+    owner = view.stat(root)
+    if isinstance(owner, Entry):
+        trusted.add(owner.uid)
+    for leaf, stop in (
+        (resolve_path(directory, env.cwd), resolve_path(root, env.cwd)),
+        (canonical_dir(view, directory), canonical_dir(view, root)),
+    ):
+        if leaf == stop or leaf.startswith(stop.rstrip("/") + "/"):
+            continue
+        level = leaf
+        while level != stop:
+            entry = view.lstat(level)
+            if isinstance(entry, Entry):
+                if entry.uid not in trusted:
+                    return f"{level} is owned by uid {entry.uid}"
+                if entry.is_dir and entry.mode & 0o002:
+                    if level == leaf:
+                        return f"{level} is writable by other users"
+                    if not entry.mode & 0o1000:
+                        return f"{level} is writable by other users and not sticky"
+            if dirname(level) == level:
+                break
+            level = dirname(level)
+    return None
+
+
+# -- the native binding cache ------------------------------------------------------
+
+
+def _native_cache(env: Environment, sim: Simulation, generation: str) -> NativeCache:
+    version = env.nx_version
+    configured = env.nonempty("NX_NATIVE_FILE_CACHE_DIRECTORY")
+    if generation == "legacy":
+        if configured is not None:
+            return NativeCache(configured, None, (), True)
+        if version is None:
+            return NativeCache(None, "the Nx version is unknown, and the cache directory's name hashes it", (), False)
+        parts = [env.workspace_root, version] + ([env.username] if env.username else [])
+        name = "nx-native-file-cache-" + layout.short_hash(parts, 7)
+        return NativeCache(join(env.node_tmpdir(), name), None, (), False)
+    if env.get("NX_SKIP_NATIVE_FILE_CACHE") == "true":
+        return NativeCache(None, "NX_SKIP_NATIVE_FILE_CACHE=true", (), configured is not None)
+    if configured is not None:
+        directory = resolve_path(configured, env.cwd)
+        if generation == "native":
+            refusal = walk_ancestry(sim, dirname(directory), create=True)
+        else:
+            failed = make_parents(sim, dirname(directory))
+            refusal = None if failed is None else Refusal("not-created", failed[0], errno=errno_name(failed[1]))
+        refusal = refusal or establish_private_dir(sim, directory)
+        if refusal:
+            return NativeCache(directory, "the configured NX_NATIVE_FILE_CACHE_DIRECTORY was refused", (refusal,), True)
+        return NativeCache(directory, None, (), True)
+    if version is None:
+        return NativeCache(None, "the Nx version is unknown, and the cache directory is named for it", (), False)
+    roots = _roots(env, generation)
+    version_dir = join(roots.native_cache, version)
+    refusal = establish_shared_root(sim, roots.container)
+    for level in (roots.user, roots.native_cache, version_dir):
+        refusal = refusal or establish_private_dir(sim, level)
+    if refusal:
+        return NativeCache(None, "a level of the cache directory was refused", (refusal,), False)
+    return NativeCache(version_dir, None, (), False)
+
+
+# -- sockets, current layout (POSIX) ----------------------------------------------
+
+
+def _configured_socket_dir(env: Environment, generation: str) -> tuple[str, Variable] | None:
+    """``NX_SOCKET_DIR``, else ``NX_DAEMON_SOCKET_DIR``; empty counts as unset outside the legacy layout."""
+    for name in ("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR"):
+        var = env.variables.get(name)
+        if var is not None and (var.value or generation == "legacy"):
+            return name, var
+    return None
+
+
+def _os_tmpdir(env: Environment, view: FsView, generation: str) -> str | int:
+    """The OS temp dir as this generation compares it: the crate's resolved spelling, or ``tmp``'s realpath."""
+    if generation == "native":
+        return env.rust_tmpdir()
+    return view.realpath(resolve_path(env.node_tmpdir(), env.cwd))
+
+
+def _peer_writable(view: FsView, path: str) -> bool:
+    entry = view.stat(path)
+    return isinstance(entry, Entry) and bool(entry.mode & 0o022)
+
+
+def _invalid_reason(env: Environment, view: FsView, directory: str, tmp: str, roots: _Roots) -> str | None:
+    unusable = [
+        (tmp, "shared-with-other-users" if _peer_writable(view, tmp) else "os-temp-root"),
+        (roots.container, "shared-with-other-users" if _peer_writable(view, roots.container) else "nx-managed"),
+        (roots.user, "nx-managed"),
+        (roots.sockets, "nx-managed"),
+    ]
+    if roots.home_nx:
+        unusable += [(roots.home_nx, "nx-managed"), (join(roots.home_nx, "sockets"), "nx-managed")]
+    unusable.append((roots.native_cache, "nx-managed"))
+    canonical = canonical_dir(view, directory)
+    for candidate, reason in unusable:
+        if canonical_dir(view, candidate) == canonical:
+            return reason
+    return None
+
+
+def _home_tier_is_distinct(view: FsView, home_nx: str, tmp: str, roots: _Roots) -> bool:
+    home = canonical_dir(view, home_nx)
+    shared = (tmp, roots.container, roots.user, roots.sockets, roots.native_cache)
+    return all(canonical_dir(view, d) != home for d in shared)
+
+
+def _establish_workspace_dir(sim: Simulation, daemon_dir: str) -> Refusal | None:
+    failed = make_parents(sim, dirname(daemon_dir))
+    if failed is not None:
+        return Refusal("not-created", daemon_dir, errno=errno_name(failed[1]))
+    return establish_private_dir(sim, daemon_dir)
+
+
+def _establish_root(env: Environment, sim: Simulation, generation: str, data: WorkspaceData) -> SocketRoot:
+    """Run the configured directory or the tier chain once, as every socket kind does first."""
+    view = sim.view
+    roots = _roots(env, generation)
+    configured = _configured_socket_dir(env, generation)
+    home_nx = roots.home_nx
+    needs_tmp = configured is not None or home_nx is not None
+    tmp = _os_tmpdir(env, view, generation) if needs_tmp else "/tmp"
+    if isinstance(tmp, int):
+        # 23.1.2–23.3 realpath the OS temp dir before choosing anything, and throw.
+        failure = Refusal("not-inspectable", resolve_path(env.node_tmpdir(), env.cwd), errno=errno_name(tmp))
+        return SocketRoot(None, None, None, None, None, (failure,), failure, configured)
+
+    if configured is not None:
+        name, var = configured
+        directory = resolve_path(var.value, env.cwd)
+        reason = _invalid_reason(env, view, directory, tmp, roots)
+        if reason is not None:
+            invalid = InvalidConfiguration(reason, directory, name, var.source)
+            return SocketRoot(None, None, None, None, invalid, (), None, configured)
+        if generation == "native":
+            refusal = walk_ancestry(sim, dirname(directory), create=True)
+        else:
+            failed = make_parents(sim, dirname(directory))
+            refusal = None if failed is None else Refusal("not-created", failed[0], errno=errno_name(failed[1]))
+        refusal = refusal or establish_private_dir(sim, directory)
+        if refusal is None:
+            return SocketRoot("configured", directory, None, None, None, (), None, configured)
+        failure = _establish_workspace_dir(sim, data.daemon_dir)
+        return SocketRoot(
+            None if failure else "workspace",
+            None if failure else data.daemon_dir,
+            None,
+            directory,
+            None,
+            (refusal,) + ((failure,) if failure else ()),
+            failure,
+            configured,
+        )
+
+    refusals: list[Refusal] = []
+    tiers: list[tuple[str, str, t.Callable[[], Refusal | None]]] = []
+
+    def shared_tier() -> Refusal | None:
+        refusal = walk_ancestry(sim, "/tmp", create=False) if generation == "native" else None
+        refusal = refusal or establish_shared_root(sim, roots.container)
+        for level in (roots.user, roots.sockets):
+            refusal = refusal or establish_private_dir(sim, level)
+        return refusal
+
+    tiers.append(("shared", roots.sockets, shared_tier))
+    if home_nx is not None and _home_tier_is_distinct(view, home_nx, tmp, roots):
+
+        def home_tier() -> Refusal | None:
+            refusal = walk_ancestry(sim, dirname(home_nx), create=True) if generation == "native" else None
+            for level in (home_nx, join(home_nx, "sockets")):
+                refusal = refusal or establish_private_dir(sim, level)
+            return refusal
+
+        tiers.append(("home", join(home_nx, "sockets"), home_tier))
+
+    for index, (tier, root, establish) in enumerate(tiers):
+        refusal = establish()
+        if refusal is None:
+            demoted = tiers[0][1] if index else None
+            return SocketRoot(tier, root, demoted, None, None, tuple(refusals), None, None)
+        refusals.append(refusal)
+    failure = _establish_workspace_dir(sim, data.daemon_dir)
+    if failure:
+        return SocketRoot(None, None, None, None, None, tuple(refusals) + (failure,), failure, None)
+    return SocketRoot("workspace", data.daemon_dir, None, None, None, tuple(refusals), None, None)
+
+
+PER_RUN = "<H20(workspace+pid)>"
+
+
+class _Spot(t.NamedTuple):
+    """Where one kind of socket lands: *dir* is None when it is the per-run directory under *root*."""
+
+    tier: str
+    root: str
+    dir: str | None
+    attempted_dir: str | None = None
+    refusals: tuple[Refusal, ...] = ()
+
+
+def _file_name(kind: str, generation: str) -> str:
+    """The longest file name Nx gives a kind, which is what its budget is measured with."""
+    if kind == "daemon":
+        return "d.sock"
+    if kind == "forked":
+        return layout.LONGEST_READY_NAME if generation == "native" else f"fp{layout.LONGEST_FORKED_ID}.sock"
+    if kind == "plugin":
+        return (f"plugin{layout.LONGEST_PLUGIN_ID}.sock" if generation == "legacy" else f"p{layout.LONGEST_PLUGIN_ID}.sock")
+    return "nx-console.sock"
+
+
+def _pattern_name(kind: str, generation: str) -> str:
+    return {
+        "daemon": "d.sock",
+        "forked": "fp<id>.sock",
+        "plugin": "plugin<id>.sock" if generation == "legacy" else "p<id>.sock",
+        "console": "nx-console.sock",
+    }[kind]
+
+
+def _placement(kind: str, spot: _Spot, generation: str, sep: str = "/", prefix: str = "", user: str | None = None) -> SocketPlacement:
+    """A kind's placement at *spot*: its exact path where no pid or id is in it, its length for the longest name."""
+    name = _pattern_name(kind, generation)
+    if spot.dir is None:
+        measured_dir, pattern_dir = spot.root + sep + "x" * 20, spot.root + sep + PER_RUN
+    else:
+        measured_dir = pattern_dir = spot.dir
+    length = layout.path_length(measured_dir + sep + _file_name(kind, generation))
+    id_budget = None
+    if kind == "plugin":
+        id_budget = layout.BUDGET - layout.path_length(measured_dir + sep + name.replace("<id>", ""))
+    exact = None if spot.dir is None or kind in ("plugin", "forked") else prefix + spot.dir + sep + name
+    return SocketPlacement(
+        kind=kind,
+        placed=True,
+        tier=spot.tier,
+        root=spot.root,
+        dir=spot.dir,
+        path=exact,
+        pattern=prefix + pattern_dir + sep + name,
+        length=length,
+        too_long=length > layout.BUDGET,
+        budget_left=layout.BUDGET - length,
+        id_budget=id_budget,
+        windows_max_username=None if user is None else layout.BUDGET - length + len(user),
+        attempted_dir=spot.attempted_dir,
+        refusals=spot.refusals,
+        failure=None,
+    )
+
+
+def _unplaced(kind: str, failure: Refusal | None = None, placed: bool = False, **facts: t.Any) -> SocketPlacement:
+    """A kind with no path: not placed by this Nx version, or refused everywhere (*failure*)."""
+    empty = dict.fromkeys(SocketPlacement._fields)
+    empty.update(kind=kind, placed=placed, refusals=(), failure=failure)
+    empty.update(facts)
+    return SocketPlacement(**empty)
+
+
+def _current_sockets(
+    env: Environment, sim: Simulation, generation: str, data: WorkspaceData
+) -> tuple[SocketRoot, dict[str, SocketPlacement]]:
+    """The root once, then each kind's leaf under it; a leaf refusal sends that kind alone to the workspace."""
+    root = _establish_root(env, sim, generation, data)
+    ws = env.workspace_root
+    leaves = {"daemon": PER_RUN, "plugin": layout.plugin_leaf(ws), "console": layout.console_leaf(ws)}
+    fallback: list[Refusal | None] = []  # the workspace directory, established at most once
+    spots: dict[str, _Spot] = {}
+    sockets: dict[str, SocketPlacement] = {}
+    for kind in SOCKET_KINDS:
+        if kind == "console" and generation != "native":
+            sockets[kind] = _unplaced(kind)
+            continue
+        if root.tier is None or root.root is None:
+            sockets[kind] = _unplaced(kind, root.failure, placed=True)
+            continue
+        if kind == "forked":  # beside the daemon socket of the same process
+            if "daemon" in spots:
+                sockets[kind] = _placement(kind, spots["daemon"], generation)
+            else:
+                sockets[kind] = sockets["daemon"]._replace(kind=kind)
+            continue
+        if root.tier in ("configured", "workspace"):
+            spot = _Spot(root.tier, root.root, root.root)
+        else:
+            leaf = join(root.root, leaves[kind])
+            refusal = establish_private_dir(sim, leaf)
+            if refusal is None:
+                spot = _Spot(root.tier, root.root, None if kind == "daemon" else leaf)
+            else:
+                if not fallback:
+                    fallback.append(_establish_workspace_dir(sim, data.daemon_dir))
+                if fallback[0] is not None:
+                    sockets[kind] = _unplaced(kind, fallback[0], placed=True, attempted_dir=leaf, refusals=(refusal,))
+                    continue
+                spot = _Spot("workspace", data.daemon_dir, data.daemon_dir, leaf, (refusal,))
+        spots[kind] = spot
+        sockets[kind] = _placement(kind, spot, generation)
+    return root, sockets
+
+
+# -- sockets, legacy layout (Nx ≤ 23.1.1) ------------------------------------------
+
+
+def _legacy_sockets(
+    env: Environment, sim: Simulation, data: WorkspaceData
+) -> tuple[SocketRoot, dict[str, SocketPlacement]]:
+    """``os.tmpdir()``-based, created at the umask, nothing checked; a failure falls to the workspace."""
+    configured = _configured_socket_dir(env, "legacy")
+    tmp = sim.view.realpath(resolve_path(env.node_tmpdir(), env.cwd))
+    ws = env.workspace_root
+    spots: dict[str, _Spot] = {}
+    for kind in ("daemon", "plugin"):
+        if configured is not None:
+            tier, directory = "configured", configured[1].value
+        elif isinstance(tmp, int):
+            tier, directory = "workspace", ""
+        else:
+            tier = "temp"
+            directory = join(tmp, layout.per_run_leaf(ws, PER_RUN)) if kind == "daemon" else tmp
+        # ``mkdirSync(dir, {recursive: true})``; an empty value throws ENOENT.
+        if not directory or make_parents(sim, resolve_path(directory, env.cwd)) is not None:
+            tier, directory = "workspace", data.daemon_dir
+        directory = resolve_path(directory, env.cwd)
+        if kind == "daemon" and tier == "temp":
+            spots[kind] = _Spot(tier, dirname(directory), None)
+        else:
+            spots[kind] = _Spot(tier, directory, directory)
+    sockets = {
+        "daemon": _placement("daemon", spots["daemon"], "legacy"),
+        "forked": _placement("forked", spots["daemon"], "legacy"),
+        "plugin": _placement("plugin", spots["plugin"], "legacy"),
+        "console": _unplaced("console"),
+    }
+    daemon = spots["daemon"]
+    return SocketRoot(daemon.tier, daemon.root, None, None, None, (), None, configured), sockets
+
+
+# -- Windows -----------------------------------------------------------------------
+
+
+def _resolve_windows(env: Environment, generation: str, data: WorkspaceData) -> Resolution:
+    """Named pipes: one tier, the OS temp dir; nothing to guard and nothing to allowlist."""
+    import ntpath
+
+    tmp = env.node_tmpdir()
+    ws = env.workspace_root
+    configured = _configured_socket_dir(env, generation)
+    nx_dir = ntpath.join(tmp, ".nx")
+    invalid = None
+    root_dir, tier = tmp, "temp"
+    if configured is not None:
+        name, var = configured
+        root_dir, tier = ntpath.normpath(var.value), "configured"
+        unusable = [(tmp, "os-temp-root"), (nx_dir, "nx-managed"), (ntpath.join(nx_dir, "native-cache"), "nx-managed")]
+        for candidate, reason in unusable:
+            if ntpath.normcase(ntpath.normpath(candidate)) == ntpath.normcase(root_dir):
+                invalid = InvalidConfiguration(reason, root_dir, name, var.source)
+                break
+    root = SocketRoot(None if invalid else tier, None if invalid else root_dir, None, None, invalid, (), None, configured)
+    leaves = {"plugin": layout.plugin_leaf(ws), "console": layout.console_leaf(ws)}
+    sockets: dict[str, SocketPlacement] = {}
+    for kind in SOCKET_KINDS:
+        if invalid is not None:
+            sockets[kind] = _unplaced(kind, placed=True)
+        elif kind == "console" and generation != "native":
+            sockets[kind] = _unplaced(kind)
+        else:
+            if tier == "configured":
+                spot = _Spot(tier, root_dir, root_dir)
+            elif kind in ("daemon", "forked"):
+                spot = _Spot(tier, root_dir, None)
+            else:
+                spot = _Spot(tier, root_dir, ntpath.join(root_dir, leaves[kind]))
+            sockets[kind] = _placement(kind, spot, generation, "\\", layout.PIPE_PREFIX, env.username or "")
+    if env.get("NX_SKIP_NATIVE_FILE_CACHE") == "true":
+        cache = NativeCache(None, "NX_SKIP_NATIVE_FILE_CACHE=true", (), False)
+    elif env.nonempty("NX_NATIVE_FILE_CACHE_DIRECTORY"):
+        cache = NativeCache(ntpath.normpath(env.nonempty("NX_NATIVE_FILE_CACHE_DIRECTORY") or ""), None, (), True)
+    elif env.nx_version is None:
+        cache = NativeCache(None, "the Nx version is unknown, and the cache directory is named for it", (), False)
+    else:
+        cache = NativeCache(ntpath.join(nx_dir, "native-cache", env.nx_version), None, (), False)
+    return Resolution(
+        environment=env,
+        layout="legacy" if generation == "legacy" else "current",
+        generation=generation,
+        layout_assumed=env.nx_version is None,
+        socket_root=root,
+        sockets=sockets,
+        native_cache=cache,
+        workspace_data=data,
+        daemon_record=None,
+        actions=(),
+        allowlist=Allowlist((), ()),
+    )
+
+
+# -- the daemon's record -------------------------------------------------------------
+
+
+def _daemon_record(view: FsView, daemon_dir: str) -> DaemonRecord | None:
+    """``server-process.json``, when there is one: the recorded socket and whether its pid lives."""
+    path = join(daemon_dir, "server-process.json")
+    text = view.read_text(path)
+    if isinstance(text, int):
+        if text == _errno.ENOENT or text == _errno.ENOTDIR:
+            return None
+        return DaemonRecord(path, None, None, None, None, f"could not be read ({errno_name(text)})")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return DaemonRecord(path, None, None, None, None, "is not valid JSON")
+    if not isinstance(data, dict):
+        return DaemonRecord(path, None, None, None, None, "is not a JSON object")
+    pid = data.get("processId")
+    pid = pid if isinstance(pid, int) and not isinstance(pid, bool) else None
+    socket_path = data.get("socketPath")
+    socket_path = socket_path if isinstance(socket_path, str) and is_absolute(socket_path) else None
+    version = data.get("nxVersion")
+    version = version if isinstance(version, str) else None
+    alive = view.pid_alive(pid) if pid is not None else None
+    return DaemonRecord(path, pid, socket_path, version, alive, None)
+
+
+# -- what a sandbox must allow ------------------------------------------------------
+
+
+def _real(env: Environment, view: FsView, path: str) -> str:
+    real = canonical_dir(view, path)
+    if env.platform == "darwin" and (real == "/tmp" or real.startswith("/tmp/")):
+        real = "/private" + real
+    return real
+
+
+def _allowlist(
+    env: Environment, view: FsView, sockets: t.Mapping[str, SocketPlacement], cache: NativeCache
+) -> Allowlist:
+    """Each socket root Nx settled on (its leaves are created beneath it) and the cache directory."""
+    socket_dirs: list[str] = []
+    for placement in sockets.values():
+        if placement.placed and placement.root is not None:
+            real = _real(env, view, placement.root)
+            if real not in socket_dirs:
+                socket_dirs.append(real)
+    write = list(socket_dirs)
+    if cache.dir is not None and _real(env, view, cache.dir) not in write:
+        write.append(_real(env, view, cache.dir))
+    return Allowlist(tuple(write), tuple(socket_dirs))
