@@ -87,9 +87,19 @@ def console_leaf(workspace_root: str) -> str:
     return short_hash([workspace_root.lower(), "nx-console"], 8)
 
 
-def path_length(path: str) -> int:
-    """A path's length as Nx measures it against the budget: UTF-16 code units, as JavaScript counts."""
+def path_length(path: str, generation: str) -> int:
+    """A path's length as Nx measures it against the budget.
+
+    The Nx 24 crate counts UTF-8 bytes; the TypeScript generations count
+    UTF-16 code units, as JavaScript's ``length`` does.  Either way the path
+    is the one Node sees, with undecodable bytes as U+FFFD.
+
+    >>> path_length("/tmp/ü", "native"), path_length("/tmp/ü", "ts")
+    (7, 6)
+    """
     text = node_string(path)
+    if generation == "native":
+        return len(text.encode("utf-8"))
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
 
 

@@ -310,15 +310,17 @@ def _os_tmpdir(env: Environment, view: FsView, generation: str) -> str | int:
     return view.realpath(resolve_path(env.node_tmpdir(), env.cwd))
 
 
-def _peer_writable(view: FsView, path: str) -> bool:
-    entry = view.stat(path)
+def _peer_writable(sim: Simulation, path: str) -> bool:
+    """Judged on the simulated state: the binding cache may have created the container a moment earlier."""
+    entry = sim.stat(path)
     return isinstance(entry, Entry) and bool(entry.mode & 0o022)
 
 
-def _invalid_reason(env: Environment, view: FsView, directory: str, tmp: str, roots: _Roots) -> str | None:
+def _invalid_reason(sim: Simulation, directory: str, tmp: str, roots: _Roots) -> str | None:
+    view = sim.view
     unusable = [
-        (tmp, "shared-with-other-users" if _peer_writable(view, tmp) else "os-temp-root"),
-        (roots.container, "shared-with-other-users" if _peer_writable(view, roots.container) else "nx-managed"),
+        (tmp, "shared-with-other-users" if _peer_writable(sim, tmp) else "os-temp-root"),
+        (roots.container, "shared-with-other-users" if _peer_writable(sim, roots.container) else "nx-managed"),
         (roots.user, "nx-managed"),
         (roots.sockets, "nx-managed"),
     ]
@@ -351,17 +353,16 @@ def _establish_root(env: Environment, sim: Simulation, generation: str, data: Wo
     roots = _roots(env, generation)
     configured = _configured_socket_dir(env, generation)
     home_nx = roots.home_nx
-    needs_tmp = configured is not None or home_nx is not None
-    tmp = _os_tmpdir(env, view, generation) if needs_tmp else "/tmp"
+    tmp = _os_tmpdir(env, view, generation)
     if isinstance(tmp, int):
-        # 23.1.2–23.3 realpath the OS temp dir before choosing anything, and throw.
+        # 23.1.2–23.3 look the OS temp dir up before choosing anything, and throw.
         failure = Refusal("not-inspectable", resolve_path(env.node_tmpdir(), env.cwd), errno=errno_name(tmp))
         return SocketRoot(None, None, None, None, None, (failure,), failure, configured)
 
     if configured is not None:
         name, var = configured
         directory = resolve_path(var.value, env.cwd)
-        reason = _invalid_reason(env, view, directory, tmp, roots)
+        reason = _invalid_reason(sim, directory, tmp, roots)
         if reason is not None:
             invalid = InvalidConfiguration(reason, directory, name, var.source)
             return SocketRoot(None, None, None, None, invalid, (), None, configured)
@@ -458,10 +459,10 @@ def _placement(kind: str, spot: _Spot, generation: str, sep: str = "/", prefix: 
         measured_dir, pattern_dir = spot.root + sep + "x" * 20, spot.root + sep + PER_RUN
     else:
         measured_dir = pattern_dir = spot.dir
-    length = layout.path_length(measured_dir + sep + _file_name(kind, generation))
+    length = layout.path_length(measured_dir + sep + _file_name(kind, generation), generation)
     id_budget = None
     if kind == "plugin":
-        id_budget = layout.BUDGET - layout.path_length(measured_dir + sep + name.replace("<id>", ""))
+        id_budget = layout.BUDGET - layout.path_length(measured_dir + sep + name.replace("<id>", ""), generation)
     exact = None if spot.dir is None or kind in ("plugin", "forked") else prefix + spot.dir + sep + name
     return SocketPlacement(
         kind=kind,

@@ -1,0 +1,238 @@
+"""Real users, real mount namespaces and the real Nx, for tests that need them.
+
+A scenario is a shell fragment run as root in a private mount namespace with
+fresh tmpfs ``/tmp`` and ``/home``; then, as an unprivileged uid, nxsock
+(first) and the real Nx (second) answer for the same state.  Nx comes from
+npm, installed on first use into a cache other uids can read; nxsock runs
+from a staged copy they can read too, with an interpreter they can execute.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import importlib.util
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import typing as t
+from pathlib import Path
+
+import platformdirs
+
+REPO = Path(__file__).resolve().parent.parent
+ORACLE_SCRIPT = REPO / "tests" / "oracle" / "resolve.js"
+
+USER = 4101  # the unprivileged user every scenario runs as
+PEER = 4102  # another local user, the one who plants things
+NX_VERSIONS = {"native": "24.0.6", "ts": "23.3.2", "legacy": "23.1.1"}
+
+
+def missing_privileges() -> str | None:
+    """Why real-user tests cannot run here, or ``None`` when they can."""
+    if sys.platform != "linux":
+        return "needs Linux mount namespaces"
+    if os.geteuid() != 0:
+        return "needs root to switch uids and mount tmpfs"
+    for tool in ("unshare", "setpriv", "mount"):
+        if shutil.which(tool) is None:
+            return f"needs {tool}"
+    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
+    if probe.returncode != 0:
+        return "unshare -m is not permitted here"
+    return None
+
+
+def missing_node() -> str | None:
+    for tool in ("node", "npm"):
+        if shutil.which(tool) is None:
+            return f"needs {tool} to install and run the real Nx"
+    return None
+
+
+def cache_dir() -> Path:
+    """Where Nx installs and staged copies live: readable by the scenario's uid, not under a 0700 home."""
+    configured = os.environ.get("NXSOCK_TEST_CACHE")
+    path = Path(configured) if configured else platformdirs.site_cache_path("nxsock-tests")
+    path.mkdir(parents=True, exist_ok=True, mode=0o755)
+    path.chmod(0o755)
+    return path
+
+
+class _Lock:
+    def __init__(self, path: Path) -> None:
+        self._path = path
+
+    def __enter__(self) -> None:
+        self._fd = os.open(self._path, os.O_CREAT | os.O_RDWR, 0o644)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)
+
+
+def install_nx(version: str) -> Path:
+    """``npm install nx@version`` once into the cache; the folder holding its ``node_modules``."""
+    target = cache_dir() / f"nx-{version}"
+    marker = target / ".installed"
+    with _Lock(cache_dir() / ".lock"):
+        if not marker.exists():
+            shutil.rmtree(target, ignore_errors=True)
+            target.mkdir(mode=0o755)
+            (target / "package.json").write_text('{"private": true}\n')
+            result = subprocess.run(
+                ["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--no-save", f"nx@{version}"],
+                cwd=target,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            if result.returncode != 0:
+                raise RuntimeError(f"npm install nx@{version} failed:\n{result.stderr[-2000:]}")
+            marker.write_text(version)
+    return target
+
+
+def _readable_python() -> str:
+    """An interpreter every uid can execute (the default one may sit under a 0700 home)."""
+    for candidate in (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3"):
+        path = Path(candidate)
+        if path.exists() and _world_reachable(path):
+            return str(path)
+    raise RuntimeError("no python3 that other users can run")
+
+
+def _world_reachable(path: Path) -> bool:
+    real = path.resolve()
+    for level in [*reversed(real.parents), real]:
+        try:
+            mode = level.stat().st_mode
+        except OSError:
+            return False
+        if level != real and not mode & 0o001:
+            return False
+    return bool(real.stat().st_mode & 0o005)
+
+
+def stage_nxsock() -> tuple[str, str]:
+    """A copy of nxsock and its dependencies other uids can import: ``(python, PYTHONPATH)``."""
+    sources = [REPO / "nxsock"]
+    for module in ("click", "rich", "platformdirs", "markdown_it", "mdurl", "pygments"):
+        spec = importlib.util.find_spec(module)
+        if spec is not None and spec.submodule_search_locations:
+            sources.append(Path(list(spec.submodule_search_locations)[0]))
+    digest = hashlib.sha256()
+    for source in sources:
+        for file in sorted(source.rglob("*.py")):
+            digest.update(str(file).encode())
+            digest.update(file.read_bytes())
+    target = cache_dir() / f"pylib-{digest.hexdigest()[:16]}"
+    with _Lock(cache_dir() / ".lock"):
+        if not (target / ".staged").exists():
+            shutil.rmtree(target, ignore_errors=True)
+            for source in sources:
+                shutil.copytree(source, target / source.name, ignore=shutil.ignore_patterns("__pycache__"))
+            for root, dirs, files in os.walk(target):
+                os.chmod(root, 0o755)
+                for name in files:
+                    os.chmod(os.path.join(root, name), 0o644)
+            (target / ".staged").write_text("ok")
+    return _readable_python(), str(target)
+
+
+class Scenario(t.NamedTuple):
+    """One filesystem state and environment to resolve in."""
+
+    name: str
+    setup: str = ""  # shell, as root, after the workspace exists
+    env: t.Mapping[str, str | None] = {}  # the user's environment; None unsets HOME
+    workspace: str = "/tmp/ws"
+    cwd: str | None = None  # defaults to the workspace
+    generations: tuple[str, ...] = ("native", "ts")
+    after: str = ""  # shell, as root, right before the runs (remounts)
+
+
+class Outcome(t.NamedTuple):
+    nxsock: dict[str, t.Any] | None
+    nxsock_rc: int
+    nxsock_stderr: str
+    oracle: dict[str, t.Any] | None
+    tree_before: str
+    tree_after: str
+    raw: str
+
+
+SNAPSHOT = "find /tmp /home -xdev -path '*/node_modules/*' -prune -o -printf '%y %U %G %m %i %s %l %p\\n' 2>/dev/null | sort"
+
+
+def run_scenario(scenario: Scenario, generation: str, extra_args: t.Sequence[str] = ()) -> Outcome:
+    """Build the state in a fresh namespace; run nxsock then Nx as :data:`USER`; return both answers."""
+    nx = install_nx(NX_VERSIONS[generation])
+    python, pythonpath = stage_nxsock()
+    ws = scenario.workspace
+    home_default = f"/home/u{USER}"
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home_default, "LANG": "C.UTF-8"}
+    for key, value in scenario.env.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    env_words = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
+    as_user = f"setpriv --reuid={USER} --regid={USER} --clear-groups env -i {env_words}"
+    nxsock_cmd = (
+        f"{as_user} PYTHONPATH={shlex.quote(pythonpath)} PYTHONDONTWRITEBYTECODE=1 "
+        f"{shlex.quote(python)} -m nxsock paths --json {' '.join(map(shlex.quote, extra_args))}"
+    )
+    oracle_cmd = f"{as_user} node {shlex.quote(str(ORACLE_SCRIPT))} {shlex.quote(str(nx))} {generation}"
+    q = shlex.quote
+    script = f"""
+set -e
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=0755 tmpfs /home
+mkdir -p {q(home_default)} && chown {USER}:{USER} {q(home_default)}
+mkdir -p {q(ws)}/node_modules
+echo '{{}}' > {q(ws)}/nx.json
+ln -s {q(str(nx / 'node_modules' / 'nx'))} {q(ws)}/node_modules/nx
+chown -R {USER}:{USER} {q(ws)}
+{scenario.setup}
+{scenario.after}
+set +e
+cd {q(scenario.cwd or ws)}
+echo '<<<TREE'; {SNAPSHOT}
+echo '<<<NXSOCK'; {nxsock_cmd} 2>/dev/fd/3; echo "<<<RC $?"
+echo '<<<TREE'; {SNAPSHOT}
+echo '<<<ORACLE'; {oracle_cmd} 2>/dev/null
+echo '<<<END'
+"""
+    proc = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "bash", "-c", f"exec 3>&2; {script}"],
+        capture_output=True,
+        timeout=120,
+    )
+    out = proc.stdout.decode("utf-8", "replace")
+    sections = out.split("<<<")
+    trees = [s[len("TREE\n") :] for s in sections if s.startswith("TREE\n")]
+    nxsock_text = next((s[len("NXSOCK\n") :] for s in sections if s.startswith("NXSOCK\n")), "")
+    rc_text = next((s for s in sections if s.startswith("RC ")), "RC -1")
+    oracle_text = next((s[len("ORACLE\n") :] for s in sections if s.startswith("ORACLE\n")), "")
+    return Outcome(
+        nxsock=_json_or_none(nxsock_text),
+        nxsock_rc=int(rc_text.split()[1]),
+        nxsock_stderr=proc.stderr.decode("utf-8", "replace"),
+        oracle=_json_or_none(oracle_text),
+        tree_before=trees[0] if trees else "",
+        tree_after=trees[1] if len(trees) > 1 else "",
+        raw=out + proc.stderr.decode("utf-8", "replace"),
+    )
+
+
+def _json_or_none(text: str) -> dict[str, t.Any] | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
