@@ -1,0 +1,42 @@
+"""What the hot paths load: ``paths --json`` and completion must stay light (see click's test_imports)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+HEAVY = {"rich", "platformdirs", "subprocess", "importlib.metadata", "hashlib", "asyncio", "pygments", "markdown_it"}
+
+PROBE = """
+import sys, json
+from nxsock.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+sys.stderr.write("\\n@@" + json.dumps(sorted(sys.modules)))
+"""
+
+
+def loaded(*args: str, env: dict[str, str] | None = None) -> set[str]:
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=env)
+    return set(json.loads(proc.stderr.rsplit("@@", 1)[1]))
+
+
+def test_paths_json_loads_nothing_heavy() -> None:
+    modules = loaded("paths", "--json", "--platform", "linux")
+    assert not {m for m in modules if m.split(".")[0] in HEAVY or m in HEAVY}
+    assert "nxsock.render" not in modules
+
+
+def test_completion_loads_no_command_beyond_click() -> None:
+    env = dict(os.environ, _NXSOCK_COMPLETE="bash_complete", COMP_WORDS="nxsock ch", COMP_CWORD="1")
+    modules = loaded(env=env)
+    assert not {m for m in modules if m.split(".")[0] in HEAVY}
+    assert "nxsock.commands.paths" not in modules and "nxsock.resolver" not in modules
+
+
+def test_human_output_is_what_loads_rich() -> None:
+    assert "rich" in loaded("paths", "--platform", "linux")
