@@ -7,8 +7,6 @@ where it came from, so the resolver can be pure and so another machine
 (``--platform``) is just another snapshot.
 """
 
-from __future__ import annotations
-
 import json
 import os
 import re
@@ -120,13 +118,11 @@ def parse_dotenv(text: str) -> dict[str, str]:
     return parsed
 
 
-_EXPANSION = re.compile(r"(?<!\\)\$\{([^{}]+)\}|(?<!\\)\$([A-Za-z_][A-Za-z0-9_]*)")
-
-
 def _expand(value: str, lookup: t.Mapping[str, str]) -> str:
     """``${VAR}``, ``$VAR``, ``${VAR:-default}`` and ``${VAR:+alt}`` as ``dotenv-expand`` reads them."""
+    expansion = re.compile(r"(?<!\\)\$\{([^{}]+)\}|(?<!\\)\$([A-Za-z_][A-Za-z0-9_]*)")
     for _ in range(64):  # self-reference stops, as it does there
-        match = _EXPANSION.search(value)
+        match = expansion.search(value)
         if match is None:
             break
         expression = match.group(1) or match.group(2)

@@ -6,8 +6,6 @@ tree as a user-namespace sandbox shows it (every foreign owner as the
 overflow uid) are others.  Views never change anything.
 """
 
-from __future__ import annotations
-
 import errno
 import os
 import stat

@@ -8,8 +8,6 @@ would have created, and every would-be change is recorded as an
 :class:`Action`.  Nothing here touches the real filesystem.
 """
 
-from __future__ import annotations
-
 import errno as _errno
 import typing as t
 
@@ -72,14 +70,39 @@ class Simulation:
         self.gid = gid
         self.groups = frozenset(groups) | {gid}
         self.umask = umask
-        self._planned: dict[str, Entry] = {}
+        self._planned: dict[str, Entry] = {}  # keyed by _key(): the parent as the kernel resolves it
+        self._parents: dict[str, str] = {}
         self.actions: list[Action] = []
 
+    def _key(self, path: str) -> str:
+        """*path* with its parent canonical, so one directory has one key however it is spelled."""
+        parent = dirname(path)
+        if parent == path:
+            return path
+        real = self._parents.get(parent)
+        if real is None:
+            outer = self._key(parent)
+            if outer in self._planned:
+                real = outer
+            else:
+                resolved = self.view.realpath(outer)
+                real = resolved if isinstance(resolved, str) else outer
+            self._parents[parent] = real
+        return join(real, basename(path))
+
     def lstat(self, path: str) -> Entry | int:
-        return self._planned.get(path) or self.view.lstat(path)
+        if self._planned:
+            planned = self._planned.get(self._key(path))
+            if planned is not None:
+                return planned
+        return self.view.lstat(path)
 
     def stat(self, path: str) -> Entry | int:
-        return self._planned.get(path) or self.view.stat(path)
+        if self._planned:
+            planned = self._planned.get(self._key(path))
+            if planned is not None:
+                return planned
+        return self.view.stat(path)
 
     def _may(self, entry: Entry, bits: int) -> bool:
         """Whether the simulated user has *bits* (of ``rwx`` = 4, 2, 1) on *entry*."""
@@ -94,7 +117,7 @@ class Simulation:
         return (entry.mode >> shift) & bits == bits
 
     def _read_only(self, path: str) -> bool:
-        return path not in self._planned and self.view.read_only(path)
+        return self._key(path) not in self._planned and self.view.read_only(path)
 
     def mkdir(self, path: str, mode: int) -> int | None:
         """Predict ``mkdir(path, mode)``: ``None`` on success, else the errno."""
@@ -115,7 +138,7 @@ class Simulation:
             return _errno.EROFS
         if not self._may(holder, 2):
             return _errno.EACCES
-        self._planned[path] = Entry("dir", self.uid, self.gid, mode & ~self.umask & 0o7777)
+        self._planned[self._key(path)] = Entry("dir", self.uid, self.gid, mode & ~self.umask & 0o7777)
         self.actions.append(Action("create", path, mode & ~self.umask & 0o7777))
         return None
 
@@ -128,7 +151,7 @@ class Simulation:
             return False  # the open needs read permission, fchmod needs ownership
         if self._read_only(path):
             return False
-        self._planned[path] = entry._replace(mode=mode)
+        self._planned[self._key(path)] = entry._replace(mode=mode)
         created = self.actions and self.actions[-1].path == path and self.actions[-1].verb == "create"
         if created:  # the re-mode of a directory just created is part of creating it
             self.actions[-1] = Action("create", path, mode)

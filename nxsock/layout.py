@@ -22,7 +22,6 @@ __all__ = [
     "BUDGET",
     "CONTAINER",
     "GENERATIONS",
-    "SocketKind",
     "generation_of",
     "node_string",
     "path_length",
@@ -31,8 +30,6 @@ __all__ = [
 
 #: Nx refuses any socket path longer than this (before a Windows pipe prefix).
 BUDGET = 95
-#: The kernels' own limits, for the record: sun_path less its NUL.
-KERNEL_LIMITS = {"linux": 107, "darwin": 103}
 #: The shared container on POSIX: the literal path, never ``$TMPDIR``.
 CONTAINER = "/tmp/.nx"
 PIPE_PREFIX = "\\\\.\\pipe\\nx\\"
@@ -47,14 +44,6 @@ LONGEST_PID = "1234567"
 LONGEST_FORKED_ID = f"{LONGEST_PID}-1"
 LONGEST_READY_NAME = f"fp{LONGEST_PID}-ready-1.sock"
 LONGEST_PLUGIN_ID = f"{LONGEST_PID}-1-abcdef01"
-
-
-class SocketKind(t.NamedTuple):
-    """One kind of socket: its key, its leaf directory rule and its file name."""
-
-    key: str
-    leaf: str  # "per-run" | "workspace" | "console" | "none"
-    file_name: str  # the longest name Nx gives it
 
 
 def node_string(path: str) -> str:
@@ -103,11 +92,9 @@ def path_length(path: str, generation: str) -> int:
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
 
 
-_VERSION = re.compile(r"^\s*v?(\d+)\.(\d+)\.(\d+)")
-
-
 def version_tuple(version: str) -> tuple[int, int, int] | None:
-    match = _VERSION.match(version)
+    """``(major, minor, patch)`` of a version string, or ``None``; compiled on use, off the start-up path."""
+    match = re.match(r"^\s*v?(\d+)\.(\d+)\.(\d+)", version)
     return None if match is None else (int(match[1]), int(match[2]), int(match[3]))
 
 

@@ -7,8 +7,6 @@ Nx runs them, and returns frozen values — never printing, never changing the
 filesystem.  What Nx *would* create or tighten comes back as actions.
 """
 
-from __future__ import annotations
-
 import errno as _errno
 import json
 import typing as t

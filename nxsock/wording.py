@@ -6,9 +6,6 @@ pasted as it is (``sudo`` where root is needed); where only advice fits, the
 command is ``None`` and the advice is the hint.
 """
 
-from __future__ import annotations
-
-import re
 import typing as t
 
 from ._pathname import dirname
@@ -30,7 +27,7 @@ __all__ = [
 #: The command that makes ``/tmp/.nx`` a shared, root-owned, sticky container.
 PROVISION_COMMAND = f"sudo install -d -m 1777 -o root -g root {CONTAINER}"
 
-_SAFE = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+_SAFE_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-")
 
 
 def shell_quote(text: str) -> str:
@@ -41,7 +38,7 @@ def shell_quote(text: str) -> str:
     >>> print(shell_quote("/home/o'brien/.nx"))
     '/home/o'\\''brien/.nx'
     """
-    if text and _SAFE.fullmatch(text):
+    if text and _SAFE_CHARACTERS.issuperset(text):
         return text
     return "'" + text.replace("'", "'\\''") + "'"
 

@@ -45,10 +45,14 @@ def apply(view: MemoryView, result: Resolution) -> MemoryView:
     """The machine after Nx has done what the resolution predicts."""
     current = dict(view._entries)  # noqa: SLF001 - test-only peek
     for action in result.actions:
+        parent, name = action.path.rsplit("/", 1)
+        real_parent = view.realpath(parent or "/")
+        path = (real_parent if isinstance(real_parent, str) else parent).rstrip("/") + "/" + name
         if action.verb == "create":
-            current[action.path] = Entry("dir", USER, USER, action.mode)
+            current[path] = Entry("dir", USER, USER, action.mode)
+            view = MemoryView(current, view._links, view._read_only)  # noqa: SLF001
         else:
-            current[action.path] = current[action.path]._replace(mode=action.mode)
+            current[path] = current[path]._replace(mode=action.mode)
     return MemoryView(current, view._links, view._read_only)  # noqa: SLF001
 
 

@@ -1,0 +1,84 @@
+"""How long ``nxsock paths --json`` takes, as ratios to baselines measured in the same run.
+
+Baselines: ``python -c "import click"`` on the same interpreter, and Nx's own
+resolver (``nx@24.0.6``'s four socket resolvers) called from node.  Runs are
+interleaved round by round so that machine noise lands on all three alike;
+the medians are compared.  No absolute time is asserted anywhere.
+
+    python benchmarks/startup.py [--rounds 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from harness import install_nx  # noqa: E402
+
+NODE_RESOLVER = """
+const n = require(require.resolve('nx/src/native', { paths: [process.argv[1]] }));
+const ws = process.cwd();
+process.stdout.write(JSON.stringify([n.resolveDaemonSocketPath(ws), n.resolvePluginSocketPath(ws, '1-1-abcdef01'),
+  n.resolveForkedProcessSocketPath(ws, '1-1'), n.resolveNxConsoleSocketPath(ws)]));
+"""
+
+
+def timed(command: list[str], cwd: str, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=40)
+    args = parser.parse_args()
+
+    nx = install_nx("24.0.6")
+    # An installed package has its bytecode compiled (pip does it); an editable
+    # checkout under PYTHONDONTWRITEBYTECODE would not, and would measure the compiler.
+    import compileall
+
+    import nxsock
+
+    compileall.compile_dir(Path(nxsock.__file__).parent, quiet=1)
+    script = shutil.which("nxsock")
+    nxsock = [sys.executable, script] if script else [sys.executable, "-m", "nxsock"]
+    with tempfile.TemporaryDirectory() as ws:
+        Path(ws, "nx.json").write_text("{}")
+        Path(ws, "node_modules").mkdir()
+        Path(ws, "node_modules", "nx").symlink_to(nx / "node_modules" / "nx")
+        env = dict(os.environ, NX_SKIP_NATIVE_FILE_CACHE="true")
+        commands = {
+            "nxsock paths --json": [*nxsock, "paths", "--json"],
+            'python -c "import click"': [sys.executable, "-c", "import click"],
+            "Nx's resolver from node": ["node", "-e", NODE_RESOLVER, str(nx)],
+        }
+        for command in commands.values():  # warm the page cache
+            timed(command, ws, env)
+        samples: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(args.rounds):
+            for name, command in commands.items():
+                samples[name].append(timed(command, ws, env))
+
+    medians = {name: statistics.median(values) for name, values in samples.items()}
+    ours = medians["nxsock paths --json"]
+    print(f"{args.rounds} interleaved rounds, medians on {sys.executable} ({sys.version.split()[0]}):")
+    for name, median in medians.items():
+        print(f"  {name:28} {median * 1000:7.1f} ms")
+    click_ratio = ours / medians['python -c "import click"']
+    node_ratio = ours / medians["Nx's resolver from node"]
+    print(f"nxsock / import click : {click_ratio:.2f}x  (target <= 1.25x)")
+    print(f"nxsock / Nx from node : {node_ratio:.2f}x  (target <= 0.80x)")
+
+
+if __name__ == "__main__":
+    main()
