@@ -1,7 +1,9 @@
-"""The ``nxsock`` command line: a lazy click group over thin command modules.
+"""The ``nxsock`` entry point.
 
-Subcommands are imported only when invoked, so ``nxsock paths --json`` and
-shell completion load neither rich nor any command they do not run.
+:func:`main` hands the command line to the click application in
+:mod:`nxsock.app` — except ``nxsock paths --json`` itself, which CI runs on
+every job: that exact invocation is answered by the same code without
+loading click.  Either way an unexpected error is one line and exit 70.
 """
 
 from __future__ import annotations
@@ -10,74 +12,40 @@ import os
 import sys
 import typing as t
 
-import click
-
 from . import exitcodes
 
 __all__ = ["cli", "main"]
 
-#: Subcommand name → "module:attribute", in the order ``--help`` lists them.
-COMMANDS = {
-    "paths": "nxsock.commands.paths:paths",
-    "check-root": "nxsock.commands.check_root:check_root",
-    "provision": "nxsock.commands.unbuilt:provision",
-    "cache": "nxsock.commands.unbuilt:cache",
-    "reset": "nxsock.commands.unbuilt:reset",
-    "doctor": "nxsock.commands.unbuilt:doctor",
-}
-
-SHORT_HELP = {
-    "paths": "Where Nx will put its sockets and binding cache, and why.",
-    "check-root": "Judge the shared container /tmp/.nx for the current user.",
-    "provision": "Set up /tmp/.nx for a shared machine (not built yet).",
-    "cache": "Inspect the native binding cache (not built yet).",
-    "reset": "Remove this user's dead Nx runtime state (not built yet).",
-    "doctor": "Audit every level Nx depends on (not built yet).",
-}
+#: The argument lists served without click: the plain ``paths --json`` forms.
+PATHS_JSON = (["paths", "--json"], ["paths", "--format", "json"], ["paths", "--format=json"])
 
 
-class LazyGroup(click.Group):
-    """A group whose subcommands are imported on first use."""
+def _paths_json() -> int:
+    from .report import print_paths_json
+    from .snapshot import build_resolution
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(COMMANDS)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = COMMANDS.get(cmd_name)
-        if target is None:
-            return None
-        module_name, attribute = target.split(":")
-        module = __import__(module_name, fromlist=[attribute])
-        command: click.Command = getattr(module, attribute)
-        return command
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        # Listing help from the table keeps ``--help`` from importing every command.
-        with formatter.section("Commands"):
-            formatter.write_dl(list(SHORT_HELP.items()))
+    resolution, _ = build_resolution()
+    return print_paths_json(resolution, sys.stdout)
 
 
-_debug = False
-
-
-@click.group(cls=LazyGroup, name="nxsock", context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="nxsock", prog_name="nxsock", message="%(prog)s %(version)s")
-@click.option("--debug", is_flag=True, help="Show the traceback of an internal error.")
-def cli(debug: bool) -> None:
-    """Find out where Nx puts its sockets and native binding cache, why, and what to type when it fails.
-
-    Exit codes: 0 fine, 1 a problem found, 2 usage, 70 internal error,
-    73 no socket directory can be established, 77 root needed,
-    78 configuration Nx refuses.
-    """
-    global _debug
-    _debug = debug
+def _wants_debug(args: t.Sequence[str]) -> bool:
+    """``--debug`` among the group's own options, before the subcommand."""
+    for arg in args:
+        if arg == "--debug":
+            return True
+        if not arg.startswith("-"):
+            return False
+    return False
 
 
 def main(argv: t.Sequence[str] | None = None) -> t.NoReturn:
-    """Run the CLI; an unexpected error is a short message and exit 70, never a bare traceback."""
+    """Run nxsock; an unexpected error is a short message and exit 70, never a bare traceback."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
+        if args in PATHS_JSON and "_NXSOCK_COMPLETE" not in os.environ:
+            sys.exit(_paths_json())
+        from .app import cli
+
         cli.main(args=args, prog_name="nxsock", standalone_mode=True)
     except SystemExit:
         raise
@@ -87,12 +55,21 @@ def main(argv: t.Sequence[str] | None = None) -> t.NoReturn:
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(exitcodes.OK)
     except Exception as exc:  # noqa: BLE001 - the one place every bug is caught
-        if _debug or "--debug" in args:
+        if _wants_debug(args):
             import traceback
 
             traceback.print_exc()
         message = str(exc).splitlines()[0] if str(exc) else ""
-        click.echo(f"nxsock: internal error: {type(exc).__name__}: {message}", err=True)
-        click.echo("nxsock: this is a bug; run with --debug for the traceback and report it.", err=True)
+        sys.stderr.write(f"nxsock: internal error: {type(exc).__name__}: {message}\n")
+        sys.stderr.write("nxsock: this is a bug; run with --debug for the traceback and report it.\n")
         sys.exit(exitcodes.SOFTWARE)
     sys.exit(exitcodes.OK)  # pragma: no cover - click exits itself
+
+
+def __getattr__(name: str) -> t.Any:
+    """``nxsock.cli.cli``, the click group, loaded on first use."""
+    if name == "cli":
+        from .app import cli
+
+        return cli
+    raise AttributeError(name)

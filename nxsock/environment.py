@@ -212,11 +212,15 @@ def _passwd(uid: int) -> tuple[str | None, str | None, int | None]:
 def _umask() -> int:
     """The process umask, read from ``/proc`` where possible (setting it to read it is a race)."""
     try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
+        fd = os.open("/proc/self/status", os.O_RDONLY)
+        try:
+            status = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+        for line in status.splitlines():
+            if line.startswith(b"Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
         pass
     return 0o022
 

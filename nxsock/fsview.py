@@ -94,7 +94,14 @@ class FsView(t.Protocol):
 
 
 class LiveView:
-    """The real filesystem of this machine, as the calling process sees it."""
+    """The real filesystem of this machine, as the calling process sees it.
+
+    Realpaths are remembered: a view answers for one moment, and the resolver
+    asks for the same few many times.
+    """
+
+    def __init__(self) -> None:
+        self._realpaths: dict[str, str | int] = {}
 
     def lstat(self, path: str) -> Entry | int:
         try:
@@ -121,12 +128,17 @@ class LiveView:
             return errno.EINVAL
 
     def realpath(self, path: str) -> str | int:
+        known = self._realpaths.get(path)
+        if known is not None:
+            return known
         try:
-            return os.path.realpath(path, strict=True)
+            real: str | int = os.path.realpath(path, strict=True)
         except OSError as e:
-            return e.errno or errno.EIO
+            real = e.errno or errno.EIO
         except ValueError:
-            return errno.EINVAL
+            real = errno.EINVAL
+        self._realpaths[path] = real
+        return real
 
     def read_only(self, path: str) -> bool:
         try:

@@ -24,7 +24,15 @@ from .wording import (
     remedy_for_invalid,
 )
 
-__all__ = ["SCHEMA_VERSION", "check_root_document", "dumps", "paths_document", "paths_exit_code", "remedy_context"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "check_root_document",
+    "dumps",
+    "paths_document",
+    "paths_exit_code",
+    "print_paths_json",
+    "remedy_context",
+]
 
 SCHEMA_VERSION = 1
 
@@ -160,6 +168,12 @@ def paths_document(resolution: Resolution) -> Json:
     }
 
 
+def print_paths_json(resolution: Resolution, stream: t.TextIO) -> int:
+    """Write the ``paths --json`` document to *stream*; return the exit code it calls for."""
+    stream.write(dumps(paths_document(resolution), indent=stream.isatty()) + "\n")
+    return paths_exit_code(resolution)
+
+
 def paths_exit_code(resolution: Resolution) -> int:
     """78 for configuration Nx refuses, 73 when no socket directory can be established, else 0."""
     if resolution.socket_root.invalid is not None or resolution.workspace_data.refused:
@@ -183,6 +197,8 @@ def check_root_document(path: str, state: str, refusal: Refusal | None, ctx: Rem
     }
 
 
-def dumps(document: Json) -> str:
-    """One JSON document, one line of text per key level, UTF-8 as it is."""
-    return json.dumps(document, indent=2, ensure_ascii=False)
+def dumps(document: Json, *, indent: bool = False) -> str:
+    """One JSON document, UTF-8 as it is: indented for a person, compact for a pipe (the C encoder)."""
+    if indent:
+        return json.dumps(document, indent=2, ensure_ascii=False)
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))

@@ -11,7 +11,7 @@ import typing as t
 import pytest
 from click.testing import CliRunner
 
-from nxsock.cli import cli
+from nxsock.app import cli
 
 SOCKET_KEYS = {"placed", "tier", "root", "dir", "path", "pattern", "length", "too_long", "budget_left",
                "windows_max_username", "attempted_dir", "refusals", "failure"}
@@ -146,3 +146,17 @@ def test_home_unset_is_handled(tmp_path: t.Any) -> None:
     env = {k: v for k, v in os.environ.items() if k != "HOME"}
     proc = subprocess.run([sys.executable, "-m", "nxsock", "paths", "--json", "--workspace", str(tmp_path)], env=env, capture_output=True, text=True)
     assert proc.returncode in (0, 73) and json.loads(proc.stdout)["schema_version"] == 1
+
+
+@pytest.mark.parametrize("variables", [{}, {"NX_SOCKET_DIR": "/tmp"}, {"NX_SOCKET_DIR": "relative/socks"}])
+@pytest.mark.parametrize("form", [["paths", "--json"], ["paths", "--format", "json"], ["paths", "--format=json"]])
+def test_the_click_free_paths_json_answers_exactly_as_the_click_command(
+    runner: CliRunner, tmp_path: t.Any, monkeypatch: pytest.MonkeyPatch, form: list[str], variables: dict[str, str]
+) -> None:
+    """``nxsock paths --json`` skips click for speed; its bytes and exit code are the click command's."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NX_")} | variables
+    fast = subprocess.run([sys.executable, "-m", "nxsock", *form], cwd=tmp_path, env=env, capture_output=True, text=True)
+    monkeypatch.chdir(tmp_path)
+    slow = runner.invoke(cli, ["paths", "--json"], env=variables)
+    assert fast.stdout == slow.stdout
+    assert fast.returncode == slow.exit_code

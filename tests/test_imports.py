@@ -31,6 +31,14 @@ def test_paths_json_loads_nothing_heavy() -> None:
     assert "nxsock.render" not in modules
 
 
+def test_plain_paths_json_does_not_even_load_click() -> None:
+    """The invocation CI runs on every job is served by the resolver alone."""
+    for form in (["paths", "--json"], ["paths", "--format", "json"]):
+        modules = loaded(*form)
+        assert "click" not in modules
+        assert not {m for m in modules if m.split(".")[0] in HEAVY}
+
+
 def test_completion_loads_no_command_beyond_click() -> None:
     env = dict(os.environ, _NXSOCK_COMPLETE="bash_complete", COMP_WORDS="nxsock ch", COMP_CWORD="1")
     modules = loaded(env=env)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import typing as t
 
 import click
 
-from ..environment import fresh_environment, fresh_machine, host_environment
-from ..fsview import FsView, LiveView, MemoryView
-from ..resolver import Resolution, resolve
+from .. import snapshot
+from ..fsview import FsView
+from ..resolver import Resolution
 
 __all__ = ["PLATFORMS", "build_resolution", "resolution_options", "wants_json"]
 
@@ -36,36 +35,12 @@ def resolution_options(command: F) -> F:
     return command
 
 
-def build_resolution(
-    *,
-    workspace: str | None,
-    platform: str | None,
-    uid: int | None,
-    home: str | None,
-    tmpdir: str | None,
-    username: str | None,
-    nx_version: str | None,
-    layout: str | None,
-) -> tuple[Resolution, FsView]:
-    """Snapshot the host (or a fresh *platform* machine) and resolve over it."""
-    view: FsView
-    if platform is not None:
-        env = fresh_environment(
-            platform, uid=uid, username=username, home=home, tmpdir=tmpdir, workspace=workspace, nx_version=nx_version
-        )
-        view = fresh_machine(env) if platform != "win32" else MemoryView({})
-    else:
-        view = LiveView()
-        root = None
-        if workspace is not None:
-            try:
-                root = os.path.realpath(workspace, strict=True)
-            except (OSError, ValueError) as exc:
-                raise click.BadParameter(f"{workspace!r} cannot be resolved ({exc.__class__.__name__}).", param_hint="--workspace") from None
-            if not os.path.isdir(root):
-                raise click.BadParameter(f"{workspace!r} is not a directory.", param_hint="--workspace")
-        env = host_environment(view, workspace=root, nx_version=nx_version, home=home, tmpdir=tmpdir, uid=uid)
-    return resolve(env, view, layout_override=layout), view
+def build_resolution(**options: t.Any) -> tuple[Resolution, FsView]:
+    """:func:`nxsock.snapshot.build_resolution`, with a bad ``--workspace`` as a usage error."""
+    try:
+        return snapshot.build_resolution(**options)
+    except snapshot.WorkspaceError as exc:
+        raise click.BadParameter(str(exc), param_hint="--workspace") from None
 
 
 def wants_json(json_flag: bool, output_format: str | None) -> bool:

@@ -41,7 +41,7 @@ def check_root(path: str, json_flag: bool) -> None:
     ctx = RemedyContext(os.getuid(), os.getgid(), suggestion, {})
     document = check_root_document(target, state, refusal, ctx)
     if json_flag:
-        sys.stdout.write(dumps(document) + "\n")
+        sys.stdout.write(dumps(document, indent=sys.stdout.isatty()) + "\n")
     else:
         from ..render import render_check_root
 

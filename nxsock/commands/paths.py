@@ -21,15 +21,12 @@ def paths(json_flag: bool, output_format: str | None, **options: object) -> None
     NX_SOCKET_DIR (or, Nx 24, the workspace data directory), 73 when it could
     establish no socket directory at all.
     """
-    from ..report import paths_exit_code
+    from ..report import paths_exit_code, print_paths_json
 
-    resolution, _ = build_resolution(**options)  # type: ignore[arg-type]
+    resolution, _ = build_resolution(**options)
     if wants_json(json_flag, output_format):
-        from ..report import dumps, paths_document
+        sys.exit(print_paths_json(resolution, sys.stdout))
+    from ..render import render_paths
 
-        sys.stdout.write(dumps(paths_document(resolution)) + "\n")
-    else:
-        from ..render import render_paths
-
-        render_paths(resolution)
+    render_paths(resolution)
     sys.exit(paths_exit_code(resolution))

@@ -1,0 +1,63 @@
+"""The ``nxsock`` click application: a lazy group over thin command modules.
+
+Subcommands are imported only when invoked, so shell completion and
+``--help`` load neither rich nor any command they do not run.
+"""
+
+from __future__ import annotations
+
+import click
+
+__all__ = ["cli"]
+
+#: Subcommand name → "module:attribute", in the order ``--help`` lists them.
+COMMANDS = {
+    "paths": "nxsock.commands.paths:paths",
+    "check-root": "nxsock.commands.check_root:check_root",
+    "provision": "nxsock.commands.unbuilt:provision",
+    "cache": "nxsock.commands.unbuilt:cache",
+    "reset": "nxsock.commands.unbuilt:reset",
+    "doctor": "nxsock.commands.unbuilt:doctor",
+}
+
+SHORT_HELP = {
+    "paths": "Where Nx will put its sockets and binding cache, and why.",
+    "check-root": "Judge the shared container /tmp/.nx for the current user.",
+    "provision": "Set up /tmp/.nx for a shared machine (not built yet).",
+    "cache": "Inspect the native binding cache (not built yet).",
+    "reset": "Remove this user's dead Nx runtime state (not built yet).",
+    "doctor": "Audit every level Nx depends on (not built yet).",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attribute = target.split(":")
+        module = __import__(module_name, fromlist=[attribute])
+        command: click.Command = getattr(module, attribute)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Listing help from the table keeps ``--help`` from importing every command.
+        with formatter.section("Commands"):
+            formatter.write_dl(list(SHORT_HELP.items()))
+
+
+@click.group(cls=LazyGroup, name="nxsock", context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="nxsock", prog_name="nxsock", message="%(prog)s %(version)s", help="Show the version and exit.")
+@click.option("--debug", is_flag=True, help="Show the traceback of an internal error.")
+def cli(debug: bool) -> None:  # noqa: ARG001 - read by nxsock.cli.main before click runs
+    """Find out where Nx puts its sockets and native binding cache, why, and what to type when it fails.
+
+    Exit codes: 0 fine, 1 a problem found, 2 usage, 70 internal error,
+    73 no socket directory can be established, 77 root needed,
+    78 configuration Nx refuses.
+    """

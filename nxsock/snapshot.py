@@ -1,0 +1,51 @@
+"""This host (or a fresh machine of another platform) as the resolver sees it: snapshot, then resolve.
+
+Click-free, so that the one invocation CI runs on every job, ``nxsock paths
+--json``, can be served without loading the command-line framework.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .environment import fresh_environment, fresh_machine, host_environment
+from .fsview import FsView, LiveView, MemoryView
+from .resolver import Resolution, resolve
+
+__all__ = ["WorkspaceError", "build_resolution"]
+
+
+class WorkspaceError(ValueError):
+    """``--workspace`` names nothing that can be resolved to a directory."""
+
+
+def build_resolution(
+    *,
+    workspace: str | None = None,
+    platform: str | None = None,
+    uid: int | None = None,
+    home: str | None = None,
+    tmpdir: str | None = None,
+    username: str | None = None,
+    nx_version: str | None = None,
+    layout: str | None = None,
+) -> tuple[Resolution, FsView]:
+    """Snapshot the host (or a fresh *platform* machine) and resolve over it."""
+    view: FsView
+    if platform is not None:
+        env = fresh_environment(
+            platform, uid=uid, username=username, home=home, tmpdir=tmpdir, workspace=workspace, nx_version=nx_version
+        )
+        view = fresh_machine(env) if platform != "win32" else MemoryView({})
+    else:
+        view = LiveView()
+        root = None
+        if workspace is not None:
+            try:
+                root = os.path.realpath(workspace, strict=True)
+            except (OSError, ValueError) as exc:
+                raise WorkspaceError(f"{workspace!r} cannot be resolved ({exc.__class__.__name__}).") from None
+            if not os.path.isdir(root):
+                raise WorkspaceError(f"{workspace!r} is not a directory.")
+        env = host_environment(view, workspace=root, nx_version=nx_version, home=home, tmpdir=tmpdir, uid=uid)
+    return resolve(env, view, layout_override=layout), view
