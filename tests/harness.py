@@ -120,7 +120,9 @@ def _world_reachable(path: Path) -> bool:
 
 def stage_nxsock() -> tuple[str, str]:
     """A copy of nxsock and its dependencies other uids can import: ``(python, PYTHONPATH)``."""
-    sources = [REPO / "nxsock"]
+    import nxsock  # the copy under test: installed or the checkout, whichever pytest imports
+
+    sources = [Path(nxsock.__file__).resolve().parent]
     for module in ("click", "rich", "platformdirs", "markdown_it", "mdurl", "pygments"):
         spec = importlib.util.find_spec(module)
         if spec is not None and spec.submodule_search_locations:
@@ -161,6 +163,8 @@ class Outcome(t.NamedTuple):
     nxsock_rc: int
     nxsock_stderr: str
     oracle: dict[str, t.Any] | None
+    text_rc: int  # the human output's exit code, run on the same state
+    text_stderr: str
     tree_before: str
     tree_after: str
     raw: str
@@ -187,6 +191,7 @@ def run_scenario(scenario: Scenario, generation: str, extra_args: t.Sequence[str
         f"{as_user} PYTHONPATH={shlex.quote(pythonpath)} PYTHONDONTWRITEBYTECODE=1 "
         f"{shlex.quote(python)} -m nxsock paths --json {' '.join(map(shlex.quote, extra_args))}"
     )
+    text_cmd = nxsock_cmd.replace(" paths --json", " paths")
     oracle_cmd = f"{as_user} node {shlex.quote(str(ORACLE_SCRIPT))} {shlex.quote(str(nx))} {generation}"
     q = shlex.quote
     script = f"""
@@ -204,6 +209,7 @@ set +e
 cd {q(scenario.cwd or ws)}
 echo '<<<TREE'; {SNAPSHOT}
 echo '<<<NXSOCK'; {nxsock_cmd} 2>/dev/fd/3; echo "<<<RC $?"
+echo '<<<TEXT'; {text_cmd} 2>&1 >/dev/null; echo "<<<TEXTRC $?"
 echo '<<<TREE'; {SNAPSHOT}
 echo '<<<ORACLE'; {oracle_cmd} 2>/dev/null
 echo '<<<END'
@@ -219,11 +225,15 @@ echo '<<<END'
     nxsock_text = next((s[len("NXSOCK\n") :] for s in sections if s.startswith("NXSOCK\n")), "")
     rc_text = next((s for s in sections if s.startswith("RC ")), "RC -1")
     oracle_text = next((s[len("ORACLE\n") :] for s in sections if s.startswith("ORACLE\n")), "")
+    text_stderr = next((s[len("TEXT\n") :] for s in sections if s.startswith("TEXT\n")), "")
+    text_rc = next((s for s in sections if s.startswith("TEXTRC ")), "TEXTRC -1")
     return Outcome(
         nxsock=_json_or_none(nxsock_text),
         nxsock_rc=int(rc_text.split()[1]),
         nxsock_stderr=proc.stderr.decode("utf-8", "replace"),
         oracle=_json_or_none(oracle_text),
+        text_rc=int(text_rc.split()[1]),
+        text_stderr=text_stderr,
         tree_before=trees[0] if trees else "",
         tree_after=trees[1] if len(trees) > 1 else "",
         raw=out + proc.stderr.decode("utf-8", "replace"),
@@ -236,3 +246,45 @@ def _json_or_none(text: str) -> dict[str, t.Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+class UserRun(t.NamedTuple):
+    stdout: str
+    stderr: str
+    returncode: int
+    tree_before: str
+    tree_after: str
+
+
+def run_as_user(setup: str, args: t.Sequence[str], env: t.Mapping[str, str] | None = None, uid: int = USER) -> UserRun:
+    """``nxsock ARGS`` as *uid* in a fresh namespace after *setup* (as root); the tree around it."""
+    python, pythonpath = stage_nxsock()
+    variables = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": f"/home/u{uid}", "LANG": "C.UTF-8", **(env or {})}
+    env_words = " ".join(shlex.quote(f"{k}={v}") for k, v in variables.items())
+    command = (
+        f"setpriv --reuid={uid} --regid={uid} --clear-groups env -i {env_words} PYTHONPATH={shlex.quote(pythonpath)} "
+        f"PYTHONDONTWRITEBYTECODE=1 {shlex.quote(python)} -m nxsock {' '.join(map(shlex.quote, args))}"
+    )
+    script = f"""
+set -e
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=0755 tmpfs /home
+install -d -o {uid} -g {uid} /home/u{uid}
+{setup}
+set +e
+cd /home/u{uid}
+echo '<<<TREE'; {SNAPSHOT}
+echo '<<<OUT'; {command} 2>/dev/fd/3; echo "<<<RC $?"
+echo '<<<TREE'; {SNAPSHOT}
+"""
+    proc = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "bash", "-c", f"exec 3>&2; {script}"],
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    sections = proc.stdout.decode("utf-8", "replace").split("<<<")
+    trees = [x[len("TREE\n") :] for x in sections if x.startswith("TREE\n")]
+    out = next((x[len("OUT\n") :] for x in sections if x.startswith("OUT\n")), "")
+    rc = next((x for x in sections if x.startswith("RC ")), "RC -1")
+    return UserRun(out, proc.stderr.decode("utf-8", "replace"), int(rc.split()[1]), *(trees + ["", ""])[:2])

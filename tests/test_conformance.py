@@ -200,6 +200,7 @@ def test_paths_agrees_with_nx_and_changes_nothing(scenario: Scenario, generation
     outcome = run_scenario(scenario, generation)
     assert outcome.tree_before == outcome.tree_after, "nxsock paths changed the filesystem"
     assert "Traceback" not in outcome.nxsock_stderr
+    assert "Traceback" not in outcome.text_stderr and outcome.text_rc == outcome.nxsock_rc
     assert disagreements(outcome, generation) == []
 
 

@@ -1,0 +1,59 @@
+"""The man page, the completions and the README keep up with the command line."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from nxsock.app import COMMANDS, cli
+
+REPO = Path(__file__).resolve().parent.parent
+MAN = REPO / "man" / "nxsock.1"
+
+
+def _all_options() -> set[str]:
+    ctx = click.Context(cli)
+    names = {opt for p in cli.params for opt in p.opts if opt.startswith("--")}
+    for name in COMMANDS:
+        command = cli.get_command(ctx, name)
+        assert command is not None
+        names |= {opt for p in command.params for opt in p.opts if opt.startswith("--")}
+    return names
+
+
+def test_every_command_and_option_is_in_the_man_page() -> None:
+    text = MAN.read_text().replace("\\-", "-")
+    for name in COMMANDS:
+        assert f".B {name}" in text or f".B {name}\n" in text, name
+    for option in _all_options():
+        assert option in text, option
+
+
+@pytest.mark.skipif(shutil.which("groff") is None, reason="needs groff to lint the man page")
+def test_the_man_page_lints_clean_under_groff() -> None:
+    result = subprocess.run(["groff", "-ww", "-z", "-man", str(MAN)], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stderr == ""
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_scripts_match_the_click_definition(shell: str) -> None:
+    """Regenerating a completion script gives the committed file; drift fails here."""
+    generated = subprocess.run(
+        [sys.executable, "-c", "from nxsock.cli import main; main()"],
+        env={"_NXSOCK_COMPLETE": f"{shell}_source", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert generated == (REPO / "completions" / f"nxsock.{shell}").read_text()
+
+
+def test_the_readme_names_the_benchmark_and_the_test_command() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert "benchmarks/startup.py" in readme and (REPO / "benchmarks" / "startup.py").exists()
+    assert "python3 -m pip install '.[test]' && python3 -m pytest" in readme
+    assert "python3 -m pip install '.[test]' && python3 -m pytest" in (REPO / ".ci" / "run").read_text()
