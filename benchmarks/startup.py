@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from harness import install_nx  # noqa: E402
+from harness import install_nx
 
 NODE_RESOLVER = """
 const n = require(require.resolve('nx/src/native', { paths: [process.argv[1]] }));

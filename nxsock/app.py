@@ -54,7 +54,7 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, name="nxsock", context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="nxsock", prog_name="nxsock", message="%(prog)s %(version)s", help="Show the version and exit.")
 @click.option("--debug", is_flag=True, help="Show the traceback of an internal error.")
-def cli(debug: bool) -> None:  # noqa: ARG001 - read by nxsock.cli.main before click runs
+def cli(debug: bool) -> None:  # read by nxsock.cli.main before click runs
     """Find out where Nx puts its sockets and native binding cache, why, and what to type when it fails.
 
     Exit codes: 0 fine, 1 a problem found, 2 usage, 70 internal error,

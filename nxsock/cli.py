@@ -14,7 +14,7 @@ import typing as t
 
 from . import exitcodes
 
-__all__ = ["cli", "main"]
+__all__ = ["main"]  # and ``cli``, the click group, on first use
 
 #: The argument lists served without click: the plain ``paths --json`` forms.
 PATHS_JSON = (["paths", "--json"], ["paths", "--format", "json"], ["paths", "--format=json"])
@@ -54,7 +54,7 @@ def main(argv: t.Sequence[str] | None = None) -> t.NoReturn:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(exitcodes.OK)
-    except Exception as exc:  # noqa: BLE001 - the one place every bug is caught
+    except Exception as exc:
         if _wants_debug(args):
             import traceback
 

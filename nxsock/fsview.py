@@ -263,7 +263,8 @@ class MemoryView:
         return any(path == r or path.startswith(r.rstrip(self._sep) + self._sep) for r in self._read_only)
 
     def read_text(self, path: str, limit: int = 1 << 20) -> str | int:
-        return self._files.get(path, errno.ENOENT)[:limit] if path in self._files else errno.ENOENT
+        text = self._files.get(path)
+        return errno.ENOENT if text is None else text[:limit]
 
     def pid_alive(self, pid: int) -> bool | None:
         return None

@@ -11,8 +11,8 @@ would have created, and every would-be change is recorded as an
 import errno as _errno
 import typing as t
 
-from .fsview import Entry, FsView
 from ._pathname import basename, dirname, join, resolve
+from .fsview import Entry, FsView
 
 __all__ = [
     "MAX_LINKS",

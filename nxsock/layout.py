@@ -14,7 +14,7 @@ import re
 import typing as t
 
 try:  # the bare builtin module loads faster than hashlib's OpenSSL
-    from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,no-redef]
+    from _sha256 import sha256 as _sha256  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - other builds
     from hashlib import sha256 as _sha256
 
@@ -60,7 +60,7 @@ def short_hash(parts: t.Iterable[str], length: int) -> str:
     digest = _sha256()
     for part in parts:
         digest.update(node_string(part).encode("utf-8"))
-    return digest.hexdigest()[:length]
+    return str(digest.hexdigest())[:length]
 
 
 def per_run_leaf(workspace_root: str, pid: int | str) -> str:

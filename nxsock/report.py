@@ -36,7 +36,7 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 
-Json = t.Dict[str, t.Any]
+Json = dict[str, t.Any]
 
 
 def _p(path: str | None) -> str | None:

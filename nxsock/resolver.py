@@ -12,7 +12,8 @@ import json
 import typing as t
 
 from . import layout
-from ._pathname import dirname, is_absolute, join, resolve as resolve_path
+from ._pathname import dirname, is_absolute, join
+from ._pathname import resolve as resolve_path
 from .environment import Environment, Variable, home_directory
 from .fsview import Entry, FsView
 from .guards import (
@@ -268,12 +269,7 @@ def _native_cache(env: Environment, sim: Simulation, generation: str) -> NativeC
         return NativeCache(None, "NX_SKIP_NATIVE_FILE_CACHE=true", (), configured is not None)
     if configured is not None:
         directory = resolve_path(configured, env.cwd)
-        if generation == "native":
-            refusal = walk_ancestry(sim, dirname(directory), create=True)
-        else:
-            failed = make_parents(sim, dirname(directory))
-            refusal = None if failed is None else Refusal("not-created", failed[0], errno=errno_name(failed[1]))
-        refusal = refusal or establish_private_dir(sim, directory)
+        refusal = _establish_configured(sim, directory, generation)
         if refusal:
             return NativeCache(directory, "the configured NX_NATIVE_FILE_CACHE_DIRECTORY was refused", (refusal,), True)
         return NativeCache(directory, None, (), True)
@@ -338,6 +334,17 @@ def _home_tier_is_distinct(view: FsView, home_nx: str, tmp: str, roots: _Roots) 
     return all(canonical_dir(view, d) != home for d in shared)
 
 
+def _establish_configured(sim: Simulation, directory: str, generation: str) -> Refusal | None:
+    """A configured directory: its parents (Nx 24 walks and judges them; 23.x ``mkdir -p``), then the private guard."""
+    refusal: Refusal | None
+    if generation == "native":
+        refusal = walk_ancestry(sim, dirname(directory), create=True)
+    else:
+        failed = make_parents(sim, dirname(directory))
+        refusal = None if failed is None else Refusal("not-created", failed[0], errno=errno_name(failed[1]))
+    return refusal or establish_private_dir(sim, directory)
+
+
 def _establish_workspace_dir(sim: Simulation, daemon_dir: str) -> Refusal | None:
     failed = make_parents(sim, dirname(daemon_dir))
     if failed is not None:
@@ -364,23 +371,18 @@ def _establish_root(env: Environment, sim: Simulation, generation: str, data: Wo
         if reason is not None:
             invalid = InvalidConfiguration(reason, directory, name, var.source)
             return SocketRoot(None, None, None, None, invalid, (), None, configured)
-        if generation == "native":
-            refusal = walk_ancestry(sim, dirname(directory), create=True)
-        else:
-            failed = make_parents(sim, dirname(directory))
-            refusal = None if failed is None else Refusal("not-created", failed[0], errno=errno_name(failed[1]))
-        refusal = refusal or establish_private_dir(sim, directory)
+        refusal = _establish_configured(sim, directory, generation)
         if refusal is None:
             return SocketRoot("configured", directory, None, None, None, (), None, configured)
-        failure = _establish_workspace_dir(sim, data.daemon_dir)
+        fallback = _establish_workspace_dir(sim, data.daemon_dir)
         return SocketRoot(
-            None if failure else "workspace",
-            None if failure else data.daemon_dir,
+            None if fallback else "workspace",
+            None if fallback else data.daemon_dir,
             None,
             directory,
             None,
-            (refusal,) + ((failure,) if failure else ()),
-            failure,
+            (refusal,) + ((fallback,) if fallback else ()),
+            fallback,
             configured,
         )
 
@@ -411,9 +413,9 @@ def _establish_root(env: Environment, sim: Simulation, generation: str, data: Wo
             demoted = tiers[0][1] if index else None
             return SocketRoot(tier, root, demoted, None, None, tuple(refusals), None, None)
         refusals.append(refusal)
-    failure = _establish_workspace_dir(sim, data.daemon_dir)
-    if failure:
-        return SocketRoot(None, None, None, None, None, tuple(refusals) + (failure,), failure, None)
+    fallback = _establish_workspace_dir(sim, data.daemon_dir)
+    if fallback:
+        return SocketRoot(None, None, None, None, None, (*tuple(refusals), fallback), fallback, None)
     return SocketRoot("workspace", data.daemon_dir, None, None, None, tuple(refusals), None, None)
 
 
@@ -481,12 +483,19 @@ def _placement(kind: str, spot: _Spot, generation: str, sep: str = "/", prefix: 
     )
 
 
-def _unplaced(kind: str, failure: Refusal | None = None, placed: bool = False, **facts: t.Any) -> SocketPlacement:
+def _unplaced(
+    kind: str,
+    failure: Refusal | None = None,
+    placed: bool = False,
+    attempted_dir: str | None = None,
+    refusals: tuple[Refusal, ...] = (),
+) -> SocketPlacement:
     """A kind with no path: not placed by this Nx version, or refused everywhere (*failure*)."""
-    empty = dict.fromkeys(SocketPlacement._fields)
-    empty.update(kind=kind, placed=placed, refusals=(), failure=failure)
-    empty.update(facts)
-    return SocketPlacement(**empty)
+    return SocketPlacement(
+        kind=kind, placed=placed, tier=None, root=None, dir=None, path=None, pattern=None, length=None,
+        too_long=None, budget_left=None, id_budget=None, windows_max_username=None,
+        attempted_dir=attempted_dir, refusals=refusals, failure=failure,
+    )
 
 
 def _current_sockets(

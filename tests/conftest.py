@@ -44,20 +44,20 @@ def environment(variables: t.Mapping[str, str | None] = {}, **fields: t.Any) -> 
     """Ada, uid 1000, in /home/ada/acme with Nx 24.0.6, unless told otherwise."""
     values = {"HOME": "/home/ada"}
     values.update(variables)  # type: ignore[arg-type]
-    base = dict(
-        platform="linux",
-        uid=USER,
-        gid=USER,
-        groups=(),
-        username="ada",
-        passwd_home="/home/ada",
-        cwd="/home/ada/acme",
-        workspace_root="/home/ada/acme",
-        workspace_source="nx.json",
-        nx_version="24.0.6",
-        nx_version_source="installed",
-        variables={k: Variable(v, "environment") for k, v in values.items() if v is not None},
-    )
+    base = {
+        "platform": "linux",
+        "uid": USER,
+        "gid": USER,
+        "groups": (),
+        "username": "ada",
+        "passwd_home": "/home/ada",
+        "cwd": "/home/ada/acme",
+        "workspace_root": "/home/ada/acme",
+        "workspace_source": "nx.json",
+        "nx_version": "24.0.6",
+        "nx_version_source": "installed",
+        "variables": {k: Variable(v, "environment") for k, v in values.items() if v is not None},
+    }
     base.update(fields)
     return Environment(**base)
 

@@ -126,7 +126,7 @@ def stage_nxsock() -> tuple[str, str]:
     for module in ("click", "rich", "platformdirs", "markdown_it", "mdurl", "pygments"):
         spec = importlib.util.find_spec(module)
         if spec is not None and spec.submodule_search_locations:
-            sources.append(Path(list(spec.submodule_search_locations)[0]))
+            sources.append(Path(next(iter(spec.submodule_search_locations))))
     digest = hashlib.sha256()
     for source in sources:
         for file in sorted(source.rglob("*.py")):
@@ -138,7 +138,7 @@ def stage_nxsock() -> tuple[str, str]:
             shutil.rmtree(target, ignore_errors=True)
             for source in sources:
                 shutil.copytree(source, target / source.name, ignore=shutil.ignore_patterns("__pycache__"))
-            for root, dirs, files in os.walk(target):
+            for root, _dirs, files in os.walk(target):
                 os.chmod(root, 0o755)
                 for name in files:
                     os.chmod(os.path.join(root, name), 0o644)
@@ -287,4 +287,4 @@ echo '<<<TREE'; {SNAPSHOT}
     trees = [x[len("TREE\n") :] for x in sections if x.startswith("TREE\n")]
     out = next((x[len("OUT\n") :] for x in sections if x.startswith("OUT\n")), "")
     rc = next((x for x in sections if x.startswith("RC ")), "RC -1")
-    return UserRun(out, proc.stderr.decode("utf-8", "replace"), int(rc.split()[1]), *(trees + ["", ""])[:2])
+    return UserRun(out, proc.stderr.decode("utf-8", "replace"), int(rc.split()[1]), *([*trees, "", ""])[:2])

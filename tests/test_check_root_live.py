@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from harness import PEER, USER, missing_privileges, run_as_user
 
 pytestmark = pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges()))

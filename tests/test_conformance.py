@@ -14,7 +14,6 @@ import re
 import typing as t
 
 import pytest
-
 from harness import PEER, USER, Outcome, Scenario, missing_node, missing_privileges, run_scenario
 
 pytestmark = [
@@ -72,7 +71,7 @@ SCENARIOS = [
     Scenario("NX_SOCKET_DIR squatted by a peer", f"install -d -m 0700 -o {P} /tmp/squat", {"NX_SOCKET_DIR": "/tmp/squat"}),
     Scenario("NX_DAEMON_SOCKET_DIR alone", env={"NX_DAEMON_SOCKET_DIR": "/tmp/daemon-socks"}),
     Scenario("NX_SOCKET_DIR wins over NX_DAEMON_SOCKET_DIR", env={"NX_SOCKET_DIR": "/tmp/first", "NX_DAEMON_SOCKET_DIR": "/tmp/second"}),
-    Scenario("NX_SOCKET_DIR set only in .env", f"printf 'NX_SOCKET_DIR=/tmp/from-dotenv\\n' > /tmp/ws/.env", {}),
+    Scenario("NX_SOCKET_DIR set only in .env", "printf 'NX_SOCKET_DIR=/tmp/from-dotenv\\n' > /tmp/ws/.env", {}),
     Scenario("the environment wins over .env", "printf 'NX_SOCKET_DIR=/tmp/from-dotenv\\n' > /tmp/ws/.env", {"NX_SOCKET_DIR": "/tmp/from-env"}),
     Scenario("95-character configured socket path fits", env={"NX_SOCKET_DIR": "/tmp/" + LONG}),
     Scenario("96-character configured socket path is too long", env={"NX_SOCKET_DIR": "/tmp/" + LONG + "y"}),
@@ -88,7 +87,7 @@ SCENARIOS = [
     Scenario("NX_NATIVE_FILE_CACHE_DIRECTORY configured", env={"NX_NATIVE_FILE_CACHE_DIRECTORY": "/tmp/bincache/nested"}),
     Scenario("NX_SKIP_NATIVE_FILE_CACHE=true", env={"NX_SKIP_NATIVE_FILE_CACHE": "true"}),
     Scenario("TMPDIR names a missing directory", env={"TMPDIR": "/tmp/claude"}),
-    Scenario("TMPDIR missing and no HOME", f"install -d -m 1777 /tmp/.nx", {"TMPDIR": "/tmp/claude", "HOME": None}),
+    Scenario("TMPDIR missing and no HOME", "install -d -m 1777 /tmp/.nx", {"TMPDIR": "/tmp/claude", "HOME": None}),
     Scenario("subdirectory of the workspace finds the root by nx.json", "install -d -o 4101 /tmp/ws/apps/one", cwd="/tmp/ws/apps/one"),
     Scenario("sockets directory is a FIFO", f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U}; mkfifo /tmp/.nx/{U}/sockets; chown {U} /tmp/.nx/{U}/sockets"),
     Scenario("sockets directory 0750 is tightened", f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U}; install -d -m 0750 -o {U} /tmp/.nx/{U}/sockets"),

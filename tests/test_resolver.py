@@ -115,7 +115,7 @@ class TestConfiguredDirectory:
     def test_the_three_refusal_reasons(self) -> None:
         """/tmp is shared, a private TMPDIR is the OS temp root, and Nx's own roots are Nx-managed."""
         view = machine({"/home/ada/tmp": mine()})
-        reason = lambda env: resolve(env, view).socket_root.invalid.reason  # type: ignore[union-attr]  # noqa: E731
+        reason = lambda env: resolve(env, view).socket_root.invalid.reason  # type: ignore[union-attr]
         assert reason(environment({"NX_SOCKET_DIR": "/tmp"})) == "shared-with-other-users"
         assert reason(environment({"NX_SOCKET_DIR": "/home/ada/tmp", "TMPDIR": "/home/ada/tmp"})) == "os-temp-root"
         assert reason(environment({"NX_SOCKET_DIR": "/home/ada/.nx/sockets"})) == "nx-managed"

@@ -25,7 +25,7 @@ entries = st.one_of(
     st.builds(Entry, st.sampled_from(["dir", "dir", "dir", "file", "fifo", "link", "socket"]),
               st.sampled_from([USER, PEER, 0]), st.sampled_from([USER, PEER, 0]), st.sampled_from(MODES)),
 )
-states = st.fixed_dictionaries({level: entries for level in LEVELS})
+states = st.fixed_dictionaries(dict.fromkeys(LEVELS, entries))
 envs = st.fixed_dictionaries({
     "HOME": st.sampled_from(["/home/ada", None, "", "/tmp", "relative", "/srv/s", "/home/ada/"]),
     "NX_SOCKET_DIR": st.sampled_from([None, "", "/tmp", "/srv/s", "/tmp/.nx", "s/../t", "/home/ada/.nx/sockets", "/srv/s/deep"]),
@@ -43,17 +43,17 @@ def build(state: t.Mapping[str, Entry | None], read_only: bool) -> MemoryView:
 
 def apply(view: MemoryView, result: Resolution) -> MemoryView:
     """The machine after Nx has done what the resolution predicts."""
-    current = dict(view._entries)  # noqa: SLF001 - test-only peek
+    current = dict(view._entries)
     for action in result.actions:
         parent, name = action.path.rsplit("/", 1)
         real_parent = view.realpath(parent or "/")
         path = (real_parent if isinstance(real_parent, str) else parent).rstrip("/") + "/" + name
         if action.verb == "create":
             current[path] = Entry("dir", USER, USER, action.mode)
-            view = MemoryView(current, view._links, view._read_only)  # noqa: SLF001
+            view = MemoryView(current, view._links, view._read_only)
         else:
             current[path] = current[path]._replace(mode=action.mode)
-    return MemoryView(current, view._links, view._read_only)  # noqa: SLF001
+    return MemoryView(current, view._links, view._read_only)
 
 
 def summary(result: Resolution) -> tuple[t.Any, ...]:
