@@ -97,6 +97,18 @@ def install_nx(version: str) -> Path:
     return target
 
 
+def stage_oracle() -> Path:
+    """The oracle script, copied where the scenario's uid can read it (the checkout may be under /tmp or a 0700 home)."""
+    source = ORACLE_SCRIPT.read_bytes()
+    target = cache_dir() / f"oracle-{hashlib.sha256(source).hexdigest()[:16]}.js"
+    if not target.exists():
+        partial = target.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_bytes(source)
+        partial.chmod(0o644)
+        partial.replace(target)
+    return target
+
+
 def _readable_python() -> str:
     """An interpreter every uid can execute (the default one may sit under a 0700 home)."""
     for candidate in (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3"):
@@ -192,7 +204,7 @@ def run_scenario(scenario: Scenario, generation: str, extra_args: t.Sequence[str
         f"{shlex.quote(python)} -m nxsock paths --json {' '.join(map(shlex.quote, extra_args))}"
     )
     text_cmd = nxsock_cmd.replace(" paths --json", " paths")
-    oracle_cmd = f"{as_user} node {shlex.quote(str(ORACLE_SCRIPT))} {shlex.quote(str(nx))} {generation}"
+    oracle_cmd = f"{as_user} node {shlex.quote(str(stage_oracle()))} {shlex.quote(str(nx))} {generation}"
     q = shlex.quote
     script = f"""
 set -e
