@@ -46,6 +46,14 @@ def missing_privileges() -> str | None:
     return None
 
 
+def missing_readable_python() -> str | None:
+    try:
+        _readable_python()
+    except RuntimeError as exc:
+        return str(exc)
+    return None
+
+
 def missing_node() -> str | None:
     for tool in ("node", "npm"):
         if shutil.which(tool) is None:
@@ -115,7 +123,7 @@ def _readable_python() -> str:
         path = Path(candidate)
         if path.exists() and _world_reachable(path):
             return str(path)
-    raise RuntimeError("no python3 that other users can run")
+    raise RuntimeError("needs a python3 that the test uid can run (this one sits under a directory it cannot enter)")
 
 
 def _world_reachable(path: Path) -> bool:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from harness import PEER, USER, missing_privileges, run_as_user
+from harness import PEER, USER, missing_privileges, missing_readable_python, run_as_user
 
-pytestmark = pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges()))
+pytestmark = [
+    pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
+    pytest.mark.skipif(missing_readable_python() is not None, reason=str(missing_readable_python())),
+]
 
 CASES = [
     ("absent", "", 0, "absent", None),

@@ -14,12 +14,22 @@ import re
 import typing as t
 
 import pytest
-from harness import PEER, USER, Outcome, Scenario, missing_node, missing_privileges, run_scenario
+from harness import (
+    PEER,
+    USER,
+    Outcome,
+    Scenario,
+    missing_node,
+    missing_privileges,
+    missing_readable_python,
+    run_scenario,
+)
 
 pytestmark = [
     pytest.mark.oracle,
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
     pytest.mark.skipif(missing_node() is not None, reason=str(missing_node())),
+    pytest.mark.skipif(missing_readable_python() is not None, reason=str(missing_readable_python())),
 ]
 
 U, P = USER, PEER
