@@ -235,6 +235,7 @@ def host_environment(
     home: str | None = None,
     tmpdir: str | None = None,
     uid: int | None = None,
+    username: str | None = None,
 ) -> Environment:
     """Snapshot this process: its ids, cwd, variables (with the workspace's ``.env`` files) and Nx version."""
     environ = dict(os.environ if environ is None else environ)
@@ -243,7 +244,7 @@ def host_environment(
             cwd = os.getcwd()
         except OSError:
             cwd = environ.get("PWD") or "/"
-    username, passwd_home, passwd_gid = _passwd(os.getuid() if uid is None else uid)
+    passwd_name, passwd_home, passwd_gid = _passwd(os.getuid() if uid is None else uid)
     if uid is None or uid == os.getuid():
         uid, gid, groups = os.getuid(), os.getgid(), tuple(os.getgroups())
     else:  # another user's view of this host: their primary group only
@@ -266,7 +267,7 @@ def host_environment(
         uid=uid,
         gid=gid,
         groups=groups,
-        username=username,
+        username=username if username is not None else passwd_name,
         passwd_home=passwd_home,
         cwd=cwd,
         workspace_root=root,

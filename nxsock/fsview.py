@@ -92,6 +92,9 @@ class FsView(t.Protocol):
     def pid_alive(self, pid: int) -> bool | None:
         """Whether a process exists, or ``None`` where the view cannot tell."""
 
+    def probe_socket(self, path: str) -> str | None:
+        """Connect to a unix socket briefly: ``"answers"``, an errno name (``ECONNREFUSED``: stale), or ``None``."""
+
 
 class LiveView:
     """The real filesystem of this machine, as the calling process sees it.
@@ -175,6 +178,26 @@ class LiveView:
         except (OSError, OverflowError):
             return None
         return True
+
+    def probe_socket(self, path: str) -> str | None:
+        entry = self.lstat(path)
+        if isinstance(entry, int):
+            return errno.errorcode.get(entry, f"E{entry}")
+        if entry.kind != "socket":
+            return "ENOTSOCK"
+        import socket  # only when a daemon record names a socket
+
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.settimeout(0.5)  # a listener that never accepts must not hang us
+        try:
+            probe.connect(path)
+        except TimeoutError:
+            return "ETIMEDOUT"
+        except OSError as e:
+            return errno.errorcode.get(e.errno or 0, "EIO")
+        finally:
+            probe.close()
+        return "answers"
 
 
 class MemoryView:
@@ -269,6 +292,9 @@ class MemoryView:
     def pid_alive(self, pid: int) -> bool | None:
         return None
 
+    def probe_socket(self, path: str) -> str | None:
+        return None
+
 
 class UserNamespaceView:
     """*base* as a process in an unprivileged user namespace sees it.
@@ -318,3 +344,6 @@ class UserNamespaceView:
 
     def pid_alive(self, pid: int) -> bool | None:
         return self._base.pid_alive(pid)
+
+    def probe_socket(self, path: str) -> str | None:
+        return self._base.probe_socket(path)

@@ -27,9 +27,9 @@ TIER_WHY = {
 }
 
 GENERATION = {
-    "legacy": "legacy layout, Nx ≤ 23.1.1",
-    "ts": "current layout, Nx 23.1.2–23.3 (TypeScript)",
-    "native": "current layout, Nx 24 (native crate)",
+    "legacy": "legacy layout (Nx ≤ 23.1.1)",
+    "ts": "current layout, TypeScript generation (Nx 23.1.2–23.3)",
+    "native": "current layout, native generation (Nx 24)",
 }
 
 
@@ -65,8 +65,8 @@ def render_paths(resolution: Resolution) -> None:
     out = _console()
     env = resolution.environment
     version = env.nx_version or "not installed"
-    assumed = " — assumed: no Nx found in the workspace" if resolution.layout_assumed else ""
-    out.print(Text(f"Nx {safe(version)} ({GENERATION[resolution.generation]}{assumed})", style="bold"))
+    assumed = "; assumed: no Nx found in the workspace" if resolution.layout_assumed else ""
+    out.print(Text(f"Nx {safe(version)}: {GENERATION[resolution.generation]}{assumed}", style="bold"))
     where = f"workspace {safe(env.workspace_root)} (found by {env.workspace_source})"
     who = "" if env.platform == "win32" else f", uid {env.uid}"
     out.print(Text(f"{where}, platform {env.platform}{who}" + (" — a fresh machine, not this host" if env.simulated else "")))
@@ -126,7 +126,13 @@ def render_paths(resolution: Resolution) -> None:
     record = doc["daemon_record"]
     if record:
         state = {True: "alive", False: "not running", None: "unknown"}[record["alive"]]
-        out.print(Text(f"Daemon record: pid {record['pid']} ({state}), socket {safe(record['socket_path'])}"))
+        if record["problem"]:
+            out.print(Text(f"Daemon record: {safe(record['file'])} {record['problem']}", style="yellow"))
+        else:
+            answer = {"answers": "answers", "ECONNREFUSED": "stale: nothing listens (ECONNREFUSED)"}.get(
+                record["connect"], record["connect"] or "not probed"
+            )
+            out.print(Text(f"Daemon record: pid {record['pid']} ({state}), socket {safe(record['socket_path'])} — {answer}"))
     out.print()
 
     cache = doc["native_cache"]

@@ -90,6 +90,7 @@ def _socket_json(placement: SocketPlacement, resolution: Resolution, ctx: Remedy
         record = resolution.daemon_record
         doc["recorded"] = record is not None and record.socket_path is not None
         doc["alive"] = None if record is None else record.alive
+        doc["answers"] = None if record is None or record.connect is None else record.connect == "answers"
     if placement.kind == "plugin":
         doc["id_budget"] = placement.id_budget
     return doc
@@ -158,6 +159,7 @@ def paths_document(resolution: Resolution) -> Json:
             "socket_path": _p(record.socket_path),
             "nx_version": record.nx_version,
             "alive": record.alive,
+            "connect": record.connect,
             "problem": record.problem,
         },
         "actions": [{"verb": a.verb, "path": _p(a.path), "mode": format_mode(a.mode)} for a in resolution.actions],

@@ -94,6 +94,7 @@ class DaemonRecord(t.NamedTuple):
     socket_path: str | None
     nx_version: str | None
     alive: bool | None
+    connect: str | None  # "answers", or the errno a connect met (ECONNREFUSED: stale), or None
     problem: str | None  # why it could not be read, or None
 
 
@@ -641,19 +642,19 @@ def _resolve_windows(env: Environment, generation: str, data: WorkspaceData) -> 
 
 
 def _daemon_record(view: FsView, daemon_dir: str) -> DaemonRecord | None:
-    """``server-process.json``, when there is one: the recorded socket and whether its pid lives."""
+    """``server-process.json``, when there is one: the recorded socket, whether its pid lives and it answers."""
     path = join(daemon_dir, "server-process.json")
     text = view.read_text(path)
     if isinstance(text, int):
         if text == _errno.ENOENT or text == _errno.ENOTDIR:
             return None
-        return DaemonRecord(path, None, None, None, None, f"could not be read ({errno_name(text)})")
+        return DaemonRecord(path, None, None, None, None, None, f"could not be read ({errno_name(text)})")
     try:
         data = json.loads(text)
     except ValueError:
-        return DaemonRecord(path, None, None, None, None, "is not valid JSON")
+        return DaemonRecord(path, None, None, None, None, None, "is not valid JSON")
     if not isinstance(data, dict):
-        return DaemonRecord(path, None, None, None, None, "is not a JSON object")
+        return DaemonRecord(path, None, None, None, None, None, "is not a JSON object")
     pid = data.get("processId")
     pid = pid if isinstance(pid, int) and not isinstance(pid, bool) else None
     socket_path = data.get("socketPath")
@@ -661,7 +662,8 @@ def _daemon_record(view: FsView, daemon_dir: str) -> DaemonRecord | None:
     version = data.get("nxVersion")
     version = version if isinstance(version, str) else None
     alive = view.pid_alive(pid) if pid is not None else None
-    return DaemonRecord(path, pid, socket_path, version, alive, None)
+    connect = view.probe_socket(socket_path) if socket_path is not None else None
+    return DaemonRecord(path, pid, socket_path, version, alive, connect, None)
 
 
 # -- what a sandbox must allow ------------------------------------------------------

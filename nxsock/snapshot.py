@@ -47,5 +47,7 @@ def build_resolution(
                 raise WorkspaceError(f"{workspace!r} cannot be resolved ({exc.__class__.__name__}).") from None
             if not os.path.isdir(root):
                 raise WorkspaceError(f"{workspace!r} is not a directory.")
-        env = host_environment(view, workspace=root, nx_version=nx_version, home=home, tmpdir=tmpdir, uid=uid)
+        env = host_environment(
+            view, workspace=root, nx_version=nx_version, home=home, tmpdir=tmpdir, uid=uid, username=username
+        )
     return resolve(env, view, layout_override=layout), view

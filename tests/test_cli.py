@@ -160,3 +160,40 @@ def test_the_click_free_paths_json_answers_exactly_as_the_click_command(
     slow = runner.invoke(cli, ["paths", "--json"], env=variables)
     assert fast.stdout == slow.stdout
     assert fast.returncode == slow.exit_code
+
+
+def test_a_recorded_daemon_socket_is_probed_alive_or_stale(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A listening socket answers; one nobody listens on is stale (ECONNREFUSED); neither blocks."""
+    import socket
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="nxs") as ws:
+        record_dir = os.path.join(ws, ".nx", "workspace-data", "d")
+        os.makedirs(record_dir)
+        sock_path = os.path.join(ws, "d.sock")
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(sock_path)
+        server.listen(1)
+        with open(os.path.join(record_dir, "server-process.json"), "w") as f:
+            json.dump({"processId": os.getpid(), "socketPath": sock_path, "nxVersion": "24.0.6"}, f)
+        monkeypatch.chdir(ws)
+        live = json.loads(runner.invoke(cli, ["paths", "--json"]).stdout)
+        server.close()  # the file stays; nothing listens
+        stale = json.loads(runner.invoke(cli, ["paths", "--json"]).stdout)
+    assert (live["daemon_record"]["connect"], live["daemon_record"]["alive"]) == ("answers", True)
+    assert (live["sockets"]["daemon"]["path"], live["sockets"]["daemon"]["answers"]) == (sock_path, True)
+    assert stale["daemon_record"]["connect"] == "ECONNREFUSED" and stale["sockets"]["daemon"]["answers"] is False
+
+
+def test_a_fifo_where_a_dotenv_file_belongs_never_blocks(tmp_path: t.Any) -> None:
+    os.mkfifo(tmp_path / ".env")
+    (tmp_path / "nx.json").write_text("{}")
+    proc = subprocess.run([sys.executable, "-m", "nxsock", "paths", "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=20)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["workspace_root"] == str(tmp_path)
+
+
+def test_username_on_the_host_feeds_the_legacy_cache_hash(runner: CliRunner, tmp_path: t.Any) -> None:
+    args = ["paths", "--json", "--workspace", str(tmp_path), "--nx-version", "23.1.1"]
+    one = json.loads(runner.invoke(cli, [*args, "--username", "ada"]).stdout)["native_cache"]["dir"]
+    two = json.loads(runner.invoke(cli, [*args, "--username", "bob"]).stdout)["native_cache"]["dir"]
+    assert one != two and one.rsplit("-", 1)[0] == two.rsplit("-", 1)[0]

@@ -125,6 +125,8 @@ SCENARIOS = [
     Scenario("non-UTF-8 workspace in the fallback", f"install -d -m 1777 -o {P} /tmp/.nx", {"HOME": None}, workspace="/tmp/caf\udce9-ws"),
     Scenario("per-user directory is a symlink owned by the user", f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/mine; ln -s /tmp/mine /tmp/.nx/{U}; chown -h {U} /tmp/.nx/{U}"),
     Scenario("root-owned container 1777 with a peer's per-user directory for another uid", f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {P} /tmp/.nx/{P}"),
+    Scenario("HOME beneath a level the user cannot search", f"install -d -m 1777 -o {P} /tmp/.nx; install -d -m 0700 /home/locked; install -d -o {U} /home/locked/u", {"HOME": "/home/locked/u"}),
+    Scenario("NX_SOCKET_DIR beneath a level the user cannot search", "install -d -m 0700 /tmp/locked", {"NX_SOCKET_DIR": "/tmp/locked/socks"}),
     Scenario("legacy defaults", generations=("legacy",)),
     Scenario("legacy with TMPDIR", "install -d -m 0700 -o 4101 /tmp/mytmp", {"TMPDIR": "/tmp/mytmp"}, generations=("legacy",)),
     Scenario("legacy with an empty NX_SOCKET_DIR", env={"NX_SOCKET_DIR": ""}, generations=("legacy",)),
