@@ -14,7 +14,7 @@ __all__ = ["cli"]
 COMMANDS = {
     "paths": "nxsock.commands.paths:paths",
     "check-root": "nxsock.commands.check_root:check_root",
-    "provision": "nxsock.commands.unbuilt:provision",
+    "provision": "nxsock.commands.provision:provision",
     "cache": "nxsock.commands.unbuilt:cache",
     "reset": "nxsock.commands.unbuilt:reset",
     "doctor": "nxsock.commands.unbuilt:doctor",
@@ -23,7 +23,7 @@ COMMANDS = {
 SHORT_HELP = {
     "paths": "Where Nx will put its sockets and binding cache, and why.",
     "check-root": "Judge the shared container /tmp/.nx for the current user.",
-    "provision": "Set up /tmp/.nx for a shared machine (not built yet).",
+    "provision": "Set up /tmp/.nx for everyone (root) or your own Nx tree (you).",
     "cache": "Inspect the native binding cache (not built yet).",
     "reset": "Remove this user's dead Nx runtime state (not built yet).",
     "doctor": "Audit every level Nx depends on (not built yet).",

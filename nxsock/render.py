@@ -171,3 +171,34 @@ def render_check_root(document: t.Mapping[str, t.Any]) -> None:
         out.print(Text("✗ unsafe", style="red"))
         _refusal_lines(out, document["refusal"])
 
+
+
+PAST = {"create": "created", "tighten": "tightened", "chown": "handed to root:root", "chmod": "set to 1777"}
+FUTURE = {"create": "would create", "tighten": "would tighten", "chown": "would hand to root:root", "chmod": "would chmod"}
+
+
+def render_provision(document: t.Mapping[str, t.Any]) -> None:
+    """Each step in past or conditional tense, then the verdict, or the refusal with its command."""
+    out = _console()
+    words = FUTURE if document["dry_run"] else PAST
+    for step in document["steps"]:
+        mode = f" ({step['mode']})" if step["verb"] in ("create", "tighten", "chmod") else ""
+        out.print(Text(f"  {words[step['verb']]} {safe(step['path'])}{mode}"))
+    if document["refusal"]:
+        out.print(Text("✗ refused", style="red"))
+        _refusal_lines(out, document["refusal"])
+        return
+    who = "for every user (root:root, 1777)" if document["as_root"] else "for you (0700 levels under /tmp/.nx)"
+    if not document["changed"]:
+        out.print(Text("✓ already provisioned ", style="green") + Text(who + "; nothing to do."))
+    elif document["dry_run"]:
+        out.print(Text("… dry run: ", style="yellow") + Text("nothing was changed."))
+    else:
+        out.print(Text("✓ provisioned ", style="green") + Text(who + "."))
+
+
+def render_tmpfiles(changes: t.Sequence[t.Any]) -> None:
+    out = _console()
+    for change in changes:
+        style = "red" if change.verb == "refuse" else ""
+        out.print(Text(f"  {safe(change.path)}: {change.detail}", style=style))

@@ -8,11 +8,13 @@ four octal digits, errnos by name, paths as strings Node would print.
 from __future__ import annotations
 
 import json
+import os
 import typing as t
 
 from . import exitcodes
 from .guards import Refusal
 from .layout import CONTAINER, node_string
+from .provisioning import ProvisionReport
 from .resolver import Resolution, SocketPlacement
 from .wording import (
     PROVISION_COMMAND,
@@ -31,6 +33,7 @@ __all__ = [
     "paths_document",
     "paths_exit_code",
     "print_paths_json",
+    "provision_document",
     "remedy_context",
 ]
 
@@ -196,6 +199,23 @@ def check_root_document(path: str, state: str, refusal: Refusal | None, ctx: Rem
         "state": state,
         "refusal": None if refusal is None else refusal_json(refusal, ctx),
         "provision_command": PROVISION_COMMAND if path == CONTAINER else None,
+    }
+
+
+def provision_document(report: ProvisionReport) -> Json:
+    """The ``provision --json`` document: each step, done or planned, and whether anything changed."""
+    uid = 0 if report.as_root else os.geteuid()
+    ctx = RemedyContext(uid, 0 if report.as_root else os.getegid(), f"/tmp/nx-{uid}", {})
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "as_root": report.as_root,
+        "dry_run": report.dry_run,
+        "changed": report.changed,
+        "steps": [
+            {"verb": s.verb, "path": _p(s.path), "mode": format_mode(s.mode), "done": not report.dry_run}
+            for s in report.steps
+        ],
+        "refusal": None if report.refusal is None else refusal_json(report.refusal, ctx),
     }
 
 

@@ -274,9 +274,25 @@ class UserRun(t.NamedTuple):
     returncode: int
     tree_before: str
     tree_after: str
+    post: str  # what the *post* shell printed, run as root afterwards in the same namespace
 
 
-def run_as_user(setup: str, args: t.Sequence[str], env: t.Mapping[str, str] | None = None, uid: int = USER) -> UserRun:
+def as_user_prefix(uid: int = USER, env: t.Mapping[str, str] | None = None) -> str:
+    """``setpriv … env -i …``: run what follows as *uid* with a small clean environment."""
+    variables = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": f"/home/u{uid}", "LANG": "C.UTF-8", **(env or {})}
+    env_words = " ".join(shlex.quote(f"{k}={v}") for k, v in variables.items())
+    return f"setpriv --reuid={uid} --regid={uid} --clear-groups env -i {env_words}"
+
+
+def oracle_command(generation: str = "native", uid: int = USER) -> str:
+    """Nx's own resolver for the current directory's workspace, as *uid*."""
+    nx = install_nx(NX_VERSIONS[generation])
+    return f"{as_user_prefix(uid)} node {shlex.quote(str(stage_oracle()))} {shlex.quote(str(nx))} {generation}"
+
+
+def run_as_user(
+    setup: str, args: t.Sequence[str], env: t.Mapping[str, str] | None = None, uid: int = USER, post: str = ""
+) -> UserRun:
     """``nxsock ARGS`` as *uid* in a fresh namespace after *setup* (as root); the tree around it."""
     python, pythonpath = stage_nxsock()
     variables = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": f"/home/u{uid}", "LANG": "C.UTF-8", **(env or {})}
@@ -296,6 +312,7 @@ cd /home/u{uid}
 echo '<<<TREE'; {SNAPSHOT}
 echo '<<<OUT'; {command} 2>/dev/fd/3; echo "<<<RC $?"
 echo '<<<TREE'; {SNAPSHOT}
+echo '<<<POST'; {post or "true"}
 """
     proc = subprocess.run(
         ["unshare", "-m", "--propagation", "private", "bash", "-c", f"exec 3>&2; {script}"],
@@ -307,4 +324,6 @@ echo '<<<TREE'; {SNAPSHOT}
     trees = [x[len("TREE\n") :] for x in sections if x.startswith("TREE\n")]
     out = next((x[len("OUT\n") :] for x in sections if x.startswith("OUT\n")), "")
     rc = next((x for x in sections if x.startswith("RC ")), "RC -1")
-    return UserRun(out, proc.stderr.decode("utf-8", "replace"), int(rc.split()[1]), *([*trees, "", ""])[:2])
+    post_out = next((x[len("POST\n") :] for x in sections if x.startswith("POST\n")), "")
+    before, after = ([*trees, "", ""])[:2]
+    return UserRun(out, proc.stderr.decode("utf-8", "replace"), int(rc.split()[1]), before, after, post_out)

@@ -20,7 +20,6 @@ def _unbuilt(name: str, purpose: str) -> click.Command:
     return command
 
 
-provision = _unbuilt("provision", "set up /tmp/.nx as a root-owned 1777 container and print the systemd-tmpfiles line")
 cache = _unbuilt("cache", "list, verify and prune the native binding cache")
 reset = _unbuilt("reset", "remove this user's dead sockets and per-run directories")
 doctor = _unbuilt("doctor", "audit every level Nx depends on and print the command that fixes each problem")

@@ -1,0 +1,93 @@
+"""``nxsock provision``: set up ``/tmp/.nx`` for everyone (as root) or your own Nx tree (as you)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .. import exitcodes
+
+
+@click.command("provision")
+@click.option("--dry-run", is_flag=True, help="Say what would be done (\"would create\", \"would chmod\"); change nothing.")
+@click.option("--check", is_flag=True, help="Like --dry-run, and exit 1 when anything would change (for image builds).")
+@click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1) with each step.")
+@click.option("--tmpfiles", is_flag=True, help="Print the systemd-tmpfiles drop-in that recreates /tmp/.nx at boot.")
+@click.option("--install", is_flag=True, help="With --tmpfiles: write the drop-in to /etc/tmpfiles.d/ and apply it (root).")
+@click.option("--uninstall", is_flag=True, help="With --tmpfiles: remove the drop-in nxsock installed (root).")
+def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, install: bool, uninstall: bool) -> None:
+    """Provision /tmp/.nx: as root, a real root:root 1777 directory; as a user, your own tree beneath it.
+
+    As root a container a user created first is handed to root; the users'
+    directories beneath it stay exactly as they are.  A symlink, FIFO or file
+    at /tmp/.nx is refused with its remedy, never followed or removed.  As a
+    regular user, your levels are created 0700 as Nx would; where only root can
+    help, nxsock exits 77 and prints the sudo command.
+    """
+    from ..report import dumps
+
+    if (install or uninstall) and not tmpfiles:
+        raise click.UsageError("--install and --uninstall go with --tmpfiles.")
+    if install and uninstall:
+        raise click.UsageError("--install and --uninstall are exclusive.")
+    dry = dry_run or check
+    root = os.geteuid() == 0
+    if tmpfiles:
+        from .. import tmpfiles as drop_in
+        from ..render import render_tmpfiles
+
+        if not (install or uninstall):
+            document = {"schema_version": 1, "path": drop_in.DROP_IN, "content": drop_in.drop_in_text()}
+            sys.stdout.write(dumps(document, indent=sys.stdout.isatty()) + "\n" if json_flag else drop_in.drop_in_text())
+            sys.exit(exitcodes.OK)
+        if not root:
+            click.echo("nxsock provision: writing /etc/tmpfiles.d needs root: sudo nxsock provision --tmpfiles "
+                       + ("--install" if install else "--uninstall"), err=True)
+            sys.exit(exitcodes.NOPERM)
+        changes = drop_in.install(dry_run=dry) if install else drop_in.uninstall(dry_run=dry)
+        if install and not dry and changes[0].verb in ("write", "none"):
+            applied = drop_in.apply()
+            if applied is None:  # no systemd-tmpfiles here: provision directly, to the same effect
+                from ..fsview import LiveView
+                from ..provisioning import provision_for_everyone
+
+                provision_for_everyone(LiveView(), dry_run=False)
+            else:
+                changes.append(applied)
+        refused = any(c.verb == "refuse" for c in changes)
+        changed = any(c.verb in ("write", "remove") for c in changes)
+        code = exitcodes.PROBLEM if refused or (check and changed) else exitcodes.OK
+        if json_flag:
+            document = {
+                "schema_version": 1,
+                "dry_run": dry,
+                "changed": changed,
+                "steps": [{"verb": c.verb, "path": c.path, "detail": c.detail} for c in changes],
+            }
+            sys.stdout.write(dumps(document, indent=sys.stdout.isatty()) + "\n")
+        else:
+            render_tmpfiles(changes)
+        sys.exit(code)
+
+    from ..fsview import LiveView
+    from ..provisioning import provision_for_everyone, provision_for_user
+    from ..report import provision_document
+
+    view = LiveView()
+    if root:
+        report = provision_for_everyone(view, dry_run=dry)
+    else:
+        report = provision_for_user(view, os.geteuid(), os.getegid(), dry_run=dry)
+    code = report.exit_code
+    if code == exitcodes.OK and check and report.changed:
+        code = exitcodes.PROBLEM
+    document = provision_document(report)
+    if json_flag:
+        sys.stdout.write(dumps(document, indent=sys.stdout.isatty()) + "\n")
+    else:
+        from ..render import render_provision
+
+        render_provision(document)
+    sys.exit(code)
