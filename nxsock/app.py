@@ -15,7 +15,7 @@ COMMANDS = {
     "paths": "nxsock.commands.paths:paths",
     "check-root": "nxsock.commands.check_root:check_root",
     "provision": "nxsock.commands.provision:provision",
-    "cache": "nxsock.commands.unbuilt:cache",
+    "cache": "nxsock.commands.cache:cache",
     "reset": "nxsock.commands.unbuilt:reset",
     "doctor": "nxsock.commands.unbuilt:doctor",
 }
@@ -24,7 +24,7 @@ SHORT_HELP = {
     "paths": "Where Nx will put its sockets and binding cache, and why.",
     "check-root": "Judge the shared container /tmp/.nx for the current user.",
     "provision": "Set up /tmp/.nx for everyone (root) or your own Nx tree (you).",
-    "cache": "Inspect the native binding cache (not built yet).",
+    "cache": "Where the binding cache is, what it holds, whether it is fresh; prune it.",
     "reset": "Remove this user's dead Nx runtime state (not built yet).",
     "doctor": "Audit every level Nx depends on (not built yet).",
 }

@@ -95,6 +95,12 @@ class FsView(t.Protocol):
     def probe_socket(self, path: str) -> str | None:
         """Connect to a unix socket briefly: ``"answers"``, an errno name (``ECONNREFUSED``: stale), or ``None``."""
 
+    def listdir(self, path: str) -> list[str] | int:
+        """The names in a directory (not following a final symlink), or an errno."""
+
+    def mapped_paths(self) -> frozenset[str] | None:
+        """Files some process of ours has mapped (a loaded binding), or ``None`` where the view cannot tell."""
+
 
 class LiveView:
     """The real filesystem of this machine, as the calling process sees it.
@@ -199,6 +205,38 @@ class LiveView:
             probe.close()
         return "answers"
 
+    def listdir(self, path: str) -> list[str] | int:
+        flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        try:
+            fd = os.open(path, flags)
+        except OSError as e:
+            return e.errno or errno.EIO
+        except ValueError:
+            return errno.EINVAL
+        try:
+            return os.listdir(fd)
+        except OSError as e:
+            return e.errno or errno.EIO
+        finally:
+            os.close(fd)
+
+    def mapped_paths(self) -> frozenset[str] | None:
+        paths: set[str] = set()
+        try:
+            pids = [name for name in os.listdir("/proc") if name.isdigit()]
+        except OSError:
+            return None
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/maps", "rb") as maps:
+                    for line in maps:
+                        parts = line.split(maxsplit=5)
+                        if len(parts) == 6 and parts[5].startswith(b"/"):
+                            paths.add(os.fsdecode(parts[5].rstrip(b"\n").removesuffix(b" (deleted)")))
+            except OSError:
+                continue  # another user's process, or gone
+        return frozenset(paths)
+
 
 class MemoryView:
     """A filesystem held in a dict: a fresh machine of another platform, or a test fixture.
@@ -295,6 +333,19 @@ class MemoryView:
     def probe_socket(self, path: str) -> str | None:
         return None
 
+    def listdir(self, path: str) -> list[str] | int:
+        entry = self.lstat(path)
+        if isinstance(entry, int):
+            return entry
+        if not entry.is_dir:
+            return errno.ENOTDIR
+        prefix = path.rstrip(self._sep) + self._sep
+        names = {p[len(prefix):] for p in [*self._entries, *self._links, *self._files] if p.startswith(prefix)}
+        return sorted(n for n in names if n and self._sep not in n)
+
+    def mapped_paths(self) -> frozenset[str] | None:
+        return None
+
 
 class UserNamespaceView:
     """*base* as a process in an unprivileged user namespace sees it.
@@ -347,3 +398,9 @@ class UserNamespaceView:
 
     def probe_socket(self, path: str) -> str | None:
         return self._base.probe_socket(path)
+
+    def listdir(self, path: str) -> list[str] | int:
+        return self._base.listdir(path)
+
+    def mapped_paths(self) -> frozenset[str] | None:
+        return self._base.mapped_paths()

@@ -202,3 +202,60 @@ def render_tmpfiles(changes: t.Sequence[t.Any]) -> None:
     for change in changes:
         style = "red" if change.verb == "refuse" else ""
         out.print(Text(f"  {safe(change.path)}: {change.detail}", style=style))
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
+
+
+def render_cache_listing(listing: t.Any) -> None:
+    """Entries grouped by version, each with its state in words."""
+    out = _console()
+    if listing.bypass_reason:
+        out.print(Text(f"Nx loads the binding in place: {listing.bypass_reason}.", style="yellow"))
+    out.print(Text("Cache: ", style="bold") + Text(safe(listing.dir)))
+    if listing.binding:
+        out.print(Text(f"Installed binding: {safe(listing.binding.path)}"))
+    if listing.problem:
+        out.print(Text(f"  {listing.problem}", style="red"))
+    if not listing.entries:
+        out.print(Text("  (empty)", style="dim"))
+        return
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    for column in ("version", "entry", "size", "state"):
+        table.add_column(column, overflow="fold")
+    for entry in listing.entries:
+        words = ["interrupted copy" if entry.partial else None,
+                 None if entry.trusted else "untrusted",
+                 {True: "fresh", False: "stale", None: "other binding"}[entry.fresh] if not entry.partial else None,
+                 "in use" if entry.in_use else None]
+        table.add_row(entry.version, safe(entry.path.rsplit("/", 1)[-1]), _size(entry.size), ", ".join(w for w in words if w))
+    out.print(table)
+
+
+def render_verdict(verdict: t.Any) -> None:
+    out = _console()
+    good = verdict.state in ("fresh", "bypassed")
+    mark = Text("✓ " + verdict.state + "  ", style="green") if good else Text("✗ " + verdict.state + "  ", style="red")
+    out.print(mark + Text(safe(verdict.message)))
+    if verdict.remedy:
+        out.print(Text("    fix:  ", style="bold") + Text(safe(verdict.remedy), style="cyan"))
+
+
+def render_removals(rows: t.Sequence[tuple[str, str, str | None, int]], dry_run: bool) -> None:
+    """One line per entry, then a summary with the space freed."""
+    out = _console()
+    verb = "would remove" if dry_run else "removed"
+    freed = 0
+    for path, outcome, why, size in rows:
+        if outcome == "removed":
+            freed += size
+            out.print(Text(f"  {verb} {safe(path)}  ({why}, {_size(size)})"))
+        else:
+            out.print(Text(f"  kept {safe(path)}: {safe(why)}", style="yellow"))
+    removed = sum(1 for _, outcome, _, _ in rows if outcome == "removed")
+    out.print(Text(f"{'Would remove' if dry_run else 'Removed'} {removed} entries, {_size(freed)}.", style="bold"))

@@ -105,6 +105,7 @@ class NativeCache(t.NamedTuple):
     bypass_reason: str | None
     refusals: tuple[Refusal, ...]
     configured: bool
+    root: str | None = None  # where entries live: the directory of version directories, or the configured one
 
 
 class WorkspaceData(t.NamedTuple):
@@ -267,23 +268,27 @@ def _native_cache(env: Environment, sim: Simulation, generation: str) -> NativeC
         name = "nx-native-file-cache-" + layout.short_hash(parts, 7)
         return NativeCache(join(env.node_tmpdir(), name), None, (), False)
     if env.get("NX_SKIP_NATIVE_FILE_CACHE") == "true":
-        return NativeCache(None, "NX_SKIP_NATIVE_FILE_CACHE=true", (), configured is not None)
+        root = resolve_path(configured, env.cwd) if configured else _roots(env, generation).native_cache
+        return NativeCache(None, "NX_SKIP_NATIVE_FILE_CACHE=true", (), configured is not None, root)
     if configured is not None:
         directory = resolve_path(configured, env.cwd)
         refusal = _establish_configured(sim, directory, generation)
         if refusal:
-            return NativeCache(directory, "the configured NX_NATIVE_FILE_CACHE_DIRECTORY was refused", (refusal,), True)
-        return NativeCache(directory, None, (), True)
-    if version is None:
-        return NativeCache(None, "the Nx version is unknown, and the cache directory is named for it", (), False)
+            reason = "the configured NX_NATIVE_FILE_CACHE_DIRECTORY was refused"
+            return NativeCache(directory, reason, (refusal,), True, directory)
+        return NativeCache(directory, None, (), True, directory)
     roots = _roots(env, generation)
+    if version is None:
+        return NativeCache(
+            None, "the Nx version is unknown, and the cache directory is named for it", (), False, roots.native_cache
+        )
     version_dir = join(roots.native_cache, version)
     refusal = establish_shared_root(sim, roots.container)
     for level in (roots.user, roots.native_cache, version_dir):
         refusal = refusal or establish_private_dir(sim, level)
     if refusal:
-        return NativeCache(None, "a level of the cache directory was refused", (refusal,), False)
-    return NativeCache(version_dir, None, (), False)
+        return NativeCache(None, "a level of the cache directory was refused", (refusal,), False, roots.native_cache)
+    return NativeCache(version_dir, None, (), False, roots.native_cache)
 
 
 # -- sockets, current layout (POSIX) ----------------------------------------------

@@ -291,7 +291,12 @@ def oracle_command(generation: str = "native", uid: int = USER) -> str:
 
 
 def run_as_user(
-    setup: str, args: t.Sequence[str], env: t.Mapping[str, str] | None = None, uid: int = USER, post: str = ""
+    setup: str,
+    args: t.Sequence[str],
+    env: t.Mapping[str, str] | None = None,
+    uid: int = USER,
+    post: str = "",
+    cwd: str | None = None,
 ) -> UserRun:
     """``nxsock ARGS`` as *uid* in a fresh namespace after *setup* (as root); the tree around it."""
     python, pythonpath = stage_nxsock()
@@ -308,7 +313,7 @@ mount -t tmpfs -o mode=0755 tmpfs /home
 install -d -o {uid} -g {uid} /home/u{uid}
 {setup}
 set +e
-cd /home/u{uid}
+cd {shlex.quote(cwd or f"/home/u{uid}")}
 echo '<<<TREE'; {SNAPSHOT}
 echo '<<<OUT'; {command} 2>/dev/fd/3; echo "<<<RC $?"
 echo '<<<TREE'; {SNAPSHOT}

@@ -1,0 +1,223 @@
+"""The native binding cache: which binding Nx loads, what the cache holds, what is stale (SPEC §3).
+
+Nx copies ``nx.<platform>.node`` into ``<cache>/<version>-<H12(binding)>-<file>``
+before loading it, where the hash is of the binding's path as Node resolves it
+(symlinks followed).  An entry is *trusted* when it is a regular file of yours
+with no group/other write, *fresh* when trusted, as large as the binding and
+not older than it.  Copies cut short are named ``<key>-<random><file>``.
+Reading only: :mod:`nxsock.pruning` is what removes entries.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import typing as t
+
+from ._pathname import basename, join
+from .environment import Environment
+from .fsview import Entry, FsView
+from .layout import short_hash
+from .resolver import Resolution
+
+__all__ = ["Binding", "CacheEntry", "CacheListing", "find_binding", "list_cache", "platform_triple"]
+
+_ENTRY = re.compile(r"^(?P<version>.+?)-(?P<hash>[0-9a-f]{12})-(?P<rest>.+\.node)$")
+_PARTIAL = re.compile(r"^[0-9][0-9.e+-]*(?P<file>nx\..+\.node)$")
+
+
+class Binding(t.NamedTuple):
+    """The installed binding Nx would load, and the cache entry it maps to."""
+
+    path: str  # resolved, as Node resolves it
+    file_name: str
+    size: int
+    mtime: float
+    entry_name: str | None  # None when the Nx version is unknown
+
+
+class CacheEntry(t.NamedTuple):
+    path: str
+    version: str
+    key_hash: str
+    file_name: str
+    binding: str | None  # the installed binding it was copied from, when the key matches
+    size: int
+    uid: int
+    trusted: bool
+    fresh: bool | None  # None when it belongs to no binding installed here
+    in_use: bool | None
+    partial: bool
+
+
+class CacheListing(t.NamedTuple):
+    dir: str | None  # the directory listed: the cache root (version directories) or a configured directory
+    bypass_reason: str | None
+    binding: Binding | None
+    entries: tuple[CacheEntry, ...]
+    problem: str | None  # why the directory could not be listed
+
+
+def platform_triple(platform: str, machine: str, musl: bool) -> str | None:
+    """``linux-x64-gnu``, ``darwin-arm64``, ``win32-x64-msvc``…: the suffix of Nx's binding package."""
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64", "armv7l": "arm"}.get(machine.lower())
+    if arch is None:
+        return None
+    if platform == "linux":
+        return "linux-arm-gnueabihf" if arch == "arm" else f"linux-{arch}-{'musl' if musl else 'gnu'}"
+    if platform == "darwin":
+        return f"darwin-{arch}" if arch != "arm" else None
+    if platform == "win32":
+        return f"win32-{arch}-msvc" if arch != "arm" else None
+    return None
+
+
+def host_triple() -> str | None:
+    """This machine's triple; musl is told from the C library the interpreter runs on."""
+    try:
+        musl = not os.confstr("CS_GNU_LIBC_VERSION")
+    except (ValueError, OSError):
+        musl = True
+    platform = "darwin" if os.uname().sysname == "Darwin" else "linux"
+    return platform_triple(platform, os.uname().machine, musl)
+
+
+def _regular(view: FsView, path: str) -> Entry | None:
+    entry = view.stat(path)
+    return entry if isinstance(entry, Entry) and entry.kind == "file" else None
+
+
+def find_binding(env: Environment, view: FsView, triple: str | None) -> Binding | None:
+    """The binding Nx loads: a local build beside its loader first, else ``@nx/nx-<triple>`` as Node resolves it."""
+    if triple is None:
+        return None
+    package_dir = view.realpath(join(env.workspace_root, "node_modules", "nx"))
+    if isinstance(package_dir, int):
+        return None
+    file_name = f"nx.{triple}.node"
+    candidates = [join(package_dir, "src", "native", file_name), join(package_dir, "dist", "src", "native", file_name)]
+    level = package_dir
+    while True:
+        if basename(level) != "node_modules":
+            candidates.append(join(level, "node_modules", "@nx", f"nx-{triple}", file_name))
+        parent = level.rsplit("/", 1)[0] or "/"
+        if parent == level:
+            break
+        level = parent
+    for candidate in candidates:
+        entry = _regular(view, candidate)
+        if entry is None:
+            continue
+        real = view.realpath(candidate)
+        path = real if isinstance(real, str) else candidate
+        name = None if env.nx_version is None else f"{env.nx_version}-{short_hash([path], 12)}-{file_name}"
+        return Binding(path, file_name, entry.size, entry.mtime, name)
+    return None
+
+
+def list_cache(resolution: Resolution, view: FsView, binding: Binding | None) -> CacheListing:
+    """Every entry of this user's cache, by version, with trust, freshness, use and interrupted copies."""
+    cache = resolution.native_cache
+    shown = cache.root
+    holders = [shown] if cache.configured and shown else []
+    problem = None
+    if not cache.configured and shown is not None:
+        names = view.listdir(shown)
+        if isinstance(names, int):  # ENOENT is an empty cache: nothing was loaded yet
+            problem = None if names == errno.ENOENT else f"cannot be listed ({os.strerror(names)})"
+            names = []
+        holders = [join(shown, name) for name in sorted(names) if _is_dir(view, join(shown, name))]
+    mapped = view.mapped_paths()
+    entries: list[CacheEntry] = []
+    uid = resolution.environment.uid
+    for holder in holders:
+        names = view.listdir(holder)
+        if isinstance(names, int):
+            continue
+        for name in sorted(names):
+            entry = _entry(view, join(holder, name), name, uid, binding, mapped)
+            if entry is not None:
+                entries.append(entry)
+    return CacheListing(shown, cache.bypass_reason, binding, tuple(entries), problem)
+
+
+def _is_dir(view: FsView, path: str) -> bool:
+    entry = view.lstat(path)
+    return isinstance(entry, Entry) and entry.is_dir
+
+
+def _entry(
+    view: FsView, path: str, name: str, uid: int, binding: Binding | None, mapped: frozenset[str] | None
+) -> CacheEntry | None:
+    match = _ENTRY.match(name)
+    if match is None:
+        return None
+    stats = view.lstat(path)
+    if isinstance(stats, int):
+        return None
+    rest = match["rest"]
+    partial = _PARTIAL.match(rest)
+    file_name = partial["file"] if partial else rest
+    trusted = stats.kind == "file" and stats.uid == uid and not stats.mode & 0o022
+    belongs = binding is not None and match["hash"] == short_hash([binding.path], 12) and file_name == binding.file_name
+    fresh = None
+    if belongs and binding is not None and not partial:
+        fresh = trusted and stats.size == binding.size and stats.mtime >= binding.mtime
+    return CacheEntry(
+        path=path,
+        version=match["version"],
+        key_hash=match["hash"],
+        file_name=file_name,
+        binding=binding.path if belongs and binding is not None else None,
+        size=stats.size,
+        uid=stats.uid,
+        trusted=trusted,
+        fresh=fresh,
+        in_use=None if mapped is None else path in mapped,
+        partial=partial is not None,
+    )
+
+
+class Verdict(t.NamedTuple):
+    """``cache verify``: the installed version's entry and what is wrong with it, if anything."""
+
+    state: str  # "fresh" | "stale" | "untrusted" | "missing" | "bypassed" | "no-binding"
+    entry: str | None
+    message: str
+    remedy: str | None
+
+
+def verify(listing: CacheListing, shell_quote: t.Callable[[str], str]) -> Verdict:
+    """Fresh, or stale (size *and* mtime), untrusted or missing — each with the fix."""
+    binding = listing.binding
+    if listing.bypass_reason is not None:
+        return Verdict("bypassed", None, f"Nx loads the binding in place: {listing.bypass_reason}.", None)
+    if binding is None or binding.entry_name is None or listing.dir is None:
+        return Verdict("no-binding", None, "No installed Nx binding was found in this workspace to verify.", None)
+    match = next((e for e in listing.entries if basename(e.path) == binding.entry_name), None)
+    if match is None:
+        return Verdict("missing", None, f"No cache entry {binding.entry_name} yet; Nx copies it on its next run.", None)
+    fix = f"rm -- {shell_quote(match.path)}"
+    if not match.trusted:
+        return Verdict("untrusted", match.path, f"{match.path} is not a regular file of yours without group/other write.", fix)
+    if not match.fresh:
+        return Verdict("stale", match.path, f"{match.path} differs from {binding.path} (size or age); Nx would load an old copy.", fix)
+    return Verdict("fresh", match.path, f"{match.path} is trusted and matches {binding.path}.", None)
+
+
+def prune_plan(listing: CacheListing, installed_version: str | None, uid: int) -> list[tuple[CacheEntry, str]]:
+    """What ``cache prune`` removes, and why: other versions, interrupted copies, untrusted entries of yours."""
+    plan = []
+    for entry in listing.entries:
+        if entry.uid != uid:
+            continue  # never another user's
+        if entry.in_use:
+            continue
+        if entry.partial:
+            plan.append((entry, "an interrupted copy"))
+        elif installed_version is not None and entry.version != installed_version:
+            plan.append((entry, f"version {entry.version}, not the installed {installed_version}"))
+        elif not entry.trusted:
+            plan.append((entry, "untrusted"))
+    return plan

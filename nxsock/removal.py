@@ -1,0 +1,104 @@
+"""Removing this user's dead state, and only that: by descriptor, never through a link.
+
+Directories are opened one component at a time with ``O_NOFOLLOW`` (a link
+is followed only when root or the user owns it, as the kernel's own trusted
+paths would be), entries are examined with ``lstat`` relative to their
+directory's descriptor, and removed with ``unlinkat``/``rmdir`` relative to it.
+A link is removed as a link; what it points at is never touched; an entry
+another uid owns is never removed.
+"""
+
+from __future__ import annotations
+
+import errno as _errno
+import os
+import stat
+import typing as t
+
+__all__ = ["Removal", "open_directory", "remove_entry"]
+
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class Removal(t.NamedTuple):
+    """What happened to one entry: ``removed``, ``kept`` (with why), or ``failed`` (with the errno)."""
+
+    path: str
+    outcome: str
+    reason: str | None
+    freed: int  # bytes of storage released
+
+
+def open_directory(path: str, uid: int) -> int:
+    """A descriptor for *path*, walked from ``/`` with ``O_NOFOLLOW``; links followed only when root's or *uid*'s."""
+    fd = os.open("/", _DIR_FLAGS)
+    pending = [p for p in path.split("/") if p]
+    hops = 0
+    try:
+        while pending:
+            name = pending.pop(0)
+            if name in (".", ""):
+                continue
+            try:
+                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno not in (_errno.ELOOP, _errno.ENOTDIR):
+                    raise
+                st = os.lstat(name, dir_fd=fd)
+                hops += 1
+                if not stat.S_ISLNK(st.st_mode) or st.st_uid not in (0, uid) or hops > 40:
+                    raise
+                target = os.readlink(name, dir_fd=fd)
+                if target.startswith("/"):
+                    os.close(fd)
+                    fd = os.open("/", _DIR_FLAGS)
+                pending[:0] = [p for p in target.split("/") if p]
+                continue
+            os.close(fd)
+            fd = child
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _footprint(st: os.stat_result) -> int:
+    return getattr(st, "st_blocks", 0) * 512 or st.st_size
+
+
+def remove_entry(dir_fd: int, name: str, path: str, uid: int, *, dry_run: bool) -> Removal:
+    """Remove *name* in the directory *dir_fd* if *uid* owns it; a directory with everything in it that *uid* owns."""
+    try:
+        st = os.lstat(name, dir_fd=dir_fd)
+    except OSError as exc:
+        return Removal(path, "failed", _errno.errorcode.get(exc.errno or 0, "EIO"), 0)
+    if st.st_uid != uid:
+        return Removal(path, "kept", f"owned by uid {st.st_uid}, not you", 0)
+    if not stat.S_ISDIR(st.st_mode):
+        if not dry_run:
+            try:
+                os.unlink(name, dir_fd=dir_fd)  # a link goes as a link
+            except OSError as exc:
+                return Removal(path, "failed", _errno.errorcode.get(exc.errno or 0, "EIO"), 0)
+        return Removal(path, "removed", None, _footprint(st))
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        return Removal(path, "failed", _errno.errorcode.get(exc.errno or 0, "EIO"), 0)
+    freed = _footprint(st)
+    try:
+        if os.fstat(fd).st_uid != uid:  # swapped since the lstat
+            return Removal(path, "kept", "changed while it was examined", 0)
+        for child in os.listdir(fd):
+            inner = remove_entry(fd, child, f"{path}/{child}", uid, dry_run=dry_run)
+            if inner.outcome != "removed":
+                return Removal(path, inner.outcome, f"{inner.path}: {inner.reason}", freed)
+            freed += inner.freed
+    finally:
+        os.close(fd)
+    if not dry_run:
+        try:
+            os.rmdir(name, dir_fd=dir_fd)
+        except OSError as exc:
+            return Removal(path, "failed", _errno.errorcode.get(exc.errno or 0, "EIO"), freed)
+    return Removal(path, "removed", None, freed)
