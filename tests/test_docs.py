@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -16,21 +17,26 @@ REPO = Path(__file__).resolve().parent.parent
 MAN = REPO / "man" / "nxsock.1"
 
 
-def _all_options() -> set[str]:
+def _commands() -> list[tuple[str, click.Command]]:
+    """Every command and subcommand, with its full name (``cache prune``)."""
     ctx = click.Context(cli)
-    names = {opt for p in cli.params for opt in p.opts if opt.startswith("--")}
+    found: list[tuple[str, click.Command]] = []
     for name in COMMANDS:
         command = cli.get_command(ctx, name)
         assert command is not None
-        names |= {opt for p in command.params for opt in p.opts if opt.startswith("--")}
-    return names
+        found.append((name, command))
+        if isinstance(command, click.Group):
+            found += [(f"{name} {sub}", command.commands[sub]) for sub in command.commands]
+    return found
 
 
 def test_every_command_and_option_is_in_the_man_page() -> None:
     text = MAN.read_text().replace("\\-", "-")
-    for name in COMMANDS:
-        assert f".B {name}" in text or f".B {name}\n" in text, name
-    for option in _all_options():
+    for name, command in _commands():
+        assert re.search(rf'^\.BR? "?{name}\b', text, re.MULTILINE), name
+        for option in (opt for p in command.params for opt in p.opts if opt.startswith("--")):
+            assert option in text, f"{name} {option}"
+    for option in (opt for p in cli.params for opt in p.opts if opt.startswith("--")):
         assert option in text, option
 
 
