@@ -16,7 +16,7 @@ COMMANDS = {
     "check-root": "nxsock.commands.check_root:check_root",
     "provision": "nxsock.commands.provision:provision",
     "cache": "nxsock.commands.cache:cache",
-    "reset": "nxsock.commands.unbuilt:reset",
+    "reset": "nxsock.commands.reset:reset",
     "doctor": "nxsock.commands.unbuilt:doctor",
 }
 
@@ -25,7 +25,7 @@ SHORT_HELP = {
     "check-root": "Judge the shared container /tmp/.nx for the current user.",
     "provision": "Set up /tmp/.nx for everyone (root) or your own Nx tree (you).",
     "cache": "Where the binding cache is, what it holds, whether it is fresh; prune it.",
-    "reset": "Remove this user's dead Nx runtime state (not built yet).",
+    "reset": "Remove this user's dead Nx runtime state, and nothing else.",
     "doctor": "Audit every level Nx depends on (not built yet).",
 }
 

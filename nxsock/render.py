@@ -259,3 +259,25 @@ def render_removals(rows: t.Sequence[tuple[str, str, str | None, int]], dry_run:
             out.print(Text(f"  kept {safe(path)}: {safe(why)}", style="yellow"))
     removed = sum(1 for _, outcome, _, _ in rows if outcome == "removed")
     out.print(Text(f"{'Would remove' if dry_run else 'Removed'} {removed} entries, {_size(freed)}.", style="bold"))
+
+
+class _Ticker:
+    """A spinner with a count on stderr, for walks over thousands of directories."""
+
+    def __init__(self, label: str) -> None:
+        from rich.progress import Progress, SpinnerColumn, TextColumn
+
+        self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}: {task.completed} entries"),
+                                  console=Console(stderr=True), transient=True)
+        self._task = self._progress.add_task(label, total=None)
+        self._progress.start()
+
+    def tick(self) -> None:
+        self._progress.advance(self._task)
+
+    def stop(self) -> None:
+        self._progress.stop()
+
+
+def progress_ticker(label: str) -> _Ticker:
+    return _Ticker(label)

@@ -127,6 +127,6 @@ def test_prune_dry_run_changes_nothing() -> None:
 def test_an_entry_in_use_is_kept() -> None:
     """A process of the user's that maps an interrupted copy keeps it from being pruned."""
     partial = f"{VERSION_DIR}/24.0.6-0123456789ab-0.5nx.linux-x64-gnu.node"
-    mapper = f"{as_user_prefix()} python3 -c \"import mmap,time; f=open('{partial}','rb'); m=mmap.mmap(f.fileno(),0,prot=mmap.PROT_READ); time.sleep(20)\" &"
+    mapper = f"{as_user_prefix()} python3 -c \"import mmap,time; f=open('{partial}','rb'); m=mmap.mmap(f.fileno(),0,prot=mmap.PROT_READ); time.sleep(3)\" &"
     result = run(["cache", "prune", "--json"], extra=f"echo data > {partial}; chown {USER} {partial}; {mapper} sleep 1")
     assert doc(result)["removed"] == []

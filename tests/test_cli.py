@@ -84,7 +84,7 @@ def test_a_missing_workspace_is_a_usage_error_not_a_traceback(runner: CliRunner)
     assert result.exit_code == 2 and "Traceback" not in result.output
 
 
-@pytest.mark.parametrize("command", ["reset", "doctor"])
+@pytest.mark.parametrize("command", ["doctor"])
 def test_unbuilt_commands_say_so_and_pretend_nothing(runner: CliRunner, command: str) -> None:
     result = runner.invoke(cli, [command])
     assert result.exit_code == 69

@@ -20,5 +20,4 @@ def _unbuilt(name: str, purpose: str) -> click.Command:
     return command
 
 
-reset = _unbuilt("reset", "remove this user's dead sockets and per-run directories")
 doctor = _unbuilt("doctor", "audit every level Nx depends on and print the command that fixes each problem")

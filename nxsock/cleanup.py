@@ -1,0 +1,252 @@
+"""``reset``: this user's dead Nx runtime state, found and removed by descriptor.
+
+Dead means: a per-run directory (20 hex digits) whose sockets no longer
+answer, or that holds none; a socket nothing listens on (``ECONNREFUSED``);
+this workspace's plugin and console directories when nothing listens in them.
+A directory modified in the last minute may belong to a daemon that is just
+starting and is kept unless forced.  Nothing another uid owns is touched, no
+link is followed (a link is removed as a link), and a socket is probed through
+its directory's descriptor, never re-resolved by path.
+"""
+
+from __future__ import annotations
+
+import errno as _errno
+import os
+import re
+import socket
+import stat
+import time
+import typing as t
+
+from ._pathname import join
+from .layout import console_leaf, plugin_leaf
+from .removal import open_directory, remove_entry
+from .resolver import Resolution
+
+__all__ = ["ResetItem", "reset"]
+
+HEX20 = re.compile(r"^[0-9a-f]{20}$")
+HEX8 = re.compile(r"^[0-9a-f]{8}$")
+GRACE = 60.0  # seconds a young per-run directory is presumed to belong to a starting daemon
+
+
+class ResetItem(t.NamedTuple):
+    path: str
+    what: str  # "per-run directory", "plugin directory", "stale socket", "daemon marker", "legacy …"
+    outcome: str  # "removed" | "kept" | "failed"
+    reason: str | None
+    freed: int
+
+
+def _probe(dir_fd: int, name: str) -> str:
+    """Connect to the socket *name* in *dir_fd*: ``answers``, or the errno name (``ECONNREFUSED``: stale)."""
+    path = f"/proc/self/fd/{dir_fd}/{name}"
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(0.5)
+    try:
+        probe.connect(path)
+    except TimeoutError:
+        return "ETIMEDOUT"
+    except OSError as exc:
+        return _errno.errorcode.get(exc.errno or 0, "EIO")
+    finally:
+        probe.close()
+    return "answers"
+
+
+class _Walker:
+    def __init__(self, uid: int, *, dry_run: bool, force: bool, now: float, tick: t.Callable[[], None]) -> None:
+        self.uid = uid
+        self.dry_run = dry_run
+        self.force = force
+        self.now = now
+        self.tick = tick
+        self.items: list[ResetItem] = []
+
+    def _remove(self, fd: int, name: str, path: str, what: str, reason: str) -> None:
+        removal = remove_entry(fd, name, path, self.uid, dry_run=self.dry_run)
+        outcome_reason = reason if removal.outcome == "removed" else removal.reason
+        self.items.append(ResetItem(path, what, removal.outcome, outcome_reason, removal.freed))
+
+    def _sockets_in(self, fd: int, name: str) -> list[str] | None:
+        """The probe results for the sockets directly in *name*, or ``None`` when it cannot be opened safely."""
+        try:
+            inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+        except OSError:
+            return None
+        try:
+            results = []
+            for child in os.listdir(inner):
+                try:
+                    if stat.S_ISSOCK(os.lstat(child, dir_fd=inner).st_mode):
+                        results.append(_probe(inner, child))
+                except OSError:
+                    continue
+            return results
+        finally:
+            os.close(inner)
+
+    def dead_directory(self, fd: int, name: str, path: str, what: str, st: os.stat_result) -> None:
+        """Remove a directory when no socket in it answers and it is not a minute young (unless forced)."""
+        probes = self._sockets_in(fd, name)
+        if probes is None:
+            self.items.append(ResetItem(path, what, "kept", "could not be opened without following a link", 0))
+        elif any(p in ("answers", "ETIMEDOUT", "EAGAIN") for p in probes):
+            self.items.append(ResetItem(path, what, "kept", "a socket in it answers: it is live", 0))
+        elif not self.force and self.now - st.st_mtime < GRACE:
+            self.items.append(ResetItem(path, what, "kept", "modified less than a minute ago (use --force)", 0))
+        else:
+            self._remove(fd, name, path, what, "no socket in it answers" if probes else "it holds no socket")
+
+    def stale_sockets(self, fd: int, directory: str) -> None:
+        """Unlink the sockets directly in *fd* that nothing listens on."""
+        for name in sorted(os.listdir(fd)):
+            try:
+                st = os.lstat(name, dir_fd=fd)
+            except OSError:
+                continue
+            if stat.S_ISSOCK(st.st_mode) and st.st_uid == self.uid and _probe(fd, name) == "ECONNREFUSED":
+                self._remove(fd, name, join(directory, name), "stale socket", "nothing listens on it")
+
+    def socket_root(self, root: str, own_leaves: t.Mapping[str, str]) -> None:
+        """A socket root: per-run directories of any workspace, this workspace's leaves, stale sockets elsewhere."""
+        fd = self._open(root)
+        if fd is None:
+            return
+        try:
+            for name in sorted(os.listdir(fd)):
+                self.tick()
+                try:
+                    st = os.lstat(name, dir_fd=fd)
+                except OSError:
+                    continue
+                path = join(root, name)
+                if st.st_uid != self.uid:
+                    self.items.append(ResetItem(path, "entry", "kept", f"owned by uid {st.st_uid}, not you", 0))
+                elif stat.S_ISDIR(st.st_mode) and HEX20.match(name):
+                    self.dead_directory(fd, name, path, "per-run directory", st)
+                elif stat.S_ISDIR(st.st_mode) and name in own_leaves:
+                    self.dead_directory(fd, name, path, own_leaves[name], st)
+                elif stat.S_ISDIR(st.st_mode) and HEX8.match(name):
+                    inner = self._open_child(fd, name)
+                    if inner is not None:
+                        try:
+                            self.stale_sockets(inner, path)
+                        finally:
+                            os.close(inner)
+                elif stat.S_ISSOCK(st.st_mode) and _probe(fd, name) == "ECONNREFUSED":
+                    self._remove(fd, name, path, "stale socket", "nothing listens on it")
+        finally:
+            os.close(fd)
+
+    def sockets_only(self, directory: str) -> None:
+        fd = self._open(directory)
+        if fd is not None:
+            try:
+                self.stale_sockets(fd, directory)
+            finally:
+                os.close(fd)
+
+    def legacy(self, tmp: str) -> None:
+        """Leftovers of Nx ≤ 23.1.1 in the OS temp dir: only the shapes Nx made, and only yours."""
+        fd = self._open(tmp)
+        if fd is None:
+            return
+        try:
+            for name in sorted(os.listdir(fd)):
+                self.tick()
+                try:
+                    st = os.lstat(name, dir_fd=fd)
+                except OSError:
+                    continue
+                if st.st_uid != self.uid:
+                    continue
+                path = join(tmp, name)
+                if stat.S_ISDIR(st.st_mode) and HEX20.match(name):
+                    if self._holds_only_sockets(fd, name):
+                        self.dead_directory(fd, name, path, "legacy per-run directory", st)
+                elif stat.S_ISDIR(st.st_mode) and name.startswith("nx-native-file-cache-"):
+                    self._remove(fd, name, path, "legacy binding cache", "the legacy layout's cache")
+                elif stat.S_ISSOCK(st.st_mode) and name.startswith("plugin") and name.endswith(".sock"):
+                    if _probe(fd, name) == "ECONNREFUSED":
+                        self._remove(fd, name, path, "legacy plugin socket", "nothing listens on it")
+        finally:
+            os.close(fd)
+
+    def daemon_marker(self, daemon_dir: str) -> str | None:
+        """Remove the ``disabled`` marker; return the reason it held (read without following a link)."""
+        fd = self._open(daemon_dir)
+        if fd is None:
+            return None
+        try:
+            try:
+                marker = os.open("disabled", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+            except OSError:
+                return None
+            try:
+                regular = stat.S_ISREG(os.fstat(marker).st_mode)
+                reason = os.read(marker, 4096).decode("utf-8", "replace").strip() if regular else ""
+            finally:
+                os.close(marker)
+            self._remove(fd, "disabled", join(daemon_dir, "disabled"), "daemon marker", "--daemon-marker")
+            return reason or "(empty)"
+        finally:
+            os.close(fd)
+
+    def _holds_only_sockets(self, fd: int, name: str) -> bool:
+        inner = self._open_child(fd, name)
+        if inner is None:
+            return False
+        try:
+            return all(stat.S_ISSOCK(os.lstat(c, dir_fd=inner).st_mode) for c in os.listdir(inner))
+        except OSError:
+            return False
+        finally:
+            os.close(inner)
+
+    def _open(self, directory: str) -> int | None:
+        try:
+            return open_directory(directory, self.uid)
+        except OSError:
+            return None
+
+    @staticmethod
+    def _open_child(fd: int, name: str) -> int | None:
+        try:
+            return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+        except OSError:
+            return None
+
+
+def reset(
+    resolution: Resolution,
+    *,
+    dry_run: bool,
+    force: bool = False,
+    daemon_marker: bool = False,
+    legacy: bool = False,
+    tick: t.Callable[[], None] = lambda: None,
+) -> tuple[list[ResetItem], str | None]:
+    """Find and remove this user's dead state; return what happened to each item, and the marker's reason."""
+    env = resolution.environment
+    walker = _Walker(env.uid, dry_run=dry_run, force=force, now=time.time(), tick=tick)
+    ws = env.workspace_root
+    own = {plugin_leaf(ws): "plugin directory", console_leaf(ws): "console directory"}
+    roots = [join("/tmp/.nx", str(env.uid), "sockets")]
+    home = env.get("HOME") or env.passwd_home
+    if home and home.startswith("/"):
+        roots.append(join(home, ".nx", "sockets"))
+    for root in roots:
+        walker.socket_root(root, own)
+    socket_root = resolution.socket_root
+    if socket_root.tier == "configured" and socket_root.root:
+        walker.sockets_only(socket_root.root)
+    walker.sockets_only(resolution.workspace_data.daemon_dir)
+    marker_reason = None
+    if daemon_marker:
+        marker_reason = walker.daemon_marker(resolution.workspace_data.daemon_dir)
+    if legacy:
+        real = os.path.realpath(env.node_tmpdir())
+        walker.legacy(real)
+    return walker.items, marker_reason
