@@ -332,3 +332,26 @@ echo '<<<POST'; {post or "true"}
     post_out = next((x[len("POST\n") :] for x in sections if x.startswith("POST\n")), "")
     before, after = ([*trees, "", ""])[:2]
     return UserRun(out, proc.stderr.decode("utf-8", "replace"), int(rc.split()[1]), before, after, post_out)
+
+
+def _entries(tree: str) -> dict[str, tuple[str, ...]]:
+    """path -> (type, uid, gid, mode, inode, link target); a directory's size is left out, it moves with its entries."""
+    found = {}
+    for line in tree.splitlines():
+        fields = line.split(" ", 7)
+        if len(fields) == 8:
+            kind, uid, gid, mode, inode, size, target, path = fields
+            found[path] = (kind, uid, gid, mode, inode, target) + (() if kind == "d" else (size,))
+    return found
+
+
+def changed_outside(before: str, after: str, removed: t.Iterable[str]) -> list[str]:
+    """Every difference between two snapshots that is not the removal of *removed* (and what they held)."""
+    allowed = tuple(removed)
+    old, new = _entries(before), _entries(after)
+    problems = [f"added {p}" for p in new.keys() - old.keys()]
+    problems += [f"changed {p}" for p in old.keys() & new.keys() if old[p] != new[p]]
+    problems += [
+        f"removed {p}" for p in old.keys() - new.keys() if not any(p == r or p.startswith(r + "/") for r in allowed)
+    ]
+    return sorted(problems)

@@ -10,6 +10,7 @@ from harness import (
     PEER,
     USER,
     as_user_prefix,
+    changed_outside,
     install_nx,
     missing_node,
     missing_privileges,
@@ -106,6 +107,8 @@ def test_prune_removes_other_versions_partials_and_untrusted_and_nothing_else() 
     """A link is removed as a link; a peer's entry and the fresh entry stay; the empty version dir goes."""
     result = run(["cache", "prune", "--json"], extra=HOSTILE, post=f"cat /home/precious; ls {VERSION_DIR} /tmp/.nx/{USER}/native-cache")
     report = doc(result)
+    gone = [r["path"] for r in report["removed"]] + [f"/tmp/.nx/{USER}/native-cache/23.3.2"]
+    assert changed_outside(result.tree_before, result.tree_after, gone) == []
     removed = sorted(r["path"].rsplit("/", 1)[-1] for r in report["removed"])
     assert removed == [
         "23.3.2-0123456789ab-nx.linux-x64-gnu.node",

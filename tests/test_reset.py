@@ -6,7 +6,15 @@ import json
 import typing as t
 
 import pytest
-from harness import PEER, USER, as_user_prefix, missing_privileges, missing_readable_python, run_as_user
+from harness import (
+    PEER,
+    USER,
+    as_user_prefix,
+    changed_outside,
+    missing_privileges,
+    missing_readable_python,
+    run_as_user,
+)
 
 from nxsock.layout import console_leaf, plugin_leaf
 
@@ -69,6 +77,7 @@ def test_another_users_entries_and_link_targets_are_untouched() -> None:
     )
     result = reset(setup, post="cat /home/precious; ls -d " + OTHER_RUN)
     assert paths(result, "removed") == [RUN]
+    assert changed_outside(result.tree_before, result.tree_after, [RUN]) == []
     assert "precious" in result.post and OTHER_RUN in result.post
     assert any(k["path"] == OTHER_RUN and "not you" in k["reason"] for k in json.loads(result.stdout)["kept"])
 
@@ -80,6 +89,7 @@ def test_this_workspaces_leaves_go_when_dead_and_other_workspaces_lose_only_stal
     )
     result = reset(setup, post=f"ls -d {ELSEWHERE}")
     assert paths(result, "removed") == sorted([PLUGIN, CONSOLE, f"{ELSEWHERE}/p2-1-abcdef01.sock"])
+    assert changed_outside(result.tree_before, result.tree_after, paths(result, "removed")) == []
     assert ELSEWHERE in result.post
 
 
@@ -108,6 +118,7 @@ def test_legacy_leftovers_are_removed_only_in_the_shapes_nx_made_and_only_yours(
         f"{OLD} /tmp/0123456789abcdef0123 /tmp/aaaaaaaaaaaaaaaaaaaa /tmp/bbbbbbbbbbbbbbbbbbbb"
     )
     result = reset(setup, "--legacy")
+    assert changed_outside(result.tree_before, result.tree_after, paths(result, "removed")) == []
     assert paths(result, "removed") == [
         "/tmp/0123456789abcdef0123",
         "/tmp/bbbbbbbbbbbbbbbbbbbb",

@@ -1,0 +1,117 @@
+"""Races: a peer flips a path between a directory and a symlink while provision and reset run.
+
+The peer loops in its own process; the command under test runs in-process
+thousands of times (the same functions the CLI calls).  After every run the
+link's target is checked: no chmod, chown or deletion may ever land through it.
+"""
+
+from __future__ import annotations
+
+import shlex
+import textwrap
+
+import pytest
+from harness import PEER, USER, as_user_prefix, missing_privileges, missing_readable_python, run_as_user, stage_nxsock
+
+pytestmark = [
+    pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
+    pytest.mark.skipif(missing_readable_python() is not None, reason=str(missing_readable_python())),
+]
+
+ITERATIONS = 1500
+
+FLIPPER = textwrap.dedent("""
+    import os, signal, sys, time
+    path, target, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    end = time.time() + seconds
+    flips = 0
+    def report(*_):
+        print("flips", flips, flush=True)
+        sys.exit(0)
+    signal.signal(signal.SIGTERM, report)
+    while time.time() < end:
+        for make in (lambda: os.mkdir(path, 0o777), lambda: os.symlink(target, path)):
+            try:
+                make()
+                flips += 1
+            except OSError:
+                pass
+            try:
+                os.rmdir(path)
+            except OSError:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+    report()
+""")
+
+
+def _driver(body: str) -> str:
+    python, pylib = stage_nxsock()
+    return f"PYTHONPATH={shlex.quote(pylib)} {shlex.quote(python)} -c {shlex.quote(textwrap.dedent(body))}"
+
+
+def _flipper(path: str, target: str, seconds: int) -> str:
+    python, _ = stage_nxsock()
+    return f"{as_user_prefix(PEER)} {shlex.quote(python)} -c {shlex.quote(FLIPPER)} {path} {target} {seconds} > /tmp/flips.out &"
+
+
+def test_provision_as_root_never_changes_a_links_target() -> None:
+    """A peer flips /tmp/.nx between its own directory and a link to a precious one; root provisions."""
+    driver = _driver(f"""
+        import os, stat
+        from nxsock.fsview import LiveView
+        from nxsock.provisioning import provision_for_everyone
+        def precious():
+            st = os.lstat("/home/precious")
+            return (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode))
+        before = precious()
+        bad = provisioned = 0
+        for _ in range({ITERATIONS}):
+            report = provision_for_everyone(LiveView(), dry_run=False)
+            provisioned += report.refusal is None and bool(report.steps)
+            if precious() != before or not os.path.exists("/home/precious/keep"):
+                bad += 1
+            try:  # hand the path back to the race: as root, remove what is there without following it
+                st = os.lstat("/tmp/.nx")
+                os.rmdir("/tmp/.nx") if stat.S_ISDIR(st.st_mode) else os.unlink("/tmp/.nx")
+            except OSError:
+                pass
+        print("violations", bad, "provisioned", provisioned)
+    """)
+    setup = f"install -d -m 0700 -o 4103 /home/precious; touch /home/precious/keep; {_flipper('/tmp/.nx', '/home/precious', 60)} sleep 0.3"
+    result = run_as_user(setup, ["--version"], post=f"{driver}; pkill -u {PEER} python3; sleep 0.2; cat /tmp/flips.out; stat -c '%u %a' /home/precious")
+    words = result.post.split()
+    print(" ".join(words[:6]))  # the figures, for the record (pytest -s)
+    assert words[words.index("violations") + 1] == "0", result.post
+    assert int(words[words.index("provisioned") + 1]) > 0  # the race was really run, both ways
+    assert int(words[words.index("flips") + 1]) > 1000
+    assert result.post.strip().endswith("4103 700")
+
+
+def test_reset_legacy_never_deletes_through_a_peers_link() -> None:
+    """A peer flips a 20-hex name in /tmp between a directory and a link into the user's own files."""
+    driver = _driver(f"""
+        import os
+        from nxsock.cleanup import reset
+        from nxsock.snapshot import build_resolution
+        bad = 0
+        for _ in range({ITERATIONS}):
+            resolution, _ = build_resolution(workspace="/home/u{USER}")
+            reset(resolution, dry_run=False, force=True, legacy=True)
+            if sorted(os.listdir("/home/u{USER}/precious")) != ["d.sock", "keep"]:
+                bad += 1
+        print("violations", bad)
+    """)
+    precious = f"/home/u{USER}/precious"
+    setup = (
+        f"install -d -m 0755 -o {USER} {precious}; touch {precious}/keep; "
+        f"python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"{precious}/d.sock\")'; chown -R {USER} {precious}; "
+        f"{_flipper('/tmp/0123456789abcdef0123', precious, 90)} sleep 0.3"
+    )
+    result = run_as_user(setup, ["--version"], post=f"{as_user_prefix()} {driver}; pkill -u {PEER} python3; sleep 0.2; cat /tmp/flips.out")
+    words = result.post.split()
+    print(" ".join(words[:6]))  # the figures, for the record (pytest -s)
+    assert words[words.index("violations") + 1] == "0", result.post
+    assert int(words[words.index("flips") + 1]) > 1000
