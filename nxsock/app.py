@@ -17,7 +17,7 @@ COMMANDS = {
     "provision": "nxsock.commands.provision:provision",
     "cache": "nxsock.commands.cache:cache",
     "reset": "nxsock.commands.reset:reset",
-    "doctor": "nxsock.commands.unbuilt:doctor",
+    "doctor": "nxsock.commands.doctor:doctor",
 }
 
 SHORT_HELP = {
@@ -26,7 +26,7 @@ SHORT_HELP = {
     "provision": "Set up /tmp/.nx for everyone (root) or your own Nx tree (you).",
     "cache": "Where the binding cache is, what it holds, whether it is fresh; prune it.",
     "reset": "Remove this user's dead Nx runtime state, and nothing else.",
-    "doctor": "Audit every level Nx depends on (not built yet).",
+    "doctor": "Audit every level Nx depends on, with the command that fixes each problem.",
 }
 
 

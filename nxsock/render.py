@@ -281,3 +281,37 @@ class _Ticker:
 
 def progress_ticker(label: str) -> _Ticker:
     return _Ticker(label)
+
+
+MARKS = {"ok": ("✓", "ok", "green"), "info": ("ℹ", "info", "blue"), "warn": ("⚠", "warn", "yellow"), "error": ("✗", "error", "red")}
+
+
+def render_doctor(results: t.Sequence[tuple[str, t.Any]], status: str, explanation: t.Any = None) -> None:
+    """Grouped findings, one line each with a symbol and a word, remedies indented, then a summary."""
+    out = _console()
+    if explanation is not None:
+        if explanation.matched is None:
+            out.print(Text("Not a message nxsock recognises; running every check.", style="yellow"))
+        else:
+            out.print(Text("Recognised: ", style="bold") + Text(explanation.matched) + Text(f" — {safe(explanation.cause)}"))
+            if explanation.path:
+                out.print(Text(f"  about {safe(explanation.path)}", style="dim"))
+        out.print()
+    group = None
+    counts = {"ok": 0, "info": 0, "warn": 0, "error": 0}
+    for name, finding in results:
+        if name != group:
+            if group is not None:
+                out.print()
+            out.print(Text(name, style="bold underline"))
+            group = name
+        symbol, word, style = MARKS[finding.severity]
+        counts[finding.severity] += 1
+        out.print(Text(f"  {symbol} {word:5} ", style=style) + Text(safe(finding.message)) + Text(f"  [{finding.id}]", style="dim"))
+        if finding.remedy:
+            out.print(Text("      fix:  ", style="bold") + Text(safe(finding.remedy), style="cyan"))
+        if finding.hint:
+            out.print(Text("      note: " + safe(finding.hint), style="dim"))
+    out.print()
+    summary = f"{counts['error']} errors, {counts['warn']} warnings, {counts['info']} notes, {counts['ok']} fine."
+    out.print(Text({"ok": "✓ ", "warn": "⚠ ", "error": "✗ "}[status] + summary, style=MARKS[status][2] + " bold"))

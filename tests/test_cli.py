@@ -84,13 +84,6 @@ def test_a_missing_workspace_is_a_usage_error_not_a_traceback(runner: CliRunner)
     assert result.exit_code == 2 and "Traceback" not in result.output
 
 
-@pytest.mark.parametrize("command", ["doctor"])
-def test_unbuilt_commands_say_so_and_pretend_nothing(runner: CliRunner, command: str) -> None:
-    result = runner.invoke(cli, [command])
-    assert result.exit_code == 69
-    assert "not built yet" in result.stderr and result.stdout == ""
-
-
 def test_help_lists_all_six_subcommands(runner: CliRunner) -> None:
     out = runner.invoke(cli, ["--help"]).stdout
     for name in ("paths", "check-root", "provision", "cache", "reset", "doctor"):

@@ -1,0 +1,128 @@
+"""``nxsock doctor``: audit every level Nx depends on; print the command that fixes each problem."""
+
+from __future__ import annotations
+
+import os
+import sys
+import typing as t
+
+import click
+
+from .. import exitcodes
+
+
+def _finding_json(group: str, finding: t.Any) -> dict[str, t.Any]:
+    return {"id": finding.id, "group": group, "severity": finding.severity, "path": finding.path,
+            "message": finding.message, "remedy": finding.remedy, "hint": finding.hint}
+
+
+def _drop_to(uid: int) -> None:
+    """Become *uid* (with its passwd group and home) in this process: a child forked for the audit."""
+    import pwd
+
+    try:
+        entry = pwd.getpwuid(uid)
+        gid, home = entry.pw_gid, entry.pw_dir
+    except KeyError:
+        gid, home = uid, None
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+    if home:
+        os.environ["HOME"] = home
+    else:
+        os.environ.pop("HOME", None)
+
+
+@click.command("doctor")
+@click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@click.option("--list-checks", is_flag=True, help="List the finding ids and exit.")
+@click.option("--only", "only", multiple=True, metavar="ID", help="Run only the checks producing this finding id (repeatable).")
+@click.option("--user", "user", type=click.IntRange(0, 2**32 - 2), metavar="UID", help="As root: audit as that user would see it.")
+@click.option("--explain", "explain_text", metavar="TEXT", help="Explain a message Nx printed (- reads stdin), with the fix for this machine.")
+def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ...], user: int | None, explain_text: str | None) -> None:
+    """Audit every level Nx depends on: the shared container, your levels, sockets, the daemon, the cache.
+
+    Each finding has a stable id, a severity (ok, info, warn, error), the path
+    it is about, one sentence and, where a command fixes it, that command.
+    Read-only: nothing is created, changed or removed.  Exits 0 when there is
+    no error (warnings allowed, unless --strict), 1 otherwise.
+    """
+    from ..doctor import FINDING_IDS
+
+    if list_checks:
+        ids = sorted({i for ids in FINDING_IDS.values() for i in ids})
+        click.echo("\n".join(ids))
+        sys.exit(exitcodes.OK)
+    known = {i for ids in FINDING_IDS.values() for i in ids}
+    unknown = [i for i in only if i not in known]
+    if unknown:
+        raise click.BadParameter(f"unknown check id {unknown[0]!r}; see --list-checks.", param_hint="--only")
+    text = None
+    if explain_text is not None:
+        text = sys.stdin.read() if explain_text == "-" else explain_text
+    if user is not None and user != os.geteuid():
+        if os.geteuid() != 0:
+            click.echo("nxsock doctor: --user needs root: sudo nxsock doctor --user UID", err=True)
+            sys.exit(exitcodes.NOPERM)
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid == 0:  # the audit runs with that user's own permissions
+            try:
+                _drop_to(user)
+                code = _audit(json_flag, strict, only, text)
+            except BaseException:  # a child must never return into the parent's code
+                code = exitcodes.SOFTWARE
+            sys.stdout.flush()
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        sys.exit(os.waitstatus_to_exitcode(status))
+    sys.exit(_audit(json_flag, strict, only, text))
+
+
+def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | None) -> int:
+    from ..doctor import gather, run_checks, status_of
+    from ..snapshot import build_resolution
+
+    resolution, view = build_resolution()
+    context = gather(resolution, view)
+    explanation = None
+    selected: tuple[str, ...] = only
+    if text is not None:
+        from ..doctor import FINDING_IDS
+        from ..explain import explain
+
+        explanation = explain(text)
+        selected = tuple(i for check in explanation.checks for i in FINDING_IDS.get(check, (check,)))
+    results = run_checks(context, selected) if (selected or text is None) else []
+    if explanation is not None and explanation.path:
+        related = [r for r in results if r[1].path is None or _related(r[1].path, explanation.path)]
+        results = related or results
+    findings = [f for _, f in results]
+    status = status_of(findings, strict)
+    if json_flag:
+        from ..report import dumps
+
+        document: dict[str, t.Any] = {
+            "schema_version": 1,
+            "status": status,
+            "findings": [_finding_json(g, f) for g, f in results],
+        }
+        if explanation is not None:
+            fix = next((f.remedy for f in findings if f.remedy and f.severity in ("error", "warn")), None)
+            document.update(matched=explanation.matched, errno=explanation.errno, path=explanation.path,
+                            cause=explanation.cause, remedy=fix)
+        sys.stdout.write(dumps(document, indent=sys.stdout.isatty()) + "\n")
+    else:
+        from ..render import render_doctor
+
+        render_doctor(results, status, explanation)
+    return exitcodes.PROBLEM if status == "error" else exitcodes.OK
+
+
+def _related(a: str, b: str) -> bool:
+    """Whether two paths are the same, or one lies beneath the other's directory."""
+    a, b = a.rstrip("/"), b.rstrip("/")
+    base = b.rsplit("/", 1)[0] if b.endswith(".sock") else b
+    return a == b or a.startswith(base + "/") or base.startswith(a + "/") or a == base

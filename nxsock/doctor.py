@@ -1,0 +1,571 @@
+"""``doctor``: every level Nx depends on, audited, each problem with the command that fixes it.
+
+Each check is a function of one :class:`Context` (the resolution, the view,
+and what was found on disk) returning :class:`Finding` values with a stable
+id.  Checks only read: sockets are probed with a bounded connect, files are
+opened non-blocking, nothing is created, changed or removed.
+"""
+
+from __future__ import annotations
+
+import re
+import typing as t
+
+from ._pathname import dirname, join
+from .environment import RELEVANT_VARIABLES
+from .fsview import Entry, FsView, UserNamespaceView
+from .guards import Refusal
+from .layout import BUDGET, CONTAINER
+from .resolver import Resolution, resolve
+from .wording import (
+    PROVISION_COMMAND,
+    RemedyContext,
+    describe,
+    describe_invalid,
+    remedy_for,
+    remedy_for_invalid,
+    shell_quote,
+)
+
+__all__ = ["CHECKS", "Context", "Finding", "run_checks"]
+
+SEVERITIES = ("ok", "info", "warn", "error")
+SANDBOX_MARKERS = ("SANDBOX_RUNTIME", "GEMINI_SANDBOX", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CURSOR_SANDBOX")
+TMPFILES_DIRS = ("/etc/tmpfiles.d", "/run/tmpfiles.d", "/usr/local/lib/tmpfiles.d", "/usr/lib/tmpfiles.d")
+
+
+class Finding(t.NamedTuple):
+    id: str
+    severity: str  # "ok" | "info" | "warn" | "error"
+    path: str | None
+    message: str
+    remedy: str | None = None
+    hint: str | None = None
+
+
+class Context(t.NamedTuple):
+    resolution: Resolution
+    view: FsView
+    remedies: RemedyContext
+    cache_verdict: t.Any  # binding_cache.Verdict
+    cache_leftovers: int  # entries cache prune would remove
+    dead_state: t.Sequence[t.Any]  # cleanup.ResetItem values a dry reset would remove
+    legacy_state: t.Sequence[t.Any]
+
+
+def _refusal_finding(check: str, refusal: Refusal, severity: str, ctx: Context) -> Finding:
+    remedy = remedy_for(refusal, ctx.remedies)
+    return Finding(check, severity, refusal.dir, describe(refusal), remedy.command, remedy.hint)
+
+
+def _mode(entry: Entry) -> str:
+    return format(entry.mode, "04o")
+
+
+# -- environment ------------------------------------------------------------------
+
+
+def check_environment(ctx: Context) -> list[Finding]:
+    env = ctx.resolution.environment
+    res = ctx.resolution
+    found = [
+        Finding("environment", "info", None, f"platform {env.platform}, uid {env.uid}, HOME={env.get('HOME')!r}, "
+                f"TMPDIR={env.get('TMPDIR')!r}, workspace {env.workspace_root} (found by {env.workspace_source})"),
+    ]
+    if env.nx_version is None:
+        found.append(Finding("environment", "info", env.workspace_root,
+                             "No Nx is installed in this workspace; the current layout is assumed.",
+                             hint="Run nxsock in the workspace, or pass --nx-version to doctor's paths."))
+    else:
+        found.append(Finding("environment", "info", None, f"Nx {env.nx_version}, {res.layout} layout ({res.generation})."))
+    for name in RELEVANT_VARIABLES:
+        var = env.variables.get(name)
+        if var is not None and name.startswith("NX_"):
+            found.append(Finding("environment", "info", None, f"{name}={var.value!r} (from {var.source})"))
+    markers = [m for m in SANDBOX_MARKERS if env.get(m)]
+    if markers:
+        found.append(Finding("environment", "info", None, f"Sandbox markers set: {', '.join(markers)}."))
+    return found
+
+
+def _uid_map(view: FsView) -> str | None:
+    text = view.read_text("/proc/self/uid_map")
+    return None if isinstance(text, int) else text
+
+
+def check_user_namespace(ctx: Context) -> list[Finding]:
+    """Inside bwrap/srt/codex every foreign owner is uid 65534; say where Nx really goes, inside or out."""
+    res = ctx.resolution
+    env = res.environment
+    mapping = _uid_map(ctx.view)
+    inside = mapping is not None and mapping.split() != ["0", "0", "4294967295"]
+    if inside:
+        return [Finding("user-namespace", "info", None,
+                        f"Running in a user namespace (uid_map: {' '.join((mapping or '').split())}): other owners, "
+                        f"root included, show as 65534. Nx resolves to {res.socket_root.root} ({res.socket_root.tier}).",
+                        hint="An allowlist of only /tmp/.nx and ~/.nx does nothing here unless Nx resolves there.")]
+    if env.platform != "linux" or env.uid == 0:
+        return []
+    sandboxed = resolve(env, UserNamespaceView(ctx.view, env.uid, env.gid))
+    root = sandboxed.socket_root
+    where = f"{root.root} ({root.tier})" if root.tier else "nowhere: Nx would fail"
+    return [Finding("user-namespace", "info", None,
+                    f"Inside an unprivileged sandbox (bubblewrap, srt, codex) Nx {env.nx_version or ''} would resolve to {where}.".replace("  ", " "),
+                    hint="Allow that directory in the sandbox; `nxsock paths` prints it with the rest.")]
+
+
+def check_tmpdir(ctx: Context) -> list[Finding]:
+    res = ctx.resolution
+    failure = res.socket_root.failure
+    if res.generation == "ts" and failure is not None and failure.kind == "not-inspectable" and failure.errno == "ENOENT":
+        return [Finding("tmpdir", "error", failure.dir,
+                        f"TMPDIR names {failure.dir}, which does not exist; Nx 23.1.2–23.3 fails every socket path with ENOENT.",
+                        f"mkdir -p -- {shell_quote(failure.dir)}",
+                        "Or unset TMPDIR, or upgrade to Nx 24, which does not look it up.")]
+    return []
+
+
+# -- the chain of levels -------------------------------------------------------------
+
+def _level_of(refusal: Refusal) -> str:
+    """Which finding a refusal is: the container itself, a level above the tiers, or a private level."""
+    if refusal.dir == CONTAINER:
+        return "container"
+    if refusal.kind in ("foreign-ancestor", "peer-writable-not-sticky"):
+        return "ancestry"
+    return "private-levels"
+
+
+def check_levels(ctx: Context) -> list[Finding]:
+    """Every refusal met on the way, at the level it was met, severe when Nx ends up with nothing."""
+    res = ctx.resolution
+    severity = "warn" if res.socket_root.tier is not None else "error"
+    found = []
+    for refusal in res.socket_root.refusals:
+        if refusal == res.socket_root.failure:
+            continue
+        found.append(_refusal_finding(_level_of(refusal), refusal, severity, ctx))
+    for placement in res.sockets.values():
+        for refusal in placement.refusals:
+            found.append(_refusal_finding("private-levels", refusal, "warn", ctx))
+    for action in res.actions:
+        if action.verb == "tighten":
+            found.append(Finding("private-levels", "warn", action.path,
+                                 f"{action.path} is open to other users; Nx will tighten it to 0700 on its next run.",
+                                 f"chmod 0700 -- {shell_quote(action.path)}"))
+    return found
+
+
+def check_container(ctx: Context) -> list[Finding]:
+    entry = ctx.view.lstat(CONTAINER)
+    env = ctx.resolution.environment
+    if isinstance(entry, int):
+        return [Finding("container", "ok", CONTAINER, "/tmp/.nx does not exist yet; Nx will create it, owned by you, 1777.",
+                        hint=f"On a shared machine provision it for everyone: {PROVISION_COMMAND}")]
+    if not entry.is_dir:
+        return []  # refused: reported with the levels
+    if entry.uid == 0 and entry.mode == 0o1777:
+        return [Finding("container", "ok", CONTAINER, "/tmp/.nx is provisioned for sharing: root:root-owned, 1777.")]
+    if entry.uid == env.uid and env.uid != 0:
+        return [Finding("container", "info", CONTAINER,
+                        "/tmp/.nx is yours (the first user to run Nx made it): normal on a single-user machine, "
+                        "but every other user will be demoted to ~/.nx.",
+                        f"sudo chown root:root {CONTAINER} && sudo chmod 1777 {CONTAINER}")]
+    return [Finding("container", "ok", CONTAINER, f"/tmp/.nx is acceptable for you (owner uid {entry.uid}, mode {_mode(entry)}).")]
+
+
+def check_outcome(ctx: Context) -> list[Finding]:
+    root = ctx.resolution.socket_root
+    if root.invalid is not None:
+        return []  # the configuration check says it
+    if root.tier is None:
+        failure = root.failure
+        return [Finding("outcome", "error", failure.dir if failure else None,
+                        "Nx cannot establish any socket directory: every command that needs the daemon or plugins fails.",
+                        remedy_for(failure, ctx.remedies).command if failure else None)]
+    if root.tier == "home":
+        return [Finding("outcome", "warn", root.root, f"Nx is demoted to {root.root}: the shared container could not be used.")]
+    if root.tier == "workspace":
+        return [Finding("outcome", "warn", root.root,
+                        f"Nx falls back to {root.root}, inside the workspace: its paths grow with the checkout's depth.",
+                        hint="A sandbox allowlist for /tmp/.nx or ~/.nx does not cover this directory.")]
+    return [Finding("outcome", "ok", root.root, f"Nx uses {root.root} ({root.tier}).")]
+
+
+def check_configuration(ctx: Context) -> list[Finding]:
+    root = ctx.resolution.socket_root
+    data = ctx.resolution.workspace_data
+    found = []
+    if root.invalid is not None:
+        inv = root.invalid
+        remedy = remedy_for_invalid(inv.variable, inv.source, inv.dir)
+        found.append(Finding("configuration", "error", inv.dir, describe_invalid(inv.reason, inv.dir, inv.variable),
+                             remedy.command, remedy.hint))
+    if root.refused_configured_dir is not None:
+        name = root.configured[0] if root.configured else "NX_SOCKET_DIR"
+        found.append(Finding("configuration", "error", root.refused_configured_dir,
+                             f"{name}={root.refused_configured_dir} is refused, so Nx drops it for the workspace fallback.",
+                             f"unset {name}", "Or point it at a short directory you own on a filesystem that keeps modes."))
+    if data.untrusted_reason is not None:
+        found.append(Finding("configuration", "error" if data.refused else "warn", data.dir,
+                             f"The workspace data directory is not safe: {data.untrusted_reason}.",
+                             "unset NX_WORKSPACE_DATA_DIRECTORY NX_PROJECT_GRAPH_CACHE_DIRECTORY"))
+    return found
+
+
+def _short_socket_dir(ctx: Context) -> str | None:
+    """A short NX_SOCKET_DIR that itself passes every rule and fits every socket kind."""
+    from .environment import Variable
+
+    env = ctx.resolution.environment
+    candidates = []
+    runtime = env.nonempty("XDG_RUNTIME_DIR")
+    if runtime and runtime.startswith("/"):
+        candidates.append(runtime.rstrip("/") + "/nx")
+    candidates += [f"/tmp/nx-{env.uid}", join(env.get("HOME") or "/nonexistent", ".nxs")]
+    for candidate in candidates:
+        variables = dict(env.variables, NX_SOCKET_DIR=Variable(candidate, "suggestion"))
+        trial = resolve(env._replace(variables=variables), ctx.view)
+        if trial.socket_root.tier == "configured" and not any(p.too_long for p in trial.sockets.values()):
+            return candidate
+    return None
+
+
+def check_path_budget(ctx: Context) -> list[Finding]:
+    found = []
+    for kind, placement in ctx.resolution.sockets.items():
+        if placement.too_long:
+            found.append(Finding("path-budget", "error", placement.pattern,
+                                 f"The {kind} socket path is {placement.length} characters, over Nx's limit of {BUDGET}.",
+                                 None, None))
+    if found:
+        short = _short_socket_dir(ctx)
+        if short is not None:
+            found = [f._replace(remedy=f"export NX_SOCKET_DIR={shell_quote(short)}") for f in found]
+        else:
+            found = [f._replace(hint="No shorter directory that passes every rule was found; choose one you own.") for f in found]
+    return found
+
+
+# -- sockets and the daemon ----------------------------------------------------------
+
+
+def _socket_dirs(res: Resolution, view: FsView) -> list[str]:
+    dirs = []
+    for placement in res.sockets.values():
+        if placement.root is None:
+            continue
+        if placement.dir is not None:
+            dirs.append(placement.dir)
+        else:  # per-run directories: every one under the root
+            names = view.listdir(placement.root)
+            if not isinstance(names, int):
+                dirs += [join(placement.root, n) for n in names if re.fullmatch(r"[0-9a-f]{20}", n)]
+    seen: list[str] = []
+    for d in dirs:
+        if d not in seen:
+            seen.append(d)
+    return seen
+
+
+def _permits(view: FsView, path: str, uid: int) -> bool:
+    """Whether modes and owners let *uid* connect: write on the socket, search on every directory above."""
+    entry = view.lstat(path)
+    if isinstance(entry, int):
+        return False
+    if entry.uid == uid and not entry.mode & 0o200:
+        return False
+    level = dirname(path)
+    while True:
+        above = view.stat(level)
+        if isinstance(above, int) or (above.uid == uid and not above.mode & 0o100):
+            return False
+        if level == "/":
+            return True
+        level = dirname(level)
+
+
+def check_sockets(ctx: Context) -> list[Finding]:
+    res = ctx.resolution
+    view = ctx.view
+    uid = res.environment.uid
+    found = []
+    for directory in _socket_dirs(res, view):
+        names = view.listdir(directory)
+        if isinstance(names, int):
+            continue
+        for name in sorted(names):
+            path = join(directory, name)
+            entry = view.lstat(path)
+            if isinstance(entry, int) or not name.endswith(".sock"):
+                continue
+            if entry.kind != "socket":
+                found.append(Finding("sockets", "warn", path, f"{path} is a {entry.kind}, not a socket.", f"rm -- {shell_quote(path)}"))
+                continue
+            if entry.uid != uid:
+                found.append(Finding("sockets", "error", path, f"{path} belongs to uid {entry.uid}: dialling it reaches another user's process.",
+                                     f"sudo rm -- {shell_quote(path)}"))
+                continue
+            if entry.mode & 0o077:
+                found.append(Finding("sockets", "warn", path, f"{path} has mode {_mode(entry)}; Nx makes its sockets 0600.",
+                                     f"chmod 0600 -- {shell_quote(path)}"))
+            result = view.probe_socket(path)
+            found.append(_probe_finding(view, path, result, uid))
+    return found
+
+
+def _probe_finding(view: FsView, path: str, result: str | None, uid: int) -> Finding:
+    if result == "answers":
+        return Finding("sockets", "ok", path, f"{path} answers.")
+    if result == "ECONNREFUSED":
+        return Finding("sockets", "warn", path, f"ECONNREFUSED: nothing listens on {path}; it is stale.", "nxsock reset")
+    if result == "EACCES":
+        if _permits(view, path, uid):
+            return Finding("sockets", "error", path,
+                           f"EACCES connecting to {path} although its modes and owners allow it: a security policy "
+                           "(SELinux, AppArmor, Landlock) refuses; chmod would not help.",
+                           hint="Allow unix-socket connects for Nx in that policy or sandbox.")
+        return Finding("sockets", "error", path, f"EACCES connecting to {path}: a mode or owner on it or a directory above refuses you.",
+                       f"chmod u+w -- {shell_quote(path)} && chmod u+x -- {shell_quote(dirname(path))}")
+    if result == "EPERM":
+        return Finding("sockets", "error", path, f"EPERM connecting to {path}: a sandbox policy (seccomp, Seatbelt) forbids unix sockets.",
+                       hint="Allow unix sockets in the sandbox's settings (srt: allowAllUnixSockets).")
+    if result == "EROFS":
+        return Finding("sockets", "error", path, f"EROFS at {path}: a read-only mount, typically a sandbox's bind.",
+                       hint="Make the socket directory writable in the sandbox.")
+    return Finding("sockets", "info", path, f"{path}: {result or 'not probed'}.")
+
+
+def _listeners(view: FsView) -> dict[str, list[int]] | None:
+    """Socket path → pids listening on it (Linux: /proc/net/unix and /proc/<pid>/fd); None where unknowable."""
+    table = view.read_text("/proc/net/unix", 8 << 20)
+    if isinstance(table, int):
+        return None
+    inodes: dict[str, str] = {}
+    for line in table.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) >= 8 and fields[5] == "01":  # TCP_LISTEN-like state for stream sockets
+            inodes[fields[6]] = fields[7]
+    owners: dict[str, list[int]] = {}
+    procs = view.listdir("/proc")
+    if isinstance(procs, int):
+        return None
+    for pid in (p for p in procs if p.isdigit()):
+        fds = view.listdir(f"/proc/{pid}/fd")
+        if isinstance(fds, int):
+            continue
+        for fd in fds:
+            target = view.readlink(f"/proc/{pid}/fd/{fd}")
+            if isinstance(target, str) and target.startswith("socket:["):
+                path = inodes.get(target[8:-1])
+                if path is not None:
+                    owners.setdefault(path, []).append(int(pid))
+    return owners
+
+
+def check_socket_owner(ctx: Context) -> list[Finding]:
+    """Whose daemon is it: the process listening on each answering socket, flagged when it is not ours."""
+    res = ctx.resolution
+    view = ctx.view
+    record = res.daemon_record
+    answering = [f.path for f in check_sockets(ctx) if f.severity == "ok" and f.path]
+    if not answering:
+        return []
+    owners = _listeners(view)
+    found = []
+    for path in answering:
+        pids = (owners or {}).get(path, [])
+        if not pids:
+            found.append(Finding("socket-owner", "info", path, f"Cannot tell who listens on {path} (another user's "
+                                 "process, or another network namespace); not guessing."))
+            continue
+        pid = pids[0]
+        cwd = view.readlink(f"/proc/{pid}/cwd")
+        cmdline = view.read_text(f"/proc/{pid}/cmdline")
+        command = " ".join(cmdline.split("\0")).strip()[:120] if isinstance(cmdline, str) else "?"
+        where = cwd if isinstance(cwd, str) else "?"
+        ws = res.environment.workspace_root
+        serves_other = isinstance(cwd, str) and not (cwd == ws or cwd.startswith(ws.rstrip("/") + "/"))
+        not_recorded = path.endswith("/d.sock") and record is not None and record.pid is not None and record.pid != pid
+        severity = "warn" if serves_other or not_recorded else "ok"
+        why = (" — it serves another workspace" if serves_other else "") + (" — not the recorded daemon" if not_recorded else "")
+        found.append(Finding("socket-owner", severity, path, f"pid {pid} listens on {path}: {command} (in {where}){why}.",
+                             None, "Give each checkout its own NX_SOCKET_DIR (or none)." if severity == "warn" else None))
+    return found
+
+
+def check_daemon(ctx: Context) -> list[Finding]:
+    res = ctx.resolution
+    view = ctx.view
+    found = []
+    record = res.daemon_record
+    if record is not None:
+        if record.problem:
+            found.append(Finding("daemon-record", "warn", record.file, f"The daemon's record {record.problem}.", f"rm -- {shell_quote(record.file)}"))
+        else:
+            if record.alive is False:
+                found.append(Finding("daemon-record", "warn", record.file, f"The recorded daemon (pid {record.pid}) is not running.", "nxsock reset"))
+            if record.nx_version and res.environment.nx_version and record.nx_version != res.environment.nx_version:
+                found.append(Finding("daemon-record", "warn", record.file, f"The daemon runs Nx {record.nx_version}; "
+                                     f"{res.environment.nx_version} is installed. Nx restarts it on the next command.", "nx daemon --stop"))
+            if record.connect not in (None, "answers"):
+                found.append(Finding("daemon-record", "warn", record.socket_path, f"The recorded socket {record.socket_path} does not answer ({record.connect}).", "nxsock reset"))
+            if not found:
+                found.append(Finding("daemon-record", "ok", record.socket_path, f"The daemon (pid {record.pid}) is running and answers."))
+    marker = join(res.workspace_data.daemon_dir, "disabled")
+    reason = view.read_text(marker, 4096)
+    if isinstance(reason, str):
+        found.append(Finding("daemon-disabled", "warn", marker, f"The daemon is disabled until `nx reset`: {reason.strip() or '(no reason)'}",
+                             f"rm -- {shell_quote(marker)}", "Or run `nx reset`, which also clears the caches."))
+    log = join(res.workspace_data.daemon_dir, "daemon-error.log")
+    text = view.read_text(log, 1 << 16)
+    if isinstance(text, str) and text.strip():
+        last = text.strip().splitlines()[-1][:300]
+        found.append(Finding("daemon-error", "info", log, f"Last daemon error ({_classify(text)}): {last}"))
+    return found
+
+
+def _classify(text: str) -> str:
+    for pattern, label in ((r"EACCES|EPERM", "refused by a permission or policy"), (r"EADDRINUSE", "socket already in use"),
+                           (r"maximum socket length", "socket path too long"), (r"ENOENT", "missing directory"),
+                           (r"inotify", "out of inotify watches")):
+        if re.search(pattern, text):
+            return label
+    return "other"
+
+
+# -- cache, leftovers, boot -------------------------------------------------------------
+
+
+def check_native_cache(ctx: Context) -> list[Finding]:
+    cache = ctx.resolution.native_cache
+    verdict = ctx.cache_verdict
+    severity_for = {"fresh": "ok", "stale": "warn", "untrusted": "warn", "missing": "info", "bypassed": "info", "no-binding": "info"}
+    found = []
+    if cache.bypass_reason is not None and not cache.refusals:
+        found.append(Finding("native-cache", "info", cache.root, f"Nx loads the binding in place: {cache.bypass_reason}."))
+    for refusal in cache.refusals:
+        found.append(_refusal_finding("native-cache", refusal, "warn", ctx))
+    if verdict is not None and verdict.state not in ("bypassed",):
+        found.append(Finding("native-cache", severity_for.get(verdict.state, "info"), verdict.entry or cache.dir, verdict.message, verdict.remedy))
+    return found
+
+
+def check_leftovers(ctx: Context) -> list[Finding]:
+    found = []
+    dead = [i for i in ctx.dead_state if i.outcome == "removed"]
+    if dead:
+        found.append(Finding("leftovers", "warn", None, f"{len(dead)} dead socket director{'y' if len(dead) == 1 else 'ies'} or stale sockets of yours.", "nxsock reset"))
+    if ctx.cache_leftovers:
+        found.append(Finding("leftovers", "warn", ctx.resolution.native_cache.root,
+                             f"{ctx.cache_leftovers} binding cache entr{'y' if ctx.cache_leftovers == 1 else 'ies'} of other versions, interrupted or untrusted.",
+                             "nxsock cache prune"))
+    legacy = [i for i in ctx.legacy_state if i.outcome == "removed"]
+    if legacy:
+        found.append(Finding("leftovers", "warn", None, f"{len(legacy)} leftover{'s' if len(legacy) != 1 else ''} of the legacy layout (Nx ≤ 23.1.1) in the temp directory.",
+                             "nxsock reset --legacy"))
+    return found
+
+
+def _tmpfiles_lines(view: FsView) -> list[str]:
+    lines = []
+    for directory in TMPFILES_DIRS:
+        names = view.listdir(directory)
+        if isinstance(names, int):
+            continue
+        for name in names:
+            if name.endswith(".conf"):
+                text = view.read_text(join(directory, name))
+                if isinstance(text, str):
+                    lines += [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    return lines
+
+
+def check_boot_persistence(ctx: Context) -> list[Finding]:
+    """A root-provisioned container on a /tmp that is cleared or aged, with no entry that recreates it."""
+    view = ctx.view
+    entry = view.lstat(CONTAINER)
+    if isinstance(entry, int) or not entry.is_dir or entry.uid != 0:
+        return []
+    lines = _tmpfiles_lines(view)
+    if any(re.match(r"^[dDvqQ]\s+/tmp/\.nx/?\s", line) for line in lines):
+        return [Finding("boot-persistence", "ok", CONTAINER, "A tmpfiles.d entry recreates /tmp/.nx at boot.")]
+    mounts = view.read_text("/proc/self/mountinfo")
+    tmpfs = isinstance(mounts, str) and any(
+        len(f := line.split()) > 8 and f[4] == "/tmp" and "tmpfs" in line.split(" - ", 1)[-1][:10] for line in mounts.splitlines()
+    )
+    cleared = any(re.match(r"^[Dq]\s+/tmp/?\s", line) or re.match(r"^[dvq]\s+/tmp/?\s+\S+\s+\S+\s+\S+\s+\d", line) for line in lines)
+    if not (tmpfs or cleared):
+        return []
+    why = "a tmpfs" if tmpfs else "cleared or aged by systemd-tmpfiles"
+    return [Finding("boot-persistence", "warn", CONTAINER,
+                    f"/tmp is {why}, and nothing recreates /tmp/.nx: after a reboot the first user to run Nx owns it and every other user is demoted.",
+                    "sudo nxsock provision --tmpfiles --install",
+                    "The drop-in is `d /tmp/.nx 1777 root root -`; `nxsock provision --tmpfiles` prints it.")]
+
+
+#: id → (group, check).  The order is the order of the report.
+CHECKS: dict[str, tuple[str, t.Callable[[Context], list[Finding]]]] = {
+    "environment": ("Environment", check_environment),
+    "user-namespace": ("Environment", check_user_namespace),
+    "tmpdir": ("Environment", check_tmpdir),
+    "container": ("Shared container", check_container),
+    "levels": ("Levels", check_levels),
+    "outcome": ("Outcome", check_outcome),
+    "configuration": ("Outcome", check_configuration),
+    "path-budget": ("Outcome", check_path_budget),
+    "sockets": ("Sockets", check_sockets),
+    "socket-owner": ("Sockets", check_socket_owner),
+    "daemon": ("Daemon", check_daemon),
+    "native-cache": ("Native cache", check_native_cache),
+    "leftovers": ("Leftovers", check_leftovers),
+    "boot-persistence": ("Boot", check_boot_persistence),
+}
+
+#: Finding ids each check can produce, for --list-checks and --only.
+FINDING_IDS = {
+    "environment": ("environment",), "user-namespace": ("user-namespace",), "tmpdir": ("tmpdir",),
+    "container": ("container",), "levels": ("ancestry", "container", "private-levels"), "outcome": ("outcome",),
+    "configuration": ("configuration",), "path-budget": ("path-budget",), "sockets": ("sockets",),
+    "socket-owner": ("socket-owner",), "daemon": ("daemon-record", "daemon-disabled", "daemon-error"),
+    "native-cache": ("native-cache",), "leftovers": ("leftovers",), "boot-persistence": ("boot-persistence",),
+}
+
+
+def run_checks(ctx: Context, only: t.Collection[str] = ()) -> list[tuple[str, Finding]]:
+    """Every check (or those whose finding ids are in *only*), as ``(group, finding)`` in report order."""
+    results = []
+    for name, (group, check) in CHECKS.items():
+        if only and not set(FINDING_IDS[name]) & set(only):
+            continue
+        for finding in check(ctx):
+            if not only or finding.id in only:
+                results.append((group, finding))
+    return results
+
+
+def status_of(findings: t.Iterable[Finding], strict: bool) -> str:
+    severities = {f.severity for f in findings}
+    if "error" in severities:
+        return "error"
+    if "warn" in severities:
+        return "error" if strict else "warn"
+    return "ok"
+
+
+
+def gather(resolution: Resolution, view: FsView) -> Context:
+    """Everything the checks read besides the resolution: the cache's state and what a reset would remove."""
+    from .binding_cache import find_binding, host_triple, list_cache, prune_plan, verify
+    from .cleanup import reset
+    from .report import remedy_context
+
+    env = resolution.environment
+    binding = find_binding(env, view, host_triple())
+    listing = list_cache(resolution, view, binding)
+    verdict = verify(listing, shell_quote) if env.nx_version is not None else None
+    leftovers = len(prune_plan(listing, env.nx_version, env.uid))
+    dead, _ = reset(resolution, dry_run=True)
+    legacy_all, _ = reset(resolution, dry_run=True, legacy=True)
+    legacy = [i for i in legacy_all if i.what.startswith("legacy")]
+    return Context(resolution, view, remedy_context(resolution), verdict, leftovers, dead, legacy)

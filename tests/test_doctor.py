@@ -1,0 +1,235 @@
+"""doctor on real states: every finding from a real state, every remedy applied and then gone."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import typing as t
+
+import pytest
+from harness import (
+    PEER,
+    USER,
+    as_user_prefix,
+    missing_privileges,
+    missing_readable_python,
+    run_as_user,
+    stage_nxsock,
+)
+
+from nxsock.explain import explain
+
+live = [
+    pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
+    pytest.mark.skipif(missing_readable_python() is not None, reason=str(missing_readable_python())),
+]
+
+WS = f"/home/u{USER}/ws"
+MAKE_WS = f"install -d -o {USER} {WS}; echo '{{}}' > {WS}/nx.json; chown {USER} {WS}/nx.json"
+DROP_IN = "mount -t tmpfs tmpfs /etc/tmpfiles.d; printf 'd /tmp/.nx 1777 root root -\\n' > /etc/tmpfiles.d/nxsock.conf"
+STALE = "stale() { python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' \"$1\"; chown " + str(USER) + " \"$1\"; chmod 0600 \"$1\"; }"
+
+
+def doctor(setup: str = "", *args: str, env: dict[str, str] | None = None, uid: int = USER) -> tuple[dict[str, t.Any], t.Any]:
+    """``doctor --json`` as *uid* in the workspace after *setup*; the tree must be exactly as it was."""
+    result = run_as_user(f"{MAKE_WS}; {STALE}; {setup}", ["doctor", "--json", *args], env=env, uid=uid, cwd=WS)
+    assert result.tree_before == result.tree_after, "doctor changed the filesystem"
+    assert "Traceback" not in result.stderr, result.stderr
+    return json.loads(result.stdout), result
+
+
+def problems(document: dict[str, t.Any]) -> list[tuple[str, str]]:
+    return [(f["id"], f["severity"]) for f in document["findings"] if f["severity"] in ("warn", "error")]
+
+
+def finding(document: dict[str, t.Any], check: str) -> dict[str, t.Any]:
+    return next(f for f in document["findings"] if f["id"] == check and f["severity"] in ("warn", "error"))
+
+
+@pytest.mark.parametrize("mark", [0], ids=["live"])
+class TestStates:
+    pytestmark = live
+
+    def test_a_fresh_machine_is_quiet(self, mark: int) -> None:
+        document, result = doctor()
+        assert problems(document) == [] and result.returncode == 0 and document["status"] == "ok"
+
+    def test_a_root_provisioned_container_draws_only_the_boot_warning_and_none_with_the_drop_in(self, mark: int) -> None:
+        document, _ = doctor("install -d -m 1777 /tmp/.nx")
+        assert problems(document) == [("boot-persistence", "warn")]
+        assert finding(document, "boot-persistence")["remedy"] == "sudo nxsock provision --tmpfiles --install"
+        fixed, _ = doctor(f"install -d -m 1777 /tmp/.nx; {DROP_IN}")
+        assert problems(fixed) == []
+
+    def test_a_peer_container_is_reported_and_its_remedy_clears_it(self, mark: int) -> None:
+        document, result = doctor(f"install -d -m 1777 -o {PEER} /tmp/.nx; {DROP_IN}")
+        refused = finding(document, "container")
+        assert refused["severity"] == "warn" and result.returncode == 0  # Nx still works, demoted
+        assert ("outcome", "warn") in problems(document)
+        remedy = refused["remedy"].replace("sudo ", "")
+        fixed, _ = doctor(f"install -d -m 1777 -o {PEER} /tmp/.nx; {DROP_IN}; {remedy}")
+        assert problems(fixed) == []
+
+    def test_a_planted_private_level_is_removed_by_its_remedy_never_chowned(self, mark: int) -> None:
+        setup = f"install -d -m 1777 /tmp/.nx; {DROP_IN}; install -d -m 0700 -o {PEER} /tmp/.nx/{USER}"
+        document, _ = doctor(setup)
+        planted = finding(document, "private-levels")
+        assert planted["remedy"] == f"sudo rm -rf -- /tmp/.nx/{USER}" and "chown" not in planted["remedy"]
+        fixed, _ = doctor(f"{setup}; {planted['remedy'].replace('sudo ', '')}")
+        assert problems(fixed) == []
+
+    def test_an_open_private_level_will_be_tightened(self, mark: int) -> None:
+        document, _ = doctor(f"install -d -m 1777 /tmp/.nx; {DROP_IN}; install -d -m 0755 -o {USER} /tmp/.nx/{USER}")
+        assert finding(document, "private-levels")["remedy"] == f"chmod 0700 -- /tmp/.nx/{USER}"
+
+    def test_a_refused_nx_socket_dir_is_an_error_until_unset(self, mark: int) -> None:
+        document, result = doctor(env={"NX_SOCKET_DIR": "/tmp"})
+        assert result.returncode == 1 and finding(document, "configuration")["remedy"] == "unset NX_SOCKET_DIR"
+        assert problems(doctor()[0]) == []
+
+    def test_a_configured_dir_nx_drops_for_the_workspace_is_an_error(self, mark: int) -> None:
+        document, _ = doctor(f"install -d -m 0755 -o {PEER} /tmp/peer", env={"NX_SOCKET_DIR": "/tmp/peer/s"})
+        assert finding(document, "configuration")["severity"] == "error"
+
+    def test_an_over_long_path_proposes_a_short_socket_dir_that_works(self, mark: int) -> None:
+        deep = f"{WS}/" + "d" * 70
+        setup = f"install -d -m 1777 -o {PEER} /tmp/.nx; install -d -o {USER} {deep}; echo '{{}}' > {deep}/nx.json"
+        result = run_as_user(f"{MAKE_WS}; {setup}", ["doctor", "--json"], env={"HOME": ""}, cwd=deep)
+        document = json.loads(result.stdout)
+        too_long = finding(document, "path-budget")
+        assert result.returncode == 1 and too_long["remedy"] == f"export NX_SOCKET_DIR=/tmp/nx-{USER}"
+        fixed = run_as_user(f"{MAKE_WS}; {setup}", ["doctor", "--json"], env={"HOME": "", "NX_SOCKET_DIR": f"/tmp/nx-{USER}"}, cwd=deep)
+        assert not [f for f in json.loads(fixed.stdout)["findings"] if f["id"] == "path-budget"]
+
+    def test_a_missing_tmpdir_fails_nx_23_until_created(self, mark: int) -> None:
+        nx_pkg = f"install -d -o {USER} {WS}/node_modules/nx; echo '{{\"version\": \"23.3.2\"}}' > {WS}/node_modules/nx/package.json"
+        document, result = doctor(nx_pkg, env={"TMPDIR": "/tmp/claude"})
+        assert result.returncode == 1 and finding(document, "tmpdir")["remedy"] == "mkdir -p -- /tmp/claude"
+        fixed, _ = doctor(f"{nx_pkg}; install -d -m 0700 -o {USER} /tmp/claude", env={"TMPDIR": "/tmp/claude"})
+        assert not [p for p in problems(fixed) if p[0] == "tmpdir"]
+
+    def test_stale_sockets_and_dead_directories_are_leftovers_that_reset_removes(self, mark: int) -> None:
+        run_dir = f"/tmp/.nx/{USER}/sockets/0123456789abcdef0123"
+        setup = (f"install -d -m 1777 -o {USER} /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} "
+                 f"/tmp/.nx/{USER}/sockets {run_dir}; stale {run_dir}/d.sock; touch -d 2000-01-01 {run_dir}")
+        document, _ = doctor(setup)
+        assert finding(document, "sockets")["message"].startswith("ECONNREFUSED")
+        assert finding(document, "leftovers")["remedy"] == "nxsock reset"
+        python, pylib = stage_nxsock()
+        reset = f"{as_user_prefix()} PYTHONPATH={pylib} {python} -m nxsock reset >/dev/null"
+        fixed, _ = doctor(f"{setup}; cd {WS} && {reset}; cd /")
+        assert problems(fixed) == []
+
+    def test_eacces_from_a_mode_gets_chmod_advice_and_the_advice_works(self, mark: int) -> None:
+        run_dir = f"/tmp/.nx/{USER}/sockets/0123456789abcdef0123"
+        python, _ = stage_nxsock()
+        listen = (f"{as_user_prefix()} {python} -c \"import socket,time; s=socket.socket(socket.AF_UNIX); "
+                  f"s.bind('{run_dir}/d.sock'); s.listen(); time.sleep(4)\" & sleep 0.5")
+        setup = (f"install -d -m 1777 -o {USER} /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/sockets "
+                 f"{run_dir}; {listen}; chmod 0000 {run_dir}/d.sock")
+        document, _ = doctor(setup)
+        refused = finding(document, "sockets")
+        assert "EACCES" in refused["message"] and "chmod" in refused["remedy"]
+        fixed, _ = doctor(f"{setup}; {as_user_prefix()} sh -c {shlex.quote(refused['remedy'])}")
+        assert any(f["id"] == "sockets" and f["severity"] == "ok" for f in fixed["findings"])
+        owner = [f for f in fixed["findings"] if f["id"] == "socket-owner"]
+        assert owner and "listens on" in owner[0]["message"] and "another workspace" in owner[0]["message"]
+
+    def test_the_disabled_marker_is_reported_with_its_reason_until_removed(self, mark: int) -> None:
+        d = f"{WS}/.nx/workspace-data/d"
+        setup = (f"install -d -m 0700 -o {USER} {d}; echo 'inotify_add_watch failed' > {d}/disabled; "
+                 f"echo 'Error: listen EACCES: permission denied {d}/d.sock' > {d}/daemon-error.log; chown -R {USER} {d}")
+        document, _ = doctor(setup)
+        marker = finding(document, "daemon-disabled")
+        assert "inotify_add_watch failed" in marker["message"] and marker["remedy"] == f"rm -- {d}/disabled"
+        log = next(f for f in document["findings"] if f["id"] == "daemon-error")
+        assert "refused by a permission or policy" in log["message"]
+        fixed, _ = doctor(f"{setup}; rm {d}/disabled")
+        assert not [p for p in problems(fixed) if p[0] == "daemon-disabled"]
+
+    def test_a_dead_daemon_record_is_reported(self, mark: int) -> None:
+        d = f"{WS}/.nx/workspace-data/d"
+        record = json.dumps({"processId": 999999, "socketPath": f"/tmp/.nx/{USER}/sockets/0123456789abcdef0123/d.sock", "nxVersion": "24.0.6"})
+        document, _ = doctor(f"install -d -m 0700 -o {USER} {d}; echo {shlex.quote(record)} > {d}/server-process.json; chown -R {USER} {d}")
+        messages = [f["message"] for f in document["findings"] if f["id"] == "daemon-record"]
+        assert any("not running" in m for m in messages) and any("does not answer (ENOENT)" in m for m in messages)
+
+    def test_legacy_leftovers_are_reported_until_reset_legacy(self, mark: int) -> None:
+        setup = f"install -d -m 0755 -o {USER} /tmp/nx-native-file-cache-abc1234"
+        document, _ = doctor(setup)
+        assert finding(document, "leftovers")["remedy"] == "nxsock reset --legacy"
+        fixed, _ = doctor(f"{setup}; rmdir /tmp/nx-native-file-cache-abc1234")
+        assert problems(fixed) == []
+
+    def test_outside_a_sandbox_it_says_where_nx_would_go_inside_one(self, mark: int) -> None:
+        document, _ = doctor()
+        note = next(f for f in document["findings"] if f["id"] == "user-namespace")
+        assert f"{WS}/.nx/workspace-data/d (workspace)" in note["message"]
+
+    def test_as_root_user_audits_as_that_user(self, mark: int) -> None:
+        document, _ = doctor(f"install -d -m 1777 -o {PEER} /tmp/.nx; {DROP_IN}", "--user", str(USER), uid=0)
+        assert f"uid {USER}," in document["findings"][0]["message"]
+        assert finding(document, "container")["severity"] == "warn"
+
+    def test_strict_fails_on_warnings_and_only_selects(self, mark: int) -> None:
+        _, result = doctor("install -d -m 1777 /tmp/.nx", "--strict")
+        assert result.returncode == 1
+        document, _ = doctor("install -d -m 1777 /tmp/.nx", "--only", "container")
+        assert {f["id"] for f in document["findings"]} == {"container"}
+
+    def test_explain_names_the_cause_and_runs_the_checks_on_that_path(self, mark: int) -> None:
+        run_dir = f"/tmp/.nx/{USER}/sockets/0123456789abcdef0123"
+        setup = (f"install -d -m 1777 -o {USER} /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} "
+                 f"/tmp/.nx/{USER}/sockets {run_dir}; stale {run_dir}/d.sock; touch -d 2000-01-01 {run_dir}")
+        message = f"Error: connect ECONNREFUSED {run_dir}/d.sock"
+        document, _ = doctor(setup, "--explain", message)
+        assert (document["matched"], document["errno"], document["path"]) == ("socket-errno", "ECONNREFUSED", f"{run_dir}/d.sock")
+        assert document["remedy"] == "nxsock reset" and document["findings"]
+
+    def test_human_output_reads_without_colour(self, mark: int) -> None:
+        result = run_as_user(f"{MAKE_WS}; install -d -m 1777 -o {PEER} /tmp/.nx", ["doctor"], env={"NO_COLOR": "1"}, cwd=WS)
+        assert "⚠ warn" in result.stdout and "fix:  sudo chown root:root /tmp/.nx" in result.stdout
+        assert "\x1b[" not in result.stdout and result.stdout.strip().splitlines()[-1].startswith("⚠ 0 errors")
+
+
+@pytest.mark.parametrize(
+    ("message", "matched", "errno"),
+    [
+        ("Error: listen EACCES: permission denied /tmp/.nx/1000/sockets/x/d.sock", "socket-errno", "EACCES"),
+        ("Error: listen EADDRINUSE: address already in use /tmp/.nx/1000/sockets/x/d.sock", "socket-errno", "EADDRINUSE"),
+        ("connect EPERM /tmp/.nx/1000/sockets/abc/d.sock", "socket-errno", "EPERM"),
+        ("Attempted to open socket that exceeds the maximum socket length.", "path-too-long", None),
+        ("The configured Nx socket directory /tmp is shared with the other users on this machine.", "invalid-shared", None),
+        ("The configured Nx socket directory /home/a/tmp is the operating system temp directory.", "invalid-os-temp", None),
+        ("The configured Nx socket directory /tmp/.nx is a directory Nx keeps its own runtime state in.", "invalid-nx-managed", None),
+        ("Nx could not establish a socket directory: /x could not be created (EACCES).", "no-socket-directory", None),
+        ("Nx could not use any of its usual socket directories and fell back to /w/.nx/workspace-data/d.", "fallback", None),
+        ("Warning: Failed to copy native module to cache after 3 attempts (EACCES). Loading in place.", "native-cache-copy", "EACCES"),
+        ('Nx Daemon is going to be disabled until you run "nx reset".', "daemon-disabled", None),
+        ("Process exited with code 78", "exit-78", None),
+        ("something unrelated", None, None),
+    ],
+)
+def test_explain_recognises_nx_messages(message: str, matched: str | None, errno: str | None) -> None:
+    """Nx's socket messages, as Nx prints them, are recognised; anything else is not guessed at."""
+    result = explain(message)
+    assert (result.matched, result.errno) == (matched, errno)
+    if matched == "socket-errno":
+        assert result.path == "/tmp/.nx/1000/sockets/x/d.sock" or result.path == "/tmp/.nx/1000/sockets/abc/d.sock"
+
+
+def test_eacces_with_permitting_modes_is_a_policy_not_a_chmod() -> None:
+    """SELinux, AppArmor and Landlock refuse with EACCES too: when modes allow the connect, chmod is wrong advice."""
+    from conftest import USER as ADA
+    from conftest import machine, mine
+
+    from nxsock.doctor import _probe_finding
+    from nxsock.fsview import Entry
+
+    view = machine({"/tmp/.nx": Entry("dir", 0, 0, 0o1777), "/tmp/.nx/1000": mine(), "/tmp/.nx/1000/sockets": mine(),
+                    "/tmp/.nx/1000/sockets/d": mine(), "/tmp/.nx/1000/sockets/d/d.sock": Entry("socket", ADA, ADA, 0o600)})
+    policy = _probe_finding(view, "/tmp/.nx/1000/sockets/d/d.sock", "EACCES", ADA)
+    assert policy.remedy is None and "security policy" in policy.message
+    locked = machine({"/tmp/.nx/1000/sockets/d/d.sock": Entry("socket", ADA, ADA, 0o000)})
+    mode = _probe_finding(locked, "/tmp/.nx/1000/sockets/d/d.sock", "EACCES", ADA)
+    assert mode.remedy is not None and mode.remedy.startswith("chmod")
