@@ -52,11 +52,13 @@ def main() -> None:
     compileall.compile_dir(Path(nxsock.__file__).parent, quiet=1)
     script = shutil.which("nxsock")
     nxsock = [sys.executable, script] if script else [sys.executable, "-m", "nxsock"]
-    with tempfile.TemporaryDirectory() as ws:
+    with tempfile.TemporaryDirectory() as ws, tempfile.TemporaryDirectory() as sockets:
         Path(ws, "nx.json").write_text("{}")
         Path(ws, "node_modules").mkdir()
         Path(ws, "node_modules", "nx").symlink_to(nx / "node_modules" / "nx")
-        env = dict(os.environ, NX_SKIP_NATIVE_FILE_CACHE="true")
+        # Nx's resolver creates a per-run directory on every call: both sides resolve into a
+        # private NX_SOCKET_DIR, so the benchmark leaves nothing behind in /tmp/.nx.
+        env = dict(os.environ, NX_SKIP_NATIVE_FILE_CACHE="true", NX_SOCKET_DIR=sockets)
         commands = {
             "nxsock paths --json": [*nxsock, "paths", "--json"],
             'python -c "import click"': [sys.executable, "-c", "import click"],

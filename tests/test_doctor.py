@@ -233,3 +233,92 @@ def test_eacces_with_permitting_modes_is_a_policy_not_a_chmod() -> None:
     locked = machine({"/tmp/.nx/1000/sockets/d/d.sock": Entry("socket", ADA, ADA, 0o000)})
     mode = _probe_finding(locked, "/tmp/.nx/1000/sockets/d/d.sock", "EACCES", ADA)
     assert mode.remedy is not None and mode.remedy.startswith("chmod")
+
+
+def _workspace_with_daemon(ws: str, env: dict[str, str] | None = None) -> str:
+    """A workspace with nx@24.0.6 whose real daemon is started as the user."""
+    from harness import install_nx
+
+    nx = install_nx("24.0.6")
+    return (
+        f"install -d -o {USER} {ws}/node_modules; echo '{{}}' > {ws}/nx.json; echo '{{\"name\":\"w\",\"private\":true}}' > {ws}/package.json; "
+        f"ln -s {nx}/node_modules/nx {ws}/node_modules/nx; chown -R {USER} {ws}; "
+        f"cd {ws} && {as_user_prefix(env=env)} {nx}/node_modules/.bin/nx daemon --start >/dev/null 2>&1; cd /"
+    )
+
+
+def _stop(ws: str, env: dict[str, str] | None = None) -> str:
+    from harness import install_nx
+
+    return f"cd {ws}; {as_user_prefix(env=env)} {install_nx('24.0.6')}/node_modules/.bin/nx daemon --stop >/dev/null 2>&1; true"
+
+
+@pytest.mark.skipif(__import__("harness").missing_node() is not None, reason="needs node and npm for the real Nx daemon")
+class TestRealDaemon:
+    pytestmark = live
+
+    def test_a_running_daemon_is_recognised_as_the_recorded_listener(self) -> None:
+        result = run_as_user(_workspace_with_daemon(WS), ["doctor", "--json"], cwd=WS, post=_stop(WS))
+        document = json.loads(result.stdout)
+        record = next(f for f in document["findings"] if f["id"] == "daemon-record")
+        owner = next(f for f in document["findings"] if f["id"] == "socket-owner" and f["path"].endswith("/d.sock"))
+        assert record["severity"] == "ok" and "is running and answers" in record["message"]
+        assert owner["severity"] == "ok" and "daemon/server/start.js" in owner["message"] and f"(in {WS})" in owner["message"]
+
+    def test_a_socket_dir_shared_between_workspaces_is_flagged(self) -> None:
+        """One NX_SOCKET_DIR for two checkouts: the second would dial the first's daemon."""
+        shared = {"NX_SOCKET_DIR": f"/tmp/nx-shared-{USER}"}
+        other = f"/home/u{USER}/other"
+        setup = f"{_workspace_with_daemon(other, shared)}; {MAKE_WS}"
+        result = run_as_user(setup, ["doctor", "--json", "--only", "socket-owner"], env=shared, cwd=WS, post=_stop(other, shared))
+        owner = json.loads(result.stdout)["findings"]
+        assert owner and owner[0]["severity"] == "warn" and "serves another workspace" in owner[0]["message"]
+        assert f"(in {other})" in owner[0]["message"]
+
+
+class TestMoreStates:
+    pytestmark = live
+
+    def test_a_home_beneath_a_peers_directory_is_an_ancestry_finding(self) -> None:
+        setup = f"install -d -m 1777 -o {PEER} /tmp/.nx; install -d -m 0755 -o {PEER} /home/peer; install -d -o {USER} /home/peer/u"
+        document, _ = doctor(setup, env={"HOME": "/home/peer/u"})
+        ancestry = finding(document, "ancestry")
+        assert "/home/peer" in ancestry["message"] and ancestry["remedy"].startswith("export NX_SOCKET_DIR=")
+
+    def test_a_fifo_or_a_peers_file_where_a_socket_belongs_never_blocks(self) -> None:
+        run_dir = f"/tmp/.nx/{USER}/sockets/0123456789abcdef0123"
+        setup = (f"install -d -m 1777 -o {USER} /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/sockets {run_dir}; "
+                 f"mkfifo {run_dir}/d.sock; chown {USER} {run_dir}/d.sock; stale {run_dir}/fp1-1.sock; chown {PEER} {run_dir}/fp1-1.sock")
+        document, _ = doctor(setup)
+        messages = [f["message"] for f in document["findings"] if f["id"] == "sockets"]
+        assert any("is a fifo, not a socket" in m for m in messages)
+        assert any(f"belongs to uid {PEER}" in m for m in messages)
+
+    def test_a_daemon_of_another_nx_version_is_reported(self) -> None:
+        d = f"{WS}/.nx/workspace-data/d"
+        record = json.dumps({"processId": 1, "socketPath": f"{d}/d.sock", "nxVersion": "23.3.2"})
+        nx_pkg = f"install -d -o {USER} {WS}/node_modules/nx; echo '{{\"version\": \"24.0.6\"}}' > {WS}/node_modules/nx/package.json"
+        document, _ = doctor(f"{nx_pkg}; install -d -m 0700 -o {USER} {d}; echo {shlex.quote(record)} > {d}/server-process.json; chown -R {USER} {d}")
+        assert any("runs Nx 23.3.2; 24.0.6 is installed" in f["message"] for f in document["findings"])
+
+    def test_an_untrusted_workspace_data_directory_is_a_configuration_error_for_nx_24(self) -> None:
+        document, result = doctor(f"install -d -m 0777 -o {PEER} /tmp/peerdata", env={"NX_WORKSPACE_DATA_DIRECTORY": "/tmp/peerdata"})
+        assert finding(document, "configuration")["severity"] == "error" and result.returncode == 1
+
+    def test_explain_reads_stdin(self) -> None:
+        python, pylib = stage_nxsock()
+        post = (f"cd {WS}; echo 'Attempted to open socket that exceeds the maximum socket length.' | "
+                f"{as_user_prefix()} PYTHONPATH={pylib} {python} -m nxsock doctor --explain - --json")
+        result = run_as_user(MAKE_WS, ["--version"], post=post)
+        assert json.loads(result.post)["matched"] == "path-too-long"
+
+    def test_inside_a_user_namespace_it_says_so_and_where_nx_goes(self) -> None:
+        """As a sandbox maps only the caller: root shows as 65534, and Nx 24 takes the workspace fallback."""
+        python, pylib = stage_nxsock()
+        post = (f"cd {WS}; {as_user_prefix()} unshare -U --map-current-user env PYTHONPATH={pylib} "
+                f"{python} -m nxsock doctor --json --only user-namespace --only outcome")
+        result = run_as_user(f"{MAKE_WS}; install -d -m 1777 /tmp/.nx", ["--version"], post=post)
+        findings = json.loads(result.post)["findings"]
+        inside = next(f for f in findings if f["id"] == "user-namespace")
+        assert "Running in a user namespace" in inside["message"] and f"{WS}/.nx/workspace-data/d (workspace)" in inside["message"]
+        assert next(f for f in findings if f["id"] == "outcome")["severity"] == "warn"
