@@ -51,6 +51,7 @@ class Context(t.NamedTuple):
     cache_leftovers: int  # entries cache prune would remove
     dead_state: t.Sequence[t.Any]  # cleanup.ResetItem values a dry reset would remove
     legacy_state: t.Sequence[t.Any]
+    sockets: t.Sequence[tuple[str, Entry, str | None]] = ()  # each *.sock found, and its probe (sockets only)
 
 
 def _refusal_finding(check: str, refusal: Refusal, severity: str, ctx: Context) -> Finding:
@@ -261,11 +262,25 @@ def _socket_dirs(res: Resolution, view: FsView) -> list[str]:
             names = view.listdir(placement.root)
             if not isinstance(names, int):
                 dirs += [join(placement.root, n) for n in names if re.fullmatch(r"[0-9a-f]{20}", n)]
-    seen: list[str] = []
-    for d in dirs:
-        if d not in seen:
-            seen.append(d)
-    return seen
+    return list(dict.fromkeys(dirs))
+
+
+def survey_sockets(res: Resolution, view: FsView) -> list[tuple[str, Entry, str | None]]:
+    """Every ``*.sock`` in the directories Nx would use, probed once (a bounded connect) when it is a socket."""
+    found = []
+    for directory in _socket_dirs(res, view):
+        names = view.listdir(directory)
+        if isinstance(names, int):
+            continue
+        for name in sorted(names):
+            if not name.endswith(".sock"):
+                continue
+            path = join(directory, name)
+            entry = view.lstat(path)
+            if isinstance(entry, Entry):
+                probe = view.probe_socket(path) if entry.kind == "socket" and entry.uid == res.environment.uid else None
+                found.append((path, entry, probe))
+    return found
 
 
 def _permits(view: FsView, path: str, uid: int) -> bool:
@@ -286,31 +301,21 @@ def _permits(view: FsView, path: str, uid: int) -> bool:
 
 
 def check_sockets(ctx: Context) -> list[Finding]:
-    res = ctx.resolution
     view = ctx.view
-    uid = res.environment.uid
+    uid = ctx.resolution.environment.uid
     found = []
-    for directory in _socket_dirs(res, view):
-        names = view.listdir(directory)
-        if isinstance(names, int):
+    for path, entry, result in ctx.sockets:
+        if entry.kind != "socket":
+            found.append(Finding("sockets", "warn", path, f"{path} is a {entry.kind}, not a socket.", f"rm -- {shell_quote(path)}"))
             continue
-        for name in sorted(names):
-            path = join(directory, name)
-            entry = view.lstat(path)
-            if isinstance(entry, int) or not name.endswith(".sock"):
-                continue
-            if entry.kind != "socket":
-                found.append(Finding("sockets", "warn", path, f"{path} is a {entry.kind}, not a socket.", f"rm -- {shell_quote(path)}"))
-                continue
-            if entry.uid != uid:
-                found.append(Finding("sockets", "error", path, f"{path} belongs to uid {entry.uid}: dialling it reaches another user's process.",
-                                     f"sudo rm -- {shell_quote(path)}"))
-                continue
-            if entry.mode & 0o077:
-                found.append(Finding("sockets", "warn", path, f"{path} has mode {_mode(entry)}; Nx makes its sockets 0600.",
-                                     f"chmod 0600 -- {shell_quote(path)}"))
-            result = view.probe_socket(path)
-            found.append(_probe_finding(view, path, result, uid))
+        if entry.uid != uid:
+            found.append(Finding("sockets", "error", path, f"{path} belongs to uid {entry.uid}: dialling it reaches another user's process.",
+                                 f"sudo rm -- {shell_quote(path)}"))
+            continue
+        if entry.mode & 0o077:
+            found.append(Finding("sockets", "warn", path, f"{path} has mode {_mode(entry)}; Nx makes its sockets 0600.",
+                                 f"chmod 0600 -- {shell_quote(path)}"))
+        found.append(_probe_finding(view, path, result, uid))
     return found
 
 
@@ -368,7 +373,7 @@ def check_socket_owner(ctx: Context) -> list[Finding]:
     res = ctx.resolution
     view = ctx.view
     record = res.daemon_record
-    answering = [f.path for f in check_sockets(ctx) if f.severity == "ok" and f.path]
+    answering = [path for path, _, result in ctx.sockets if result == "answers"]
     if not answering:
         return []
     owners = _listeners(view)
@@ -568,4 +573,5 @@ def gather(resolution: Resolution, view: FsView) -> Context:
     dead, _ = reset(resolution, dry_run=True)
     legacy_all, _ = reset(resolution, dry_run=True, legacy=True)
     legacy = [i for i in legacy_all if i.what.startswith("legacy")]
-    return Context(resolution, view, remedy_context(resolution), verdict, leftovers, dead, legacy)
+    sockets = survey_sockets(resolution, view)
+    return Context(resolution, view, remedy_context(resolution), verdict, leftovers, dead, legacy, sockets)

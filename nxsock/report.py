@@ -219,8 +219,20 @@ def provision_document(report: ProvisionReport) -> Json:
     }
 
 
+def _printable(value: t.Any) -> t.Any:
+    """Every string as Node would print it: a byte that is not UTF-8 becomes U+FFFD."""
+    if isinstance(value, str):
+        return node_string(value)
+    if isinstance(value, dict):
+        return {k: _printable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_printable(v) for v in value]
+    return value
+
+
 def dumps(document: Json, *, indent: bool = False) -> str:
     """One JSON document, UTF-8 as it is: indented for a person, compact for a pipe (the C encoder)."""
+    document = _printable(document)
     if indent:
         return json.dumps(document, indent=2, ensure_ascii=False)
     return json.dumps(document, ensure_ascii=False, separators=(",", ":"))

@@ -31,16 +31,34 @@ _SAFE_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 
 
 def shell_quote(text: str) -> str:
-    """Quote *text* for a POSIX shell; plain paths stay bare.
+    """Quote *text* for a shell; plain paths stay bare.
+
+    A byte that is not UTF-8 (held as a surrogate) or a control character is
+    written ``$'\\xff'``, so the command still names the exact path.
 
     >>> shell_quote("/tmp/.nx")
     '/tmp/.nx'
     >>> print(shell_quote("/home/o'brien/.nx"))
     '/home/o'\\''brien/.nx'
+    >>> print(shell_quote("/tmp/caf\\udce9"))
+    $'/tmp/caf\\xe9'
     """
     if text and _SAFE_CHARACTERS.issuperset(text):
         return text
+    if any(0xDC80 <= ord(ch) <= 0xDCFF or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text):
+        return "$'" + "".join(_ansi_c(ch) for ch in text) + "'"
     return "'" + text.replace("'", "'\\''") + "'"
+
+
+def _ansi_c(ch: str) -> str:
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    if code < 0x20 or code == 0x7F:
+        return {"\n": "\\n", "\t": "\\t"}.get(ch, f"\\x{code:02x}")
+    if ch in "\\'":
+        return "\\" + ch
+    return ch
 
 
 def format_mode(mode: int | None) -> str | None:

@@ -158,6 +158,8 @@ def stage_nxsock() -> tuple[str, str]:
             shutil.rmtree(target, ignore_errors=True)
             for source in sources:
                 shutil.copytree(source, target / source.name, ignore=shutil.ignore_patterns("__pycache__"))
+            # Bytecode for the interpreter the test uid runs, so hundreds of runs do not each compile it.
+            subprocess.run([_readable_python(), "-m", "compileall", "-q", str(target)], check=False, capture_output=True)
             for root, _dirs, files in os.walk(target):
                 os.chmod(root, 0o755)
                 for name in files:

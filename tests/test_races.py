@@ -115,3 +115,57 @@ def test_reset_legacy_never_deletes_through_a_peers_link() -> None:
     print(" ".join(words[:6]))  # the figures, for the record (pytest -s)
     assert words[words.index("violations") + 1] == "0", result.post
     assert int(words[words.index("flips") + 1]) > 1000
+
+
+def test_cache_prune_never_deletes_through_a_peers_link() -> None:
+    """A peer flips a shared configured cache directory into a link to the user's own entry-named files."""
+    precious = f"/home/u{USER}/precious"
+    driver = _driver(f"""
+        import os
+        from click.testing import CliRunner
+        from nxsock.app import cli
+        runner = CliRunner()
+        bad = errors = 0
+        for _ in range({ITERATIONS}):
+            result = runner.invoke(cli, ["cache", "prune", "--json"], env={{"NX_NATIVE_FILE_CACHE_DIRECTORY": "/tmp/shared-cache"}})
+            errors += result.exit_code not in (0, 1)
+            if sorted(os.listdir("{precious}")) != ["23.0.0-0123456789ab-nx.linux-x64-gnu.node", "24.0.6-0123456789ab-0.5nx.linux-x64-gnu.node"]:
+                bad += 1
+        print("violations", bad, "errors", errors)
+    """)
+    setup = (
+        f"install -d -m 0755 -o {USER} {precious}; "
+        f"touch {precious}/23.0.0-0123456789ab-nx.linux-x64-gnu.node {precious}/24.0.6-0123456789ab-0.5nx.linux-x64-gnu.node; "
+        f"chown -R {USER} {precious}; {_flipper('/tmp/shared-cache', precious, 120)} sleep 0.3"
+    )
+    post = f"cd /home/u{USER}; {as_user_prefix()} {driver}; pkill -u {PEER} python3; sleep 0.2; cat /tmp/flips.out"
+    result = run_as_user(setup, ["--version"], post=post)
+    words = result.post.split()
+    print(" ".join(words[:6]))
+    assert words[words.index("violations") + 1] == "0" and words[words.index("errors") + 1] == "0", result.post
+    assert int(words[words.index("flips") + 1]) > 1000
+
+
+def test_doctor_never_blocks_or_changes_anything_while_the_container_flips() -> None:
+    """doctor reads /tmp/.nx while a peer flips it between a directory and a link to a FIFO-holding directory."""
+    driver = _driver("""
+        import os, time
+        from click.testing import CliRunner
+        from nxsock.app import cli
+        runner = CliRunner()
+        slow = errors = 0
+        for _ in range(1000):
+            start = time.monotonic()
+            result = runner.invoke(cli, ["doctor", "--json", "--only", "container", "--only", "ancestry", "--only", "outcome"])
+            slow += time.monotonic() - start > 5
+            errors += result.exit_code not in (0, 1)
+        print("violations", slow + errors)
+    """)
+    setup = (f"install -d -m 0700 -o 4103 /home/precious; mkfifo /home/precious/fifo; "
+             f"{_flipper('/tmp/.nx', '/home/precious', 120)} sleep 0.3")
+    post = f"cd /home/u{USER}; {as_user_prefix()} {driver}; pkill -u {PEER} python3; sleep 0.2; cat /tmp/flips.out; stat -c '%u %a' /home/precious"
+    result = run_as_user(setup, ["--version"], post=post)
+    words = result.post.split()
+    print(" ".join(words[:4]))
+    assert words[words.index("violations") + 1] == "0", result.post
+    assert int(words[words.index("flips") + 1]) > 1000 and result.post.strip().endswith("4103 700")
