@@ -11,15 +11,14 @@ its directory's descriptor, never re-resolved by path.
 
 from __future__ import annotations
 
-import errno as _errno
 import os
 import re
-import socket
 import stat
 import time
 import typing as t
 
 from ._pathname import join
+from .fsview import connect_probe
 from .layout import console_leaf, plugin_leaf
 from .removal import open_directory, remove_entry
 from .resolver import Resolution
@@ -40,19 +39,8 @@ class ResetItem(t.NamedTuple):
 
 
 def _probe(dir_fd: int, name: str) -> str:
-    """Connect to the socket *name* in *dir_fd*: ``answers``, or the errno name (``ECONNREFUSED``: stale)."""
-    path = f"/proc/self/fd/{dir_fd}/{name}"
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    probe.settimeout(0.5)
-    try:
-        probe.connect(path)
-    except TimeoutError:
-        return "ETIMEDOUT"
-    except OSError as exc:
-        return _errno.errorcode.get(exc.errno or 0, "EIO")
-    finally:
-        probe.close()
-    return "answers"
+    """Probe the socket *name* in *dir_fd* through the descriptor, so the path cannot be swapped under it."""
+    return connect_probe(f"/proc/self/fd/{dir_fd}/{name}")
 
 
 class _Walker:
@@ -109,18 +97,22 @@ class _Walker:
             if stat.S_ISSOCK(st.st_mode) and st.st_uid == self.uid and _probe(fd, name) == "ECONNREFUSED":
                 self._remove(fd, name, join(directory, name), "stale socket", "nothing listens on it")
 
+    def _walk(self, fd: int) -> t.Iterator[tuple[str, os.stat_result]]:
+        """Each entry of the directory *fd*, ``lstat``-ed relative to it, with a progress tick."""
+        for name in sorted(os.listdir(fd)):
+            self.tick()
+            try:
+                yield name, os.lstat(name, dir_fd=fd)
+            except OSError:
+                continue
+
     def socket_root(self, root: str, own_leaves: t.Mapping[str, str]) -> None:
         """A socket root: per-run directories of any workspace, this workspace's leaves, stale sockets elsewhere."""
         fd = self._open(root)
         if fd is None:
             return
         try:
-            for name in sorted(os.listdir(fd)):
-                self.tick()
-                try:
-                    st = os.lstat(name, dir_fd=fd)
-                except OSError:
-                    continue
+            for name, st in self._walk(fd):
                 path = join(root, name)
                 if st.st_uid != self.uid:
                     self.items.append(ResetItem(path, "entry", "kept", f"owned by uid {st.st_uid}, not you", 0))
@@ -154,12 +146,7 @@ class _Walker:
         if fd is None:
             return
         try:
-            for name in sorted(os.listdir(fd)):
-                self.tick()
-                try:
-                    st = os.lstat(name, dir_fd=fd)
-                except OSError:
-                    continue
+            for name, st in self._walk(fd):
                 if st.st_uid != self.uid:
                     continue
                 path = join(tmp, name)

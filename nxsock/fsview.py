@@ -18,6 +18,7 @@ __all__ = [
     "LiveView",
     "MemoryView",
     "UserNamespaceView",
+    "connect_probe",
 ]
 
 #: What an unmapped owner looks like inside a user namespace.
@@ -191,19 +192,7 @@ class LiveView:
             return errno.errorcode.get(entry, f"E{entry}")
         if entry.kind != "socket":
             return "ENOTSOCK"
-        import socket  # only when a daemon record names a socket
-
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        probe.settimeout(0.5)  # a listener that never accepts must not hang us
-        try:
-            probe.connect(path)
-        except TimeoutError:
-            return "ETIMEDOUT"
-        except OSError as e:
-            return errno.errorcode.get(e.errno or 0, "EIO")
-        finally:
-            probe.close()
-        return "answers"
+        return connect_probe(path)
 
     def listdir(self, path: str) -> list[str] | int:
         flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -236,6 +225,26 @@ class LiveView:
             except OSError:
                 continue  # another user's process, or gone
         return frozenset(paths)
+
+
+def connect_probe(path: str, timeout: float = 0.5) -> str:
+    """Connect to the unix socket at *path* once: ``"answers"``, or the errno name (``ECONNREFUSED``: stale).
+
+    Bounded by *timeout*: a listener that never accepts must not hang the caller.
+    """
+    import socket  # loaded only when a socket is actually probed
+
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(timeout)
+    try:
+        probe.connect(path)
+    except TimeoutError:
+        return "ETIMEDOUT"
+    except OSError as e:
+        return errno.errorcode.get(e.errno or 0, "EIO")
+    finally:
+        probe.close()
+    return "answers"
 
 
 class MemoryView:

@@ -201,14 +201,7 @@ def run_scenario(scenario: Scenario, generation: str, extra_args: t.Sequence[str
     python, pythonpath = stage_nxsock()
     ws = scenario.workspace
     home_default = f"/home/u{USER}"
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home_default, "LANG": "C.UTF-8"}
-    for key, value in scenario.env.items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    env_words = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
-    as_user = f"setpriv --reuid={USER} --regid={USER} --clear-groups env -i {env_words}"
+    as_user = as_user_prefix(USER, scenario.env)
     nxsock_cmd = (
         f"{as_user} PYTHONPATH={shlex.quote(pythonpath)} PYTHONDONTWRITEBYTECODE=1 "
         f"{shlex.quote(python)} -m nxsock paths --json {' '.join(map(shlex.quote, extra_args))}"
@@ -279,11 +272,20 @@ class UserRun(t.NamedTuple):
     post: str  # what the *post* shell printed, run as root afterwards in the same namespace
 
 
-def as_user_prefix(uid: int = USER, env: t.Mapping[str, str] | None = None) -> str:
+def env_words(overrides: t.Mapping[str, str | None] | None = None, home: str | None = None, uid: int = USER) -> str:
+    """``KEY=value …`` for ``env -i``: a small clean environment, *overrides* applied (``None`` unsets)."""
+    variables: dict[str, str] = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home or f"/home/u{uid}", "LANG": "C.UTF-8"}
+    for key, value in (overrides or {}).items():
+        if value is None:
+            variables.pop(key, None)
+        else:
+            variables[key] = value
+    return " ".join(shlex.quote(f"{k}={v}") for k, v in variables.items())
+
+
+def as_user_prefix(uid: int = USER, env: t.Mapping[str, str | None] | None = None) -> str:
     """``setpriv … env -i …``: run what follows as *uid* with a small clean environment."""
-    variables = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": f"/home/u{uid}", "LANG": "C.UTF-8", **(env or {})}
-    env_words = " ".join(shlex.quote(f"{k}={v}") for k, v in variables.items())
-    return f"setpriv --reuid={uid} --regid={uid} --clear-groups env -i {env_words}"
+    return f"setpriv --reuid={uid} --regid={uid} --clear-groups env -i {env_words(env, uid=uid)}"
 
 
 def oracle_command(generation: str = "native", uid: int = USER) -> str:
@@ -302,10 +304,8 @@ def run_as_user(
 ) -> UserRun:
     """``nxsock ARGS`` as *uid* in a fresh namespace after *setup* (as root); the tree around it."""
     python, pythonpath = stage_nxsock()
-    variables = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": f"/home/u{uid}", "LANG": "C.UTF-8", **(env or {})}
-    env_words = " ".join(shlex.quote(f"{k}={v}") for k, v in variables.items())
     command = (
-        f"setpriv --reuid={uid} --regid={uid} --clear-groups env -i {env_words} PYTHONPATH={shlex.quote(pythonpath)} "
+        f"{as_user_prefix(uid, env)} PYTHONPATH={shlex.quote(pythonpath)} "
         f"PYTHONDONTWRITEBYTECODE=1 {shlex.quote(python)} -m nxsock {' '.join(map(shlex.quote, args))}"
     )
     script = f"""

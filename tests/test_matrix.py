@@ -18,7 +18,16 @@ import shlex
 import typing as t
 
 import pytest
-from harness import PEER, USER, install_nx, missing_privileges, missing_readable_python, stage_nxsock
+from harness import (
+    PEER,
+    USER,
+    as_user_prefix,
+    env_words,
+    install_nx,
+    missing_privileges,
+    missing_readable_python,
+    stage_nxsock,
+)
 
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
@@ -126,14 +135,8 @@ STATES: list[tuple[str, str, dict[str, str | None]]] = [
 def _script(setup: str, env: t.Mapping[str, str | None], teardown: str = "") -> tuple[str, str]:
     nx = install_nx("24.0.6")
     python, pylib = stage_nxsock()
-    variables = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": HOME, "LANG": "C.UTF-8"}
-    for key, value in env.items():
-        if value is None:
-            variables.pop(key, None)
-        else:
-            variables[key] = value
-    words = " ".join(shlex.quote(f"{k}={v}") for k, v in variables.items())
-    user = f"setpriv --reuid={U} --regid={U} --clear-groups env -i {words} PYTHONPATH={pylib} {python} -m nxsock"
+    words = env_words(env, HOME)
+    user = f"{as_user_prefix(U, env)} PYTHONPATH={pylib} {python} -m nxsock"
     root = f"env -i {words} PYTHONPATH={pylib} {python} -m nxsock"
     lines = [
         "mount -t tmpfs -o mode=1777 tmpfs /tmp; mount -t tmpfs -o mode=0755 tmpfs /home; mount -t tmpfs tmpfs /mnt",
