@@ -360,20 +360,32 @@ class UserNamespaceView:
     """*base* as a process in an unprivileged user namespace sees it.
 
     Only *uid* (and *gid*) are mapped; every other owner, root included,
-    appears as :data:`OVERFLOW_UID`.  When *writable* is given, everything
-    outside those roots is read-only, as a sandbox's bind mounts make it.
+    appears as :data:`OVERFLOW_UID` (unless *remap* is false: a sandbox that
+    keeps owners, such as macOS Seatbelt).  When *writable* is given,
+    everything outside those roots is read-only, as a sandbox's bind mounts
+    make it; the directories in *frozen* are read-only themselves (nothing
+    may be created directly in them) while what lies beneath may be writable.
     """
 
     def __init__(
-        self, base: FsView, uid: int, gid: int, writable: t.Iterable[str] | None = None
+        self,
+        base: FsView,
+        uid: int,
+        gid: int,
+        writable: t.Iterable[str] | None = None,
+        *,
+        frozen: t.Iterable[str] = (),
+        remap: bool = True,
     ) -> None:
         self._base = base
         self._uid = uid
         self._gid = gid
         self._writable = None if writable is None else tuple(writable)
+        self._frozen = frozenset(frozen)
+        self._remap = remap
 
     def _map(self, entry: Entry | int) -> Entry | int:
-        if isinstance(entry, int):
+        if isinstance(entry, int) or not self._remap:
             return entry
         return entry._replace(
             uid=entry.uid if entry.uid == self._uid else OVERFLOW_UID,
@@ -393,6 +405,8 @@ class UserNamespaceView:
         return self._base.realpath(path)
 
     def read_only(self, path: str) -> bool:
+        if path in self._frozen:
+            return True
         if self._writable is not None and not any(
             path == root or path.startswith(root.rstrip("/") + "/") for root in self._writable
         ):

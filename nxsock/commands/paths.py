@@ -12,20 +12,38 @@ from ._resolution import build_resolution, resolution_options, wants_json
 @click.command("paths")
 @resolution_options
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1); the same as --format json.")
-@click.option("--format", "output_format", type=click.Choice(("text", "json")), help="Output format (default: text).")
-def paths(json_flag: bool, output_format: str | None, **options: object) -> None:
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(("json", "text", "env", "srt", "claude", "codex", "seatbelt", "bwrap", "docker", "flatpak")),
+    help="json: the document; the others: ready-to-paste entries for that sandbox (default: the human report).",
+)
+@click.option("--portable", is_flag=True, help="With a sandbox format: Nx-style /tmp/.nx, ~/.nx and ./ spellings fit to commit.")
+def paths(json_flag: bool, output_format: str | None, portable: bool, **options: object) -> None:
     """Show where Nx will put each socket and its native binding cache, which tier it used and why.
 
     Predicts without changing anything: directories Nx would create or tighten
-    are listed as such.  Exits 78 when Nx would refuse the configured
+    are listed as such.  A sandbox --format prints what that sandbox must
+    allow, computed over the sandbox's own view of the filesystem (inside a
+    Linux user namespace every other owner, root included, is uid 65534).  Exits 78 when Nx would refuse the configured
     NX_SOCKET_DIR (or, Nx 24, the workspace data directory), 73 when it could
     establish no socket directory at all.
     """
     from ..report import paths_exit_code, print_paths_json
 
-    resolution, _ = build_resolution(**options)
+    resolution, view = build_resolution(**options)
     if wants_json(json_flag, output_format):
         sys.exit(print_paths_json(resolution, sys.stdout))
+    if output_format is not None:
+        from ..allowlists import plan_for, render, sandbox_kind
+
+        user_namespace, binds = sandbox_kind(output_format, resolution.environment.platform)
+        plan = plan_for(resolution.environment, view, user_namespace=user_namespace, binds=binds)
+        text, warnings = render(output_format, plan, resolution.environment, portable=portable)
+        for warning in warnings:
+            click.echo(f"nxsock paths: {warning}", err=True)
+        sys.stdout.write(text)
+        sys.exit(paths_exit_code(plan.resolution))
     from ..render import render_paths
 
     render_paths(resolution)

@@ -1,0 +1,211 @@
+"""What a sandbox must allow for Nx, computed over the sandbox's own view, in each sandbox's syntax.
+
+An allowlist of ``/tmp/.nx`` and ``~/.nx`` can be useless: inside an
+unprivileged user namespace every foreign owner, root included, is uid 65534,
+so Nx 24 refuses both default tiers and Nx 23 keeps ``/tmp/.nx`` only when
+the user owns it (SPEC §1.7).  So the plan resolves over that view, with the
+sandbox refusing writes directly in ``/``, ``/tmp`` and ``$HOME`` (entries are
+never those), and allows the narrowest existing directories Nx then writes.
+"""
+
+from __future__ import annotations
+
+import json
+import typing as t
+
+from ._pathname import dirname, join
+from .environment import Environment, home_directory
+from .fsview import Entry, FsView, UserNamespaceView
+from .guards import canonical_dir
+from .resolver import Resolution, resolve
+from .wording import shell_quote
+
+__all__ = ["FORMATS", "SandboxPlan", "plan_for", "render", "sandbox_kind"]
+
+#: The sandbox formats ``paths --format`` prints.
+FORMATS = ("text", "env", "srt", "claude", "codex", "seatbelt", "bwrap", "docker", "flatpak")
+
+
+def sandbox_kind(fmt: str, platform: str) -> tuple[bool, bool]:
+    """``(user namespace, bind mounts)`` for a format on a platform.
+
+    bubblewrap and flatpak run in a user namespace and bind existing
+    directories; docker binds without remapping owners; srt, Claude Code and
+    codex use bubblewrap on Linux and Seatbelt's path rules on macOS, where a
+    rule may name a directory Nx has yet to create.
+    """
+    if fmt in ("bwrap", "flatpak"):
+        return True, True
+    if fmt == "docker":
+        return False, True
+    if fmt in ("srt", "claude", "codex"):
+        return platform == "linux", platform == "linux"
+    return False, False
+GLOB = set("*?[]{}")
+
+
+class SandboxPlan(t.NamedTuple):
+    resolution: Resolution  # where Nx goes inside the sandbox
+    write: tuple[str, ...]  # existing directories to make writable, real paths
+    sockets: tuple[str, ...]  # directories Nx binds and dials sockets in
+    pending: tuple[str, ...]  # directories Nx needs whose only existing ancestor may not be allowed
+    flagged: tuple[str, ...]  # entries with glob characters some sandboxes read as patterns
+
+
+def _forbidden(env: Environment) -> set[str]:
+    home = home_directory(env, "native")
+    found = {"/", "/tmp", "/private/tmp"}
+    if home:
+        found.add(home)
+    return found
+
+
+def _deepest_existing(view: FsView, path: str) -> str:
+    while True:
+        entry = view.stat(path)
+        if isinstance(entry, Entry) and entry.is_dir:
+            return path
+        parent = dirname(path)
+        if parent == path:
+            return path
+        path = parent
+
+
+def _real(env: Environment, view: FsView, path: str) -> str:
+    real = canonical_dir(view, path)
+    if env.platform == "darwin" and (real == "/tmp" or real.startswith("/tmp/")):
+        real = "/private" + real
+    return real
+
+
+def _narrowest(paths: t.Iterable[str]) -> tuple[str, ...]:
+    """Drop an entry that lies beneath another; keep the order first seen."""
+    unique = list(dict.fromkeys(paths))
+    return tuple(p for p in unique if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in unique))
+
+
+def plan_for(env: Environment, base: FsView, *, user_namespace: bool, binds: bool) -> SandboxPlan:
+    """Resolve as the sandbox shows the filesystem, then allow the narrowest directories Nx writes.
+
+    With *binds* an entry must exist, so it is the deepest existing directory
+    Nx writes in, and the sandbox is taken to refuse writes directly in ``/``,
+    ``/tmp`` and ``$HOME``; with path rules an entry may name what Nx creates.
+    """
+    forbidden = _forbidden(env)
+    view = UserNamespaceView(
+        base, env.uid, env.gid, frozen=forbidden if binds else (), remap=user_namespace and env.platform == "linux"
+    )
+    resolution = resolve(env, view)
+    needed: list[str] = []
+    for action in resolution.actions:
+        needed.append(dirname(action.path) if action.verb == "create" and binds else action.path)
+    sockets = []
+    for placement in resolution.sockets.values():
+        if placement.placed and placement.root is not None:
+            where = placement.dir or placement.root
+            needed.append(where)
+            sockets.append(placement.root)
+    cache = resolution.native_cache
+    if cache.dir is not None and cache.bypass_reason is None:
+        needed.append(cache.dir)
+    write, pending = [], []
+    for directory in needed:
+        existing = _deepest_existing(view, directory) if binds else directory
+        if existing in forbidden:
+            pending.append(directory)
+        else:
+            write.append(_real(env, view, existing))
+    write_entries = _narrowest(write)
+    socket_dirs = _narrowest(
+        real for real in (_real(env, view, _deepest_existing(view, s) if binds else s) for s in sockets)
+        if real not in forbidden
+    )
+    flagged = tuple(p for p in write_entries if GLOB & set(p))
+    return SandboxPlan(resolution, write_entries, socket_dirs, tuple(dict.fromkeys(pending)), flagged)
+
+
+def _portable(env: Environment, path: str) -> list[str]:
+    """Nx-style spellings fit to commit: ``/tmp/.nx``, ``~/.nx``, ``./…`` for the workspace; both /tmp spellings on macOS."""
+    home = home_directory(env, "native")
+    spellings = []
+    for tmp in ("/private/tmp/.nx", "/tmp/.nx"):
+        if path == tmp or path.startswith(tmp + "/"):
+            spellings = ["/tmp/.nx", "/private/tmp/.nx"] if env.platform == "darwin" else ["/tmp/.nx"]
+            break
+    else:
+        if home and (path == join(home, ".nx") or path.startswith(join(home, ".nx") + "/")):
+            spellings = ["~/.nx"]
+        elif path == env.workspace_root or path.startswith(env.workspace_root.rstrip("/") + "/"):
+            rest = path[len(env.workspace_root):].lstrip("/")
+            spellings = ["./" + rest if rest else "."]
+        else:
+            spellings = [path]
+    return spellings
+
+
+def _entries(plan: SandboxPlan, env: Environment, portable: bool) -> tuple[list[str], list[str]]:
+    if not portable:
+        return list(plan.write), list(plan.sockets)
+    write = list(dict.fromkeys(p for path in plan.write for p in _portable(env, path)))
+    sockets = list(dict.fromkeys(p for path in plan.sockets for p in _portable(env, path)))
+    return write, sockets
+
+
+def render(fmt: str, plan: SandboxPlan, env: Environment, *, portable: bool = False) -> tuple[str, list[str]]:
+    """The text to paste for *fmt*, and the warnings about its limits (for stderr)."""
+    write, sockets = _entries(plan, env, portable)
+    warnings = [f"{p} contains glob characters, which some sandboxes read as a pattern and drop or widen." for p in plan.flagged]
+    warnings += [f"{p} must exist before the sandbox starts; run `nxsock provision` or create it first." for p in plan.pending]
+    linux = env.platform == "linux"
+    if fmt == "text":
+        lines = [f"write\t{p}" for p in write] + [f"unix-sockets\t{p}" for p in sockets]
+        return "\n".join(lines) + "\n", warnings
+    if fmt == "env":
+        root = plan.resolution.socket_root.root or ""
+        lines = [f"export NXSOCK_SOCKET_ROOT={shell_quote(root)}",
+                 f"export NXSOCK_NATIVE_CACHE={shell_quote(plan.resolution.native_cache.dir or '')}",
+                 f"export NXSOCK_WRITE={shell_quote(':'.join(write))}"]
+        return "\n".join(lines) + "\n", warnings
+    if fmt in ("srt", "claude"):
+        network: dict[str, t.Any] = {"allowedDomains": [], "deniedDomains": []}
+        if linux:
+            network["allowAllUnixSockets"] = True
+            warnings.append(f"{fmt} on Linux cannot allow unix sockets by path (seccomp cannot filter paths): this allows all of them.")
+        else:
+            network["allowUnixSockets"] = sockets
+        filesystem = {"denyRead": [], "allowWrite": write, "denyWrite": []}
+        settings: dict[str, t.Any] = {"network": network, "filesystem": filesystem}
+        if fmt == "claude":
+            settings = {"sandbox": {"enabled": True, "filesystem": {"allowWrite": write}, "network": network}}
+        return json.dumps(settings, indent=2) + "\n", warnings
+    if fmt == "codex":
+        warnings.append("codex's sandbox_workspace_write table has no unix-socket rule: it needs network_access = true for sockets.")
+        roots = ", ".join(json.dumps(p) for p in write)
+        text = f'sandbox_mode = "workspace-write"\n\n[sandbox_workspace_write]\nwritable_roots = [{roots}]\nnetwork_access = true\n'
+        return text, warnings
+    if fmt == "seatbelt":
+        both = _both_tmp_spellings
+        rules = ["(version 1)"]
+        rules += [f'(allow file-write* (subpath "{p}"))' for p in both(write)]
+        rules += [f'(allow network-bind (local unix-socket (subpath "{p}")))' for p in both(sockets)]
+        rules += [f'(allow network-outbound (remote unix-socket (subpath "{p}")))' for p in both(sockets)]
+        return "\n".join(rules) + "\n", warnings
+    if fmt == "bwrap":
+        return " ".join(f"--bind {shell_quote(p)} {shell_quote(p)}" for p in write) + "\n", warnings
+    if fmt == "docker":
+        return " ".join(f"-v {shell_quote(p + ':' + p)}" for p in write) + "\n", warnings
+    if fmt == "flatpak":
+        return " ".join(f"--filesystem={shell_quote(p)}" for p in write) + "\n", warnings
+    raise ValueError(fmt)
+
+
+def _both_tmp_spellings(paths: t.Iterable[str]) -> list[str]:
+    """Seatbelt matches the resolved path, and Nx spells it /tmp: rules for both, where a path is under /tmp."""
+    out = []
+    for path in paths:
+        out.append(path)
+        if path.startswith("/private/tmp/"):
+            out.append(path[len("/private"):])
+        elif path.startswith("/tmp/"):
+            out.append("/private" + path)
+    return list(dict.fromkeys(out))
