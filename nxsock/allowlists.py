@@ -20,7 +20,7 @@ from .guards import canonical_dir
 from .resolver import Resolution, resolve
 from .wording import shell_quote
 
-__all__ = ["FORMATS", "SandboxPlan", "plan_for", "render", "sandbox_kind"]
+__all__ = ["FORMATS", "SANDBOX_TMPDIR", "SandboxPlan", "plan_for", "render", "sandbox_kind"]
 
 #: The sandbox formats ``paths --format`` prints.
 FORMATS = ("text", "env", "srt", "claude", "codex", "seatbelt", "bwrap", "docker", "flatpak")
@@ -84,7 +84,13 @@ def _narrowest(paths: t.Iterable[str]) -> tuple[str, ...]:
     return tuple(p for p in unique if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in unique))
 
 
-def plan_for(env: Environment, base: FsView, *, user_namespace: bool, binds: bool) -> SandboxPlan:
+#: The TMPDIR a sandbox sets for what it runs (srt, and Claude Code on it, use /tmp/claude).
+SANDBOX_TMPDIR = {"srt": "/tmp/claude", "claude": "/tmp/claude"}
+
+
+def plan_for(
+    env: Environment, base: FsView, *, user_namespace: bool, binds: bool, tmpdir: str | None = None
+) -> SandboxPlan:
     """Resolve as the sandbox shows the filesystem, then allow the narrowest directories Nx writes.
 
     With *binds* an entry must exist, so it is the deepest existing directory
@@ -115,6 +121,9 @@ def plan_for(env: Environment, base: FsView, *, user_namespace: bool, binds: boo
             pending.append(directory)
         else:
             write.append(_real(env, view, existing))
+    # Nx 23.1.2–23.3 look the OS temp dir up first and fail when the sandbox's TMPDIR does not exist.
+    if tmpdir is not None and resolution.generation == "ts" and isinstance(base.stat(tmpdir), int):
+        pending.append(tmpdir)
     write_entries = _narrowest(write)
     socket_dirs = _narrowest(
         real for real in (_real(env, view, _deepest_existing(view, s) if binds else s) for s in sockets)
@@ -155,7 +164,12 @@ def render(fmt: str, plan: SandboxPlan, env: Environment, *, portable: bool = Fa
     """The text to paste for *fmt*, and the warnings about its limits (for stderr)."""
     write, sockets = _entries(plan, env, portable)
     warnings = [f"{p} contains glob characters, which some sandboxes read as a pattern and drop or widen." for p in plan.flagged]
-    warnings += [f"{p} must exist before the sandbox starts; run `nxsock provision` or create it first." for p in plan.pending]
+    for path in plan.pending:
+        if path == SANDBOX_TMPDIR.get(fmt):
+            warnings.append(f"{fmt} sets TMPDIR={path}, which Nx 23.1.2–23.3 needs to exist: run `mkdir -p {path}` "
+                            "before starting the sandbox, or upgrade to Nx 24.")
+        else:
+            warnings.append(f"{path} must exist before the sandbox starts; run `nxsock provision` or create it first.")
     linux = env.platform == "linux"
     if fmt == "text":
         lines = [f"write\t{p}" for p in write] + [f"unix-sockets\t{p}" for p in sockets]

@@ -35,6 +35,8 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (Debian package bubblewrap)"),
 ]
 
+SRT_VERSION = "0.0.83"
+
 WS = f"/home/u{USER}/ws"
 
 
@@ -74,3 +76,59 @@ def test_nx_listens_inside_bwrap_with_exactly_the_printed_entries(generation: st
     assert with_entries.startswith("OK ") and "@@RC 0" in with_entries, (args, with_entries)
     assert "@@RC 0" not in without and "EADDRINUSE" not in without, without
     assert without.startswith(("RESOLVE-FAILED", "LISTEN-FAILED")), without
+
+
+def _install_srt() -> str | None:
+    """srt (@anthropic-ai/sandbox-runtime) from npm into the readable cache; its path, or None where npm fails."""
+    import subprocess
+
+    target = cache_dir() / f"srt-{SRT_VERSION}"
+    binary = target / "node_modules" / ".bin" / "srt"
+    if not binary.exists():
+        target.mkdir(mode=0o755, exist_ok=True)
+        (target / "package.json").write_text('{"private": true}\n')
+        result = subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", f"@anthropic-ai/sandbox-runtime@{SRT_VERSION}"],
+            cwd=target, capture_output=True, timeout=600, check=False,
+        )
+        if result.returncode != 0:
+            return None
+        subprocess.run(["chmod", "-R", "o+rX", str(target)], check=False)
+    return str(binary)
+
+
+@pytest.mark.skipif(shutil.which("socat") is None, reason="srt needs socat (Debian package socat) on Linux")
+@pytest.mark.parametrize("generation", ["native", "ts"])
+@pytest.mark.parametrize("container", ["fresh", "root-provisioned"])
+def test_nx_listens_inside_srt_with_exactly_the_printed_settings(generation: str, container: str) -> None:
+    """srt run with only nxsock's settings file (and its stderr advice followed) lets Nx's daemon socket work."""
+    srt = _install_srt()
+    if srt is None:
+        pytest.skip("npm could not install @anthropic-ai/sandbox-runtime")
+    nx = install_nx(NX_VERSIONS[generation])
+    python, pylib = stage_nxsock()
+    nxsock = f"{as_user_prefix()} PYTHONPATH={pylib} {python} -m nxsock"
+    root_provision = f"env PYTHONPATH={pylib} {python} -m nxsock provision >/dev/null; " if container == "root-provisioned" else ""
+    setup = (
+        f"install -d -o {USER} {WS}/node_modules; echo '{{}}' > {WS}/nx.json; "
+        f"ln -s {nx}/node_modules/nx {WS}/node_modules/nx; chown -R {USER} {WS}; "
+        f"{root_provision}cd {WS} && {nxsock} provision >/dev/null; cd /"
+    )
+    listen = f"node {shlex.quote(_listener())} {shlex.quote(str(nx))} {generation}"
+    settings = f"/home/u{USER}/srt.json"
+    post = (
+        f"cd {WS}; echo '@@WITHOUT'; {as_user_prefix()} {srt} -- {listen} 2>/dev/null | tail -1; "
+        f"{nxsock} paths --format srt > {settings} 2>/home/u{USER}/advice; echo '@@ADVICE'; cat /home/u{USER}/advice; "
+        # Follow the advice nxsock printed: the one command it names, if any.
+        f"grep -o 'mkdir -p [^`]*' /home/u{USER}/advice | while read -r cmd; do {as_user_prefix()} sh -c \"$cmd\"; done; "
+        f"echo '@@WITH'; {as_user_prefix()} {srt} --settings {settings} -- {listen} 2>/dev/null | tail -1"
+    )
+    result = run_as_user(setup, ["--version"], post=post)
+    without = result.post.split("@@WITHOUT\n")[1].split("@@ADVICE")[0]
+    advice = result.post.split("@@ADVICE\n")[1].split("@@WITH")[0]
+    with_settings = result.post.split("@@WITH\n")[1]
+    assert without.startswith(("RESOLVE-FAILED", "LISTEN-FAILED")), without
+    assert with_settings.startswith("OK "), (advice, with_settings)
+    assert "allows all of them" in advice  # srt on Linux cannot name socket paths
+    if generation == "ts":
+        assert "mkdir -p /tmp/claude" in advice

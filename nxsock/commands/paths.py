@@ -35,10 +35,12 @@ def paths(json_flag: bool, output_format: str | None, portable: bool, **options:
     if wants_json(json_flag, output_format):
         sys.exit(print_paths_json(resolution, sys.stdout))
     if output_format is not None:
-        from ..allowlists import plan_for, render, sandbox_kind
+        from ..allowlists import SANDBOX_TMPDIR, plan_for, render, sandbox_kind
 
-        user_namespace, binds = sandbox_kind(output_format, resolution.environment.platform)
-        plan = plan_for(resolution.environment, view, user_namespace=user_namespace, binds=binds)
+        env = resolution.environment
+        user_namespace, binds = sandbox_kind(output_format, env.platform)
+        tmpdir = SANDBOX_TMPDIR.get(output_format) if env.platform == "linux" else None
+        plan = plan_for(env, view, user_namespace=user_namespace, binds=binds, tmpdir=tmpdir)
         text, warnings = render(output_format, plan, resolution.environment, portable=portable)
         for warning in warnings:
             click.echo(f"nxsock paths: {warning}", err=True)
