@@ -1,0 +1,85 @@
+"""The sandbox formats' text: narrow entries, the rules each sandbox needs, limits on stderr."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+from click.testing import CliRunner
+from conftest import STICKY, environment, machine, mine
+
+from nxsock.allowlists import plan_for, render, sandbox_kind
+from nxsock.app import cli
+
+
+def fmt(name: str, *extra: str) -> tuple[str, str]:
+    result = CliRunner().invoke(cli, ["paths", "--platform", "darwin", "--nx-version", "24.0.6", "--format", name, *extra])
+    assert result.exit_code == 0, result.output
+    return result.stdout, result.stderr
+
+
+def test_seatbelt_has_file_write_and_both_unix_socket_rules_for_both_tmp_spellings() -> None:
+    text, _ = fmt("seatbelt")
+    for spelling in ("/private/tmp/.nx", "/tmp/.nx"):
+        assert f'(allow file-write* (subpath "{spelling}"))' in text
+        assert f'(allow network-bind (local unix-socket (subpath "{spelling}/501/sockets")))' in text
+        assert f'(allow network-outbound (remote unix-socket (subpath "{spelling}/501/sockets")))' in text
+
+
+def test_srt_on_macos_names_socket_paths_and_on_linux_must_allow_all() -> None:
+    mac, _ = fmt("srt")
+    assert json.loads(mac)["network"]["allowUnixSockets"] == ["/private/tmp/.nx/501/sockets"]
+    linux = CliRunner().invoke(cli, ["paths", "--platform", "linux", "--nx-version", "24.0.6", "--format", "srt"])
+    assert json.loads(linux.stdout)["network"]["allowAllUnixSockets"] is True
+    assert "allows all of them" in linux.stderr
+
+
+def test_claude_settings_are_a_sandbox_block() -> None:
+    text, _ = fmt("claude")
+    block = json.loads(text)["sandbox"]
+    assert block["enabled"] is True and block["filesystem"]["allowWrite"] == ["/private/tmp/.nx"]
+
+
+def test_codex_table_needs_network_access_for_sockets_and_says_so() -> None:
+    text, warnings = fmt("codex")
+    assert 'writable_roots = ["/private/tmp/.nx"]' in text and "network_access = true" in text
+    assert "network_access" in warnings
+
+
+def test_portable_spellings_are_nx_style_and_cover_both_tmp_spellings_on_macos() -> None:
+    text, _ = fmt("srt", "--portable")
+    assert json.loads(text)["filesystem"]["allowWrite"] == ["/tmp/.nx", "/private/tmp/.nx"]
+
+
+def test_entries_are_never_root_tmp_or_home_and_bind_sources_exist() -> None:
+    """On a fresh Linux machine Nx 24 in a user namespace falls back to the workspace: that is what is bound."""
+    env = environment()
+    plan = plan_for(env, machine(), user_namespace=True, binds=True)
+    assert plan.write == ("/home/ada/acme",)
+    for forbidden in ("/", "/tmp", "/home/ada"):
+        assert forbidden not in plan.write
+    text, _ = render("bwrap", plan, env)
+    assert shlex.split(text) == ["--bind", "/home/ada/acme", "/home/ada/acme"]
+
+
+def test_a_provisioned_users_container_keeps_nx_23_in_tmp_inside_a_sandbox() -> None:
+    """Nx 23 keeps /tmp/.nx in a user namespace only when the user owns it (SPEC §1.7)."""
+    levels = {"/tmp/.nx": mine(0o1777), "/tmp/.nx/1000": mine(), "/tmp/.nx/1000/sockets": mine(), "/tmp/.nx/1000/native-cache": mine()}
+    plan = plan_for(environment(nx_version="23.3.2"), machine(levels), user_namespace=True, binds=True)
+    assert "/tmp/.nx/1000/sockets" in plan.write
+    root_owned = dict(levels, **{"/tmp/.nx": STICKY})
+    plan = plan_for(environment(nx_version="23.3.2"), machine(root_owned), user_namespace=True, binds=True)
+    assert plan.write == ("/home/ada/acme",)
+
+
+def test_glob_characters_in_an_entry_are_flagged_on_stderr() -> None:
+    env = environment({"NX_SOCKET_DIR": "/home/ada/sock[1]"})
+    plan = plan_for(env, machine({"/home/ada/sock[1]": mine()}), user_namespace=False, binds=False)
+    _, warnings = render("srt", plan, env)
+    assert any("glob characters" in w for w in warnings)
+
+
+def test_sandbox_kinds() -> None:
+    assert sandbox_kind("bwrap", "linux") == (True, True)
+    assert sandbox_kind("srt", "darwin") == (False, False)
+    assert sandbox_kind("seatbelt", "darwin") == (False, False)
