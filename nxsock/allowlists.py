@@ -23,7 +23,7 @@ from .wording import shell_quote
 __all__ = ["FORMATS", "SANDBOX_TMPDIR", "SandboxPlan", "plan_for", "render", "sandbox_kind"]
 
 #: The sandbox formats ``paths --format`` prints.
-FORMATS = ("text", "env", "srt", "claude", "codex", "seatbelt", "bwrap", "docker", "flatpak")
+FORMATS = ("text", "env", "srt", "claude", "codex", "codex-profile", "seatbelt", "bwrap", "docker", "flatpak")
 
 
 def sandbox_kind(fmt: str, platform: str) -> tuple[bool, bool]:
@@ -38,7 +38,7 @@ def sandbox_kind(fmt: str, platform: str) -> tuple[bool, bool]:
         return True, True
     if fmt == "docker":
         return False, True
-    if fmt in ("srt", "claude", "codex"):
+    if fmt in ("srt", "claude", "codex", "codex-profile"):
         return platform == "linux", platform == "linux"
     return False, False
 GLOB = set("*?[]{}")
@@ -197,6 +197,12 @@ def render(fmt: str, plan: SandboxPlan, env: Environment, *, portable: bool = Fa
         roots = ", ".join(json.dumps(p) for p in write)
         text = f'sandbox_mode = "workspace-write"\n\n[sandbox_workspace_write]\nwritable_roots = [{roots}]\nnetwork_access = true\n'
         return text, warnings
+    if fmt == "codex-profile":
+        warnings.append("codex forbids unix sockets unless the profile enables network access: this profile enables it.")
+        lines = ['default_permissions = "nx"', "", "[permissions.nx]", 'extends = ":workspace"', "", "[permissions.nx.filesystem]"]
+        lines += [f"{json.dumps(p)} = \"write\"" for p in write]
+        lines += ["", "[permissions.nx.network]", "enabled = true", ""]
+        return "\n".join(lines), warnings
     if fmt == "seatbelt":
         both = _both_tmp_spellings
         rules = ["(version 1)"]

@@ -83,3 +83,12 @@ def test_sandbox_kinds() -> None:
     assert sandbox_kind("bwrap", "linux") == (True, True)
     assert sandbox_kind("srt", "darwin") == (False, False)
     assert sandbox_kind("seatbelt", "darwin") == (False, False)
+
+
+def test_codex_profile_extends_workspace_writes_the_entries_and_enables_network() -> None:
+    result = CliRunner().invoke(cli, ["paths", "--platform", "linux", "--nx-version", "24.0.6", "--format", "codex-profile"])
+    assert result.exit_code == 0
+    text = result.stdout
+    assert 'default_permissions = "nx"' in text and 'extends = ":workspace"' in text
+    assert '"/home/user/workspace" = "write"' in text and "[permissions.nx.network]\nenabled = true" in text
+    assert "unix sockets" in result.stderr

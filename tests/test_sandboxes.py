@@ -36,6 +36,7 @@ pytestmark = [
 ]
 
 SRT_VERSION = "0.0.83"
+CODEX_VERSION = "0.171.0"
 
 WS = f"/home/u{USER}/ws"
 
@@ -78,23 +79,27 @@ def test_nx_listens_inside_bwrap_with_exactly_the_printed_entries(generation: st
     assert without.startswith(("RESOLVE-FAILED", "LISTEN-FAILED")), without
 
 
-def _install_srt() -> str | None:
-    """srt (@anthropic-ai/sandbox-runtime) from npm into the readable cache; its path, or None where npm fails."""
+def _install_tool(package: str, version: str, command: str) -> str | None:
+    """An npm sandbox tool installed once into the readable cache; its path, or None where npm fails."""
     import subprocess
 
-    target = cache_dir() / f"srt-{SRT_VERSION}"
-    binary = target / "node_modules" / ".bin" / "srt"
+    target = cache_dir() / f"{command}-{version}"
+    binary = target / "node_modules" / ".bin" / command
     if not binary.exists():
         target.mkdir(mode=0o755, exist_ok=True)
         (target / "package.json").write_text('{"private": true}\n')
         result = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", f"@anthropic-ai/sandbox-runtime@{SRT_VERSION}"],
+            ["npm", "install", "--no-audit", "--no-fund", f"{package}@{version}"],
             cwd=target, capture_output=True, timeout=600, check=False,
         )
         if result.returncode != 0:
             return None
         subprocess.run(["chmod", "-R", "o+rX", str(target)], check=False)
     return str(binary)
+
+
+def _install_srt() -> str | None:
+    return _install_tool("@anthropic-ai/sandbox-runtime", SRT_VERSION, "srt")
 
 
 @pytest.mark.skipif(shutil.which("socat") is None, reason="srt needs socat (Debian package socat) on Linux")
@@ -132,3 +137,35 @@ def test_nx_listens_inside_srt_with_exactly_the_printed_settings(generation: str
     assert "allows all of them" in advice  # srt on Linux cannot name socket paths
     if generation == "ts":
         assert "mkdir -p /tmp/claude" in advice
+
+
+@pytest.mark.parametrize("generation", ["native", "ts"])
+@pytest.mark.parametrize("container", ["fresh", "root-provisioned"])
+def test_nx_listens_inside_codex_sandbox_with_exactly_the_printed_profile(generation: str, container: str) -> None:
+    """`codex sandbox -P nx` with only nxsock's permission profile lets Nx's daemon socket work; `:workspace` does not."""
+    codex = _install_tool("@openai/codex", CODEX_VERSION, "codex")
+    if codex is None:
+        pytest.skip("npm could not install @openai/codex")
+    nx = install_nx(NX_VERSIONS[generation])
+    python, pylib = stage_nxsock()
+    nxsock = f"{as_user_prefix()} PYTHONPATH={pylib} {python} -m nxsock"
+    root_provision = f"env PYTHONPATH={pylib} {python} -m nxsock provision >/dev/null; " if container == "root-provisioned" else ""
+    home = f"/home/u{USER}"
+    setup = (
+        f"install -d -o {USER} {WS}/node_modules {home}/with {home}/without; echo '{{}}' > {WS}/nx.json; "
+        f"ln -s {nx}/node_modules/nx {WS}/node_modules/nx; chown -R {USER} {WS}; "
+        f"{root_provision}cd {WS} && {nxsock} provision >/dev/null; cd /"
+    )
+    listen = f"node {shlex.quote(_listener())} {shlex.quote(str(nx))} {generation}"
+    with_home = as_user_prefix(env={"CODEX_HOME": f"{home}/with"})
+    without_home = as_user_prefix(env={"CODEX_HOME": f"{home}/without"})
+    post = (
+        # codex's own default, the built-in :workspace profile, with nothing of nxsock's.
+        f"cd {WS}; echo '@@WITHOUT'; {without_home} timeout 60 {codex} sandbox -P :workspace -C {WS} -- {listen} 2>/dev/null | tail -1; "
+        f"{nxsock} paths --format codex-profile > {home}/with/config.toml 2>/dev/null; "
+        f"echo '@@WITH'; {with_home} timeout 60 {codex} sandbox -P nx -C {WS} -- {listen} 2>/dev/null | tail -1"
+    )
+    result = run_as_user(setup, ["--version"], post=post)
+    without, with_profile = result.post.split("@@WITHOUT\n")[1].split("@@WITH\n")
+    assert without.startswith(("RESOLVE-FAILED", "LISTEN-FAILED")), without
+    assert with_profile.startswith("OK "), with_profile

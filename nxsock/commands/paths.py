@@ -15,7 +15,7 @@ from ._resolution import build_resolution, resolution_options, wants_json
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(("json", "text", "env", "srt", "claude", "codex", "seatbelt", "bwrap", "docker", "flatpak")),
+    type=click.Choice(("json", "text", "env", "srt", "claude", "codex", "codex-profile", "seatbelt", "bwrap", "docker", "flatpak")),
     help="json: the document; the others: ready-to-paste entries for that sandbox (default: the human report).",
 )
 @click.option("--portable", is_flag=True, help="With a sandbox format: Nx-style /tmp/.nx, ~/.nx and ./ spellings fit to commit.")
