@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import shlex
 import shutil
+import typing as t
 
 import pytest
 from harness import (
@@ -50,19 +51,30 @@ def _listener() -> str:
     return str(target)
 
 
-@pytest.mark.parametrize("generation", ["native", "ts"])
-@pytest.mark.parametrize("container", ["fresh", "root-provisioned"])
-def test_nx_listens_inside_bwrap_with_exactly_the_printed_entries(generation: str, container: str) -> None:
+class Stage(t.NamedTuple):
+    setup: str  # root's shell: the workspace with Nx, and nxsock provision (as root first, if asked)
+    nxsock: str  # nxsock as the user
+    listen: str  # the listener, to run inside a sandbox
+
+
+def _stage(generation: str, container: str, extra_dirs: str = "") -> Stage:
+    """A workspace with the real Nx, provisioned by nxsock as the user (after root, for a root-provisioned /tmp/.nx)."""
     nx = install_nx(NX_VERSIONS[generation])
     python, pylib = stage_nxsock()
     nxsock = f"{as_user_prefix()} PYTHONPATH={pylib} {python} -m nxsock"
     root_provision = f"env PYTHONPATH={pylib} {python} -m nxsock provision >/dev/null; " if container == "root-provisioned" else ""
     setup = (
-        f"install -d -o {USER} {WS}/node_modules; echo '{{}}' > {WS}/nx.json; "
+        f"install -d -o {USER} {WS}/node_modules {extra_dirs}; echo '{{}}' > {WS}/nx.json; "
         f"ln -s {nx}/node_modules/nx {WS}/node_modules/nx; chown -R {USER} {WS}; "
         f"{root_provision}cd {WS} && {nxsock} provision >/dev/null; cd /"
     )
-    listen = f"node {shlex.quote(_listener())} {shlex.quote(str(nx))} {generation}"
+    return Stage(setup, nxsock, f"node {shlex.quote(_listener())} {shlex.quote(str(nx))} {generation}")
+
+
+@pytest.mark.parametrize("generation", ["native", "ts"])
+@pytest.mark.parametrize("container", ["fresh", "root-provisioned"])
+def test_nx_listens_inside_bwrap_with_exactly_the_printed_entries(generation: str, container: str) -> None:
+    setup, nxsock, listen = _stage(generation, container)
     bwrap = "bwrap --ro-bind / / --dev /dev --proc /proc --unshare-user --die-with-parent"
     # The defaults-only run goes first, on the untouched state, so it cannot fail on leftovers.
     post = (
@@ -110,16 +122,7 @@ def test_nx_listens_inside_srt_with_exactly_the_printed_settings(generation: str
     srt = _install_srt()
     if srt is None:
         pytest.skip("npm could not install @anthropic-ai/sandbox-runtime")
-    nx = install_nx(NX_VERSIONS[generation])
-    python, pylib = stage_nxsock()
-    nxsock = f"{as_user_prefix()} PYTHONPATH={pylib} {python} -m nxsock"
-    root_provision = f"env PYTHONPATH={pylib} {python} -m nxsock provision >/dev/null; " if container == "root-provisioned" else ""
-    setup = (
-        f"install -d -o {USER} {WS}/node_modules; echo '{{}}' > {WS}/nx.json; "
-        f"ln -s {nx}/node_modules/nx {WS}/node_modules/nx; chown -R {USER} {WS}; "
-        f"{root_provision}cd {WS} && {nxsock} provision >/dev/null; cd /"
-    )
-    listen = f"node {shlex.quote(_listener())} {shlex.quote(str(nx))} {generation}"
+    setup, nxsock, listen = _stage(generation, container)
     settings = f"/home/u{USER}/srt.json"
     post = (
         f"cd {WS}; echo '@@WITHOUT'; {as_user_prefix()} {srt} -- {listen} 2>/dev/null | tail -1; "
@@ -146,17 +149,8 @@ def test_nx_listens_inside_codex_sandbox_with_exactly_the_printed_profile(genera
     codex = _install_tool("@openai/codex", CODEX_VERSION, "codex")
     if codex is None:
         pytest.skip("npm could not install @openai/codex")
-    nx = install_nx(NX_VERSIONS[generation])
-    python, pylib = stage_nxsock()
-    nxsock = f"{as_user_prefix()} PYTHONPATH={pylib} {python} -m nxsock"
-    root_provision = f"env PYTHONPATH={pylib} {python} -m nxsock provision >/dev/null; " if container == "root-provisioned" else ""
     home = f"/home/u{USER}"
-    setup = (
-        f"install -d -o {USER} {WS}/node_modules {home}/with {home}/without; echo '{{}}' > {WS}/nx.json; "
-        f"ln -s {nx}/node_modules/nx {WS}/node_modules/nx; chown -R {USER} {WS}; "
-        f"{root_provision}cd {WS} && {nxsock} provision >/dev/null; cd /"
-    )
-    listen = f"node {shlex.quote(_listener())} {shlex.quote(str(nx))} {generation}"
+    setup, nxsock, listen = _stage(generation, container, extra_dirs=f"{home}/with {home}/without")
     with_home = as_user_prefix(env={"CODEX_HOME": f"{home}/with"})
     without_home = as_user_prefix(env={"CODEX_HOME": f"{home}/without"})
     post = (
