@@ -29,7 +29,6 @@ from .wording import (
 
 __all__ = ["CHECKS", "Context", "Finding", "run_checks"]
 
-SEVERITIES = ("ok", "info", "warn", "error")
 SANDBOX_MARKERS = ("SANDBOX_RUNTIME", "GEMINI_SANDBOX", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CURSOR_SANDBOX")
 TMPFILES_DIRS = ("/etc/tmpfiles.d", "/run/tmpfiles.d", "/usr/local/lib/tmpfiles.d", "/usr/lib/tmpfiles.d")
 
@@ -69,9 +68,13 @@ def _mode(entry: Entry) -> str:
 def check_environment(ctx: Context) -> list[Finding]:
     env = ctx.resolution.environment
     res = ctx.resolution
+    def shown(name: str) -> str:
+        value = env.get(name)
+        return "unset" if value is None else repr(value) if not value or value != value.strip() else value
+
     found = [
-        Finding("environment", "info", None, f"platform {env.platform}, uid {env.uid}, HOME={env.get('HOME')!r}, "
-                f"TMPDIR={env.get('TMPDIR')!r}, workspace {env.workspace_root} (found by {env.workspace_source})"),
+        Finding("environment", "info", None, f"platform {env.platform}, uid {env.uid}, HOME {shown('HOME')}, "
+                f"TMPDIR {shown('TMPDIR')}, workspace {env.workspace_root} (found by {env.workspace_source})"),
     ]
     if env.nx_version is None:
         found.append(Finding("environment", "info", env.workspace_root,
@@ -143,8 +146,8 @@ def check_levels(ctx: Context) -> list[Finding]:
     severity = "warn" if res.socket_root.tier is not None else "error"
     found = []
     for refusal in res.socket_root.refusals:
-        if refusal == res.socket_root.failure:
-            continue
+        if refusal == res.socket_root.failure or refusal.dir == CONTAINER:
+            continue  # the failure is the outcome's; the container's own refusal is the container check's
         found.append(_refusal_finding(_level_of(refusal), refusal, severity, ctx))
     for placement in res.sockets.values():
         for refusal in placement.refusals:
@@ -159,12 +162,16 @@ def check_levels(ctx: Context) -> list[Finding]:
 
 def check_container(ctx: Context) -> list[Finding]:
     entry = ctx.view.lstat(CONTAINER)
-    env = ctx.resolution.environment
+    res = ctx.resolution
+    env = res.environment
+    refused = [r for r in res.socket_root.refusals if r.dir == CONTAINER]
+    if refused:
+        return [_refusal_finding("container", refused[0], "warn" if res.socket_root.tier else "error", ctx)]
     if isinstance(entry, int):
         return [Finding("container", "ok", CONTAINER, "/tmp/.nx does not exist yet; Nx will create it, owned by you, 1777.",
                         hint=f"On a shared machine provision it for everyone: {PROVISION_COMMAND}")]
     if not entry.is_dir:
-        return []  # refused: reported with the levels
+        return []  # not reached by Nx's chain (a configured directory is in use)
     if entry.uid == 0 and entry.mode == 0o1777:
         return [Finding("container", "ok", CONTAINER, "/tmp/.nx is provisioned for sharing: root:root-owned, 1777.")]
     if entry.uid == env.uid and env.uid != 0:
@@ -172,7 +179,7 @@ def check_container(ctx: Context) -> list[Finding]:
                         "/tmp/.nx is yours (the first user to run Nx made it): normal on a single-user machine, "
                         "but every other user will be demoted to ~/.nx.",
                         f"sudo chown root:root {CONTAINER} && sudo chmod 1777 {CONTAINER}")]
-    return [Finding("container", "ok", CONTAINER, f"/tmp/.nx is acceptable for you (owner uid {entry.uid}, mode {_mode(entry)}).")]
+    return [Finding("container", "ok", CONTAINER, f"/tmp/.nx passes the shared-root guard for you (owner uid {entry.uid}, mode {_mode(entry)}).")]
 
 
 def check_outcome(ctx: Context) -> list[Finding]:
@@ -450,7 +457,8 @@ def check_native_cache(ctx: Context) -> list[Finding]:
     if cache.bypass_reason is not None and not cache.refusals:
         found.append(Finding("native-cache", "info", cache.root, f"Nx loads the binding in place: {cache.bypass_reason}."))
     for refusal in cache.refusals:
-        found.append(_refusal_finding("native-cache", refusal, "warn", ctx))
+        refused = _refusal_finding("native-cache", refusal, "warn", ctx)
+        found.append(refused._replace(message="Nx loads the binding in place, uncached: " + refused.message))
     if verdict is not None and verdict.state not in ("bypassed",):
         found.append(Finding("native-cache", severity_for.get(verdict.state, "info"), verdict.entry or cache.dir, verdict.message, verdict.remedy))
     return found
@@ -530,7 +538,7 @@ CHECKS: dict[str, tuple[str, t.Callable[[Context], list[Finding]]]] = {
 #: Finding ids each check can produce, for --list-checks and --only.
 FINDING_IDS = {
     "environment": ("environment",), "user-namespace": ("user-namespace",), "tmpdir": ("tmpdir",),
-    "container": ("container",), "levels": ("ancestry", "container", "private-levels"), "outcome": ("outcome",),
+    "container": ("container",), "levels": ("ancestry", "private-levels"), "outcome": ("outcome",),
     "configuration": ("configuration",), "path-budget": ("path-budget",), "sockets": ("sockets",),
     "socket-owner": ("socket-owner",), "daemon": ("daemon-record", "daemon-disabled", "daemon-error"),
     "native-cache": ("native-cache",), "leftovers": ("leftovers",), "boot-persistence": ("boot-persistence",),

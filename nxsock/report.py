@@ -54,8 +54,7 @@ def remedy_context(resolution: Resolution) -> RemedyContext:
         suggestion = runtime.rstrip("/") + "/nx"
     else:
         suggestion = f"/tmp/nx-{env.uid}"
-    sources = {k: v.source for k, v in env.variables.items()}
-    return RemedyContext(env.uid, env.gid, suggestion, sources)
+    return RemedyContext(env.uid, env.gid, suggestion)
 
 
 def refusal_json(refusal: Refusal, ctx: RemedyContext) -> Json:
@@ -205,7 +204,7 @@ def check_root_document(path: str, state: str, refusal: Refusal | None, ctx: Rem
 def provision_document(report: ProvisionReport) -> Json:
     """The ``provision --json`` document: each step, done or planned, and whether anything changed."""
     uid = 0 if report.as_root else os.geteuid()
-    ctx = RemedyContext(uid, 0 if report.as_root else os.getegid(), f"/tmp/nx-{uid}", {})
+    ctx = RemedyContext(uid, 0 if report.as_root else os.getegid(), f"/tmp/nx-{uid}")
     return {
         "schema_version": SCHEMA_VERSION,
         "as_root": report.as_root,

@@ -77,7 +77,6 @@ class RemedyContext(t.NamedTuple):
     uid: int
     gid: int
     socket_dir_suggestion: str  # a directory to offer as NX_SOCKET_DIR
-    variable_sources: t.Mapping[str, str]  # where NX_SOCKET_DIR & co. were set
 
 
 def _owner(uid: int | None) -> str:

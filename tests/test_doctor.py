@@ -65,6 +65,7 @@ class TestStates:
         document, result = doctor(f"install -d -m 1777 -o {PEER} /tmp/.nx; {DROP_IN}")
         refused = finding(document, "container")
         assert refused["severity"] == "warn" and result.returncode == 0  # Nx still works, demoted
+        assert [f["severity"] for f in document["findings"] if f["id"] == "container"] == ["warn"]  # and nothing says "ok"
         assert ("outcome", "warn") in problems(document)
         remedy = refused["remedy"].replace("sudo ", "")
         fixed, _ = doctor(f"install -d -m 1777 -o {PEER} /tmp/.nx; {DROP_IN}; {remedy}")

@@ -10,7 +10,7 @@ import pytest
 from nxsock.guards import Refusal
 from nxsock.wording import PROVISION_COMMAND, RemedyContext, describe, remedy_for, remedy_for_invalid, shell_quote
 
-CTX = RemedyContext(1000, 1000, "/run/user/1000/nx", {})
+CTX = RemedyContext(1000, 1000, "/run/user/1000/nx")
 
 KINDS = [
     Refusal("not-created", "/tmp/.nx", errno="EACCES"),

@@ -38,7 +38,7 @@ def check_root(path: str, json_flag: bool) -> None:
     state = "refused" if refusal else ("absent" if isinstance(existing, int) else "ok")
     runtime = os.environ.get("XDG_RUNTIME_DIR") or ""
     suggestion = runtime.rstrip("/") + "/nx" if runtime.startswith("/") else f"/tmp/nx-{os.getuid()}"
-    ctx = RemedyContext(os.getuid(), os.getgid(), suggestion, {})
+    ctx = RemedyContext(os.getuid(), os.getgid(), suggestion)
     document = check_root_document(target, state, refusal, ctx)
     if json_flag:
         sys.stdout.write(dumps(document, indent=sys.stdout.isatty()) + "\n")
