@@ -207,7 +207,8 @@ def _workspace_data(env: Environment, view: FsView, generation: str) -> Workspac
     if configured is not None:
         name, var = configured
         win = env.platform == "win32"
-        directory = var.value if (var.value.startswith("/") or win) else join(root, var.value) if var.value else root
+        # Nx's absolutePath(): kept when absolute, else joined to the root (an empty value is the root itself).
+        directory = var.value if win or is_absolute(var.value) else join(root, var.value)
         source = f"{name} ({var.source})"
         if generation == "native" and not win:
             untrusted = _untrusted_reason(env, view, directory, root)
