@@ -26,8 +26,12 @@ import platformdirs
 REPO = Path(__file__).resolve().parent.parent
 ORACLE_SCRIPT = REPO / "tests" / "oracle" / "resolve.js"
 
-USER = 4101  # the unprivileged user every scenario runs as
-PEER = 4102  # another local user, the one who plants things
+# Test uids: NXSOCK_TEST_UID_BASE moves them, so that runs side by side (in parallel checkouts) never share
+# a uid that one run's ``pkill -u`` or planted processes could reach in another.
+_UID_BASE = int(os.environ.get("NXSOCK_TEST_UID_BASE", "4100"))
+USER = _UID_BASE + 1  # the unprivileged user every scenario runs as
+PEER = _UID_BASE + 2  # another local user, the one who plants things
+THIRD = _UID_BASE + 3  # a third user, owner of what nobody else may touch
 NX_VERSIONS = {"native": "24.0.6", "ts": "23.3.2", "legacy": "23.1.1"}
 
 

@@ -8,6 +8,8 @@ import typing as t
 
 import pytest
 
+from harness import PEER, USER
+
 from nxsock.acting import ensure_private_dir, ensure_shared_root
 from nxsock.guards import Action
 
@@ -58,10 +60,10 @@ def test_a_directory_of_another_uid_is_refused_unchanged(tmp_path: t.Any) -> Non
     target = tmp_path / "p"
     target.mkdir(mode=0o755)
     target.chmod(0o755)
-    os.chown(target, 4102, 4102)
+    os.chown(target, PEER, PEER)
     outcome = ensure_private_dir(str(target))
-    assert outcome.refusal is not None and (outcome.refusal.kind, outcome.refusal.uid) == ("foreign-owner", 4102)
-    assert mode_of(target) == 0o755 and os.lstat(target).st_uid == 4102
+    assert outcome.refusal is not None and (outcome.refusal.kind, outcome.refusal.uid) == ("foreign-owner", PEER)
+    assert mode_of(target) == 0o755 and os.lstat(target).st_uid == PEER
 
 
 def test_a_new_shared_root_is_sticky_and_world_writable(tmp_path: t.Any) -> None:
@@ -83,12 +85,12 @@ def test_an_existing_shared_root_is_judged_never_changed(tmp_path: t.Any) -> Non
 def test_provisioning_hands_a_users_container_to_root_and_leaves_what_is_inside(tmp_path: t.Any) -> None:
     target = tmp_path / ".nx"
     target.mkdir()
-    inner = target / "4101"
+    inner = target / str(USER)
     inner.mkdir(mode=0o700)
-    os.chown(target, 4101, 4101)
-    os.chown(inner, 4101, 4101)
+    os.chown(target, USER, USER)
+    os.chown(inner, USER, USER)
     target.chmod(0o1777)
     outcome = ensure_shared_root(str(target), owner=(0, 0))
     assert outcome.refusal is None and [c.verb for c in outcome.changes] == ["chown"]
     assert (os.lstat(target).st_uid, mode_of(target)) == (0, 0o1777)
-    assert (os.lstat(inner).st_uid, mode_of(inner)) == (4101, 0o700)
+    assert (os.lstat(inner).st_uid, mode_of(inner)) == (USER, 0o700)

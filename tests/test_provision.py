@@ -92,8 +92,8 @@ class TestAsUser:
     @pytest.mark.skipif(missing_node() is not None, reason=str(missing_node()))
     def test_the_users_tree_is_made_as_nx_makes_it_and_nx_then_changes_no_level(self) -> None:
         """After provision, the real Nx uses /tmp/.nx/<uid>/sockets and leaves every provisioned level as it is."""
-        ws = "install -d -o 4101 /home/u4101/ws; echo '{}' > /home/u4101/ws/nx.json"
-        post = f"echo '@@NX'; cd /home/u4101/ws && {oracle_command()}; echo '@@NXTREE'; {SNAPSHOT}"
+        ws = f"install -d -o {USER} /home/u{USER}/ws; echo '{{}}' > /home/u{USER}/ws/nx.json"
+        post = f"echo '@@NX'; cd /home/u{USER}/ws && {oracle_command()}; echo '@@NXTREE'; {SNAPSHOT}"
         run = run_as_user(ws, ["provision", "--json"], post=post)
         assert run.returncode == 0
         assert [(s["verb"], s["path"], s["mode"]) for s in doc(run)["steps"]] == [

@@ -11,7 +11,7 @@ import shlex
 import textwrap
 
 import pytest
-from harness import PEER, USER, as_user_prefix, missing_privileges, missing_readable_python, run_as_user, stage_nxsock
+from harness import PEER, THIRD, USER, as_user_prefix, missing_privileges, missing_readable_python, run_as_user, stage_nxsock
 
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
@@ -80,14 +80,14 @@ def test_provision_as_root_never_changes_a_links_target() -> None:
                 pass
         print("violations", bad, "provisioned", provisioned)
     """)
-    setup = f"install -d -m 0700 -o 4103 /home/precious; touch /home/precious/keep; {_flipper('/tmp/.nx', '/home/precious', 60)} sleep 0.3"
+    setup = f"install -d -m 0700 -o {THIRD} /home/precious; touch /home/precious/keep; {_flipper('/tmp/.nx', '/home/precious', 60)} sleep 0.3"
     result = run_as_user(setup, ["--version"], post=f"{driver}; pkill -u {PEER} python3; sleep 0.2; cat /tmp/flips.out; stat -c '%u %a' /home/precious")
     words = result.post.split()
     print(" ".join(words[:6]))  # the figures, for the record (pytest -s)
     assert words[words.index("violations") + 1] == "0", result.post
     assert int(words[words.index("provisioned") + 1]) > 0  # the race was really run, both ways
     assert int(words[words.index("flips") + 1]) > 1000
-    assert result.post.strip().endswith("4103 700")
+    assert result.post.strip().endswith(f"{THIRD} 700")
 
 
 def test_reset_legacy_never_deletes_through_a_peers_link() -> None:
@@ -161,11 +161,11 @@ def test_doctor_never_blocks_or_changes_anything_while_the_container_flips() -> 
             errors += result.exit_code not in (0, 1)
         print("violations", slow + errors)
     """)
-    setup = (f"install -d -m 0700 -o 4103 /home/precious; mkfifo /home/precious/fifo; "
+    setup = (f"install -d -m 0700 -o {THIRD} /home/precious; mkfifo /home/precious/fifo; "
              f"{_flipper('/tmp/.nx', '/home/precious', 120)} sleep 0.3")
     post = f"cd /home/u{USER}; {as_user_prefix()} {driver}; pkill -u {PEER} python3; sleep 0.2; cat /tmp/flips.out; stat -c '%u %a' /home/precious"
     result = run_as_user(setup, ["--version"], post=post)
     words = result.post.split()
     print(" ".join(words[:4]))
     assert words[words.index("violations") + 1] == "0", result.post
-    assert int(words[words.index("flips") + 1]) > 1000 and result.post.strip().endswith("4103 700")
+    assert int(words[words.index("flips") + 1]) > 1000 and result.post.strip().endswith(f"{THIRD} 700")
