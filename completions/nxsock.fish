@@ -1,23 +1,4 @@
-function _nxsock_completion;
-    set -l response (env _NXSOCK_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) nxsock);
-
-    for completion in $response;
-        set -l metadata (string split 
- $completion);
-
-        if test $metadata[1] = "dir";
-            __fish_complete_directories $metadata[2];
-        else if test $metadata[1] = "file";
-            __fish_complete_path $metadata[2];
-        else if test $metadata[1] = "plain";
-            if test $metadata[3] != "_";
-                echo $metadata[2]	$metadata[3];
-            else;
-                echo $metadata[2];
-            end;
-        end;
-    end;
-end;
-
-complete --no-files --command nxsock --arguments "(_nxsock_completion)";
-
+# fish completion for nxsock.
+# The completion code comes from the installed nxsock itself, so it always speaks the same protocol as the
+# click that answers it.
+env _NXSOCK_COMPLETE=fish_source nxsock 2>/dev/null | source

@@ -1,41 +1,6 @@
 #compdef nxsock
-
-_nxsock_completion() {
-    local -a completions
-    local -a completions_with_descriptions
-    local -a response
-    (( ! $+commands[nxsock] )) && return 1
-
-    response=("${(@f)$(env COMP_WORDS="${words[*]}" COMP_CWORD=$((CURRENT-1)) _NXSOCK_COMPLETE=zsh_complete nxsock)}")
-
-    for type key descr in ${response}; do
-        if [[ "$type" == "plain" ]]; then
-            if [[ "$descr" == "_" ]]; then
-                completions+=("$key")
-            else
-                completions_with_descriptions+=("$key":"$descr")
-            fi
-        elif [[ "$type" == "dir" ]]; then
-            _path_files -/
-        elif [[ "$type" == "file" ]]; then
-            _path_files -f
-        fi
-    done
-
-    if [ -n "$completions_with_descriptions" ]; then
-        _describe -V unsorted completions_with_descriptions -U
-    fi
-
-    if [ -n "$completions" ]; then
-        compadd -U -V unsorted -a completions
-    fi
-}
-
-if [[ $zsh_eval_context[-1] == loadautofunc ]]; then
-    # autoload from fpath, call function directly
-    _nxsock_completion "$@"
-else
-    # eval/source/. command, register function for later
-    compdef _nxsock_completion nxsock
-fi
-
+# zsh completion for nxsock (install as _nxsock in a directory on $fpath).
+# The completion code comes from the installed nxsock itself, so it always speaks the same protocol as the
+# click that answers it.  Autoloaded on the first completion: define the completer, then complete.
+eval "$(_NXSOCK_COMPLETE=zsh_source command nxsock 2>/dev/null)"
+(( $+functions[_nxsock_completion] )) && _nxsock_completion "$@"

@@ -65,10 +65,21 @@ def missing_node() -> str | None:
     return None
 
 
+# The scenarios mount fresh tmpfs on these: nothing the test uid runs may live beneath them.
+HIDDEN_IN_SCENARIOS = ("/tmp", "/home")
+
+
+def _hidden_in_scenarios(path: Path) -> bool:
+    return any(path == Path(top) or Path(top) in path.parents for top in HIDDEN_IN_SCENARIOS)
+
+
 def cache_dir() -> Path:
-    """Where Nx installs and staged copies live: readable by the scenario's uid, not under a 0700 home."""
+    """Where Nx installs and staged copies live: readable by the scenario's uid, outside a 0700 home and outside
+    the ``/tmp`` and ``/home`` that every scenario replaces."""
     configured = os.environ.get("NXSOCK_TEST_CACHE")
-    path = Path(configured) if configured else platformdirs.site_cache_path("nxsock-tests")
+    path = Path(configured).resolve() if configured else platformdirs.site_cache_path("nxsock-tests")
+    if _hidden_in_scenarios(path):
+        raise RuntimeError(f"NXSOCK_TEST_CACHE={path} lies under /tmp or /home, which every scenario replaces")
     path.mkdir(parents=True, exist_ok=True, mode=0o755)
     path.chmod(0o755)
     return path
@@ -122,12 +133,53 @@ def stage_oracle() -> Path:
 
 
 def _readable_python() -> str:
-    """An interpreter every uid can execute (the default one may sit under a 0700 home)."""
-    for candidate in (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3"):
-        path = Path(candidate)
-        if path.exists() and _world_reachable(path):
-            return str(path)
-    raise RuntimeError("needs a python3 that the test uid can run (this one sits under a directory it cannot enter)")
+    """The interpreter running the tests, as a path every uid can execute inside a scenario.
+
+    pytest's interpreter may sit under a 0700 home (pyenv's under /root) or under the ``/tmp`` a scenario
+    replaces (a checkout's ``.venv``); the test uid must run the same Python, so where the real interpreter is
+    out of its reach, a copy of its installation is staged in the cache.
+    """
+    real = Path(sys.executable).resolve()
+    if _world_reachable(real) and not _hidden_in_scenarios(real):
+        return str(real)
+    try:
+        return _stage_interpreter()
+    except OSError as exc:
+        raise RuntimeError(f"needs a python3 that the test uid can run: staging {sys.base_prefix} failed ({exc})") from exc
+
+
+# What an interpreter needs at run time: not its site-packages (nxsock and its dependencies are staged apart),
+# nor its own test suite and GUI kits.
+_INTERPRETER_SKIP = shutil.ignore_patterns("site-packages", "test", "tests", "idlelib", "tkinter", "turtledemo",
+                                           "ensurepip", "__pycache__", "*.a", "pkgconfig", "config-*")
+
+
+def _stage_interpreter() -> str:
+    """A copy of this interpreter's installation in the cache, behind a wrapper that finds its libpython."""
+    prefix = Path(sys.base_prefix).resolve()
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    key = hashlib.sha256(f"{prefix}\0{sys.version}".encode()).hexdigest()[:16]
+    target = cache_dir() / f"python-{version}-{key}"
+    wrapper = target / "python"
+    with _Lock(cache_dir() / ".lock"):
+        if not (target / ".staged").exists():
+            shutil.rmtree(target, ignore_errors=True)
+            (target / "bin").mkdir(parents=True)
+            shutil.copy2(Path(sys.executable).resolve(), target / "bin" / f"python{version}")
+            shutil.copytree(prefix / "lib", target / "lib", ignore=_INTERPRETER_SKIP, symlinks=True)
+            # A shared libpython is found through the build's RUNPATH, which points into the unreachable prefix;
+            # LD_LIBRARY_PATH takes precedence over RUNPATH.  The prefix itself is found from the binary's place.
+            wrapper.write_text(f'#!/bin/sh\nLD_LIBRARY_PATH={shlex.quote(str(target / "lib"))} '
+                               f'exec {shlex.quote(str(target / "bin" / f"python{version}"))} "$@"\n')
+            for root, _dirs, files in os.walk(target):
+                os.chmod(root, 0o755)
+                for name in files:
+                    path = os.path.join(root, name)
+                    if not os.path.islink(path):
+                        os.chmod(path, 0o755 if os.access(path, os.X_OK) else 0o644)
+            wrapper.chmod(0o755)
+            (target / ".staged").write_text("ok")
+    return str(wrapper)
 
 
 def _world_reachable(path: Path) -> bool:
@@ -235,6 +287,7 @@ echo '<<<END'
 """
     proc = subprocess.run(
         ["unshare", "-m", "--propagation", "private", "bash", "-c", f"exec 3>&2; {script}"],
+        cwd="/",  # never a working directory inside the /tmp or /home that the scenario replaces
         capture_output=True,
         timeout=120,
     )
@@ -327,6 +380,7 @@ echo '<<<POST'; {post or "true"}
 """
     proc = subprocess.run(
         ["unshare", "-m", "--propagation", "private", "bash", "-c", f"exec 3>&2; {script}"],
+        cwd="/",  # never a working directory inside the /tmp or /home that the scenario replaces
         capture_output=True,
         stdin=subprocess.DEVNULL,
         timeout=60,

@@ -195,7 +195,7 @@ def run_matrix_state(setup: str, env: t.Mapping[str, str | None], teardown: str 
     import subprocess
 
     script, _ = _script(setup, env, teardown)
-    proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], capture_output=True, timeout=600)
+    proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], cwd="/", capture_output=True, timeout=600)
     text = proc.stdout.decode("utf-8", "replace")
     sections: dict[tuple[str, int], str] = {}
     for chunk in text.split("<<<")[1:]:

@@ -34,11 +34,19 @@ def _drop_to(uid: int) -> None:
         os.environ.pop("HOME", None)
 
 
+def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """``--only`` completes the finding ids, as ``--list-checks`` lists them."""
+    from ..doctor import FINDING_IDS
+
+    return sorted({i for ids in FINDING_IDS.values() for i in ids if i.startswith(incomplete)})
+
+
 @click.command("doctor")
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 @click.option("--list-checks", is_flag=True, help="List the finding ids and exit.")
-@click.option("--only", "only", multiple=True, metavar="ID", help="Run only the checks producing this finding id (repeatable).")
+@click.option("--only", "only", multiple=True, metavar="ID", shell_complete=_complete_check_ids,
+              help="Run only the checks producing this finding id (repeatable).")
 @click.option("--user", "user", type=click.IntRange(0, 2**32 - 2), metavar="UID", help="As root: audit as that user would see it.")
 @click.option("--explain", "explain_text", metavar="TEXT", help="Explain a message Nx printed (- reads stdin), with the fix for this machine.")
 def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ...], user: int | None, explain_text: str | None) -> None:
