@@ -161,7 +161,7 @@ def _stage_interpreter() -> str:
     key = hashlib.sha256(f"{prefix}\0{sys.version}".encode()).hexdigest()[:16]
     target = cache_dir() / f"python-{version}-{key}"
     wrapper = target / "python"
-    with _Lock(cache_dir() / ".lock"):
+    with _Lock(cache_dir() / ".lock-python"):  # not ".lock": staging nxsock asks for the interpreter while holding that
         if not (target / ".staged").exists():
             shutil.rmtree(target, ignore_errors=True)
             (target / "bin").mkdir(parents=True)
@@ -209,19 +209,20 @@ def stage_nxsock() -> tuple[str, str]:
             digest.update(str(file).encode())
             digest.update(file.read_bytes())
     target = cache_dir() / f"pylib-{digest.hexdigest()[:16]}"
+    python = _readable_python()
     with _Lock(cache_dir() / ".lock"):
         if not (target / ".staged").exists():
             shutil.rmtree(target, ignore_errors=True)
             for source in sources:
                 shutil.copytree(source, target / source.name, ignore=shutil.ignore_patterns("__pycache__"))
             # Bytecode for the interpreter the test uid runs, so hundreds of runs do not each compile it.
-            subprocess.run([_readable_python(), "-m", "compileall", "-q", str(target)], check=False, capture_output=True)
+            subprocess.run([python, "-m", "compileall", "-q", str(target)], check=False, capture_output=True)
             for root, _dirs, files in os.walk(target):
                 os.chmod(root, 0o755)
                 for name in files:
                     os.chmod(os.path.join(root, name), 0o644)
             (target / ".staged").write_text("ok")
-    return _readable_python(), str(target)
+    return python, str(target)
 
 
 class Scenario(t.NamedTuple):
