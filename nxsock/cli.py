@@ -1,9 +1,10 @@
 """The ``nxsock`` entry point.
 
 :func:`main` hands the command line to the click application in
-:mod:`nxsock.app` — except ``nxsock paths --json`` itself, which CI runs on
-every job: that exact invocation is answered by the same code without
-loading click.  Either way an unexpected error is one line and exit 70.
+:mod:`nxsock.app` — except ``nxsock paths --json`` with any of its host
+options, which CI runs on every job: those command lines are parsed from the
+same option declarations (:mod:`nxsock.commands.options`) and answered by the
+same code without loading click.  Either way an unexpected error is one line and exit 70.
 """
 
 from __future__ import annotations
@@ -13,37 +14,42 @@ import sys
 import typing as t
 
 from . import exitcodes
+from .commands.options import HostOverrides, parse_paths_json
 
 __all__ = ["main"]  # and ``cli``, the click group, on first use
 
-#: The argument lists served without click: the plain ``paths --json`` forms.
-PATHS_JSON = (["paths", "--json"], ["paths", "--format", "json"], ["paths", "--format=json"])
 
-
-def _paths_json() -> int:
+def _paths_json(host: HostOverrides) -> int:
+    """The JSON document for *host*, or -1 where click must word a usage error (a bad ``--workspace``)."""
     from .report import print_paths_json
-    from .snapshot import build_resolution
+    from .snapshot import WorkspaceError, build_resolution
 
-    resolution, _ = build_resolution()
+    try:
+        resolution, _ = build_resolution(host)
+    except WorkspaceError:
+        return -1
     return print_paths_json(resolution, sys.stdout)
 
 
-def _wants_debug(args: t.Sequence[str]) -> bool:
-    """``--debug`` among the group's own options, before the subcommand."""
-    for arg in args:
-        if arg == "--debug":
-            return True
-        if not arg.startswith("-"):
-            return False
-    return False
+def _split_debug(args: t.Sequence[str]) -> tuple[bool, list[str]]:
+    """Whether the group's own ``--debug`` stands before the subcommand, and the words from the subcommand on."""
+    words = list(args)
+    debug = False
+    while words and words[0] == "--debug":
+        debug = True
+        words.pop(0)
+    return debug, words
 
 
 def main(argv: t.Sequence[str] | None = None) -> t.NoReturn:
     """Run nxsock; an unexpected error is a short message and exit 70, never a bare traceback."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        if args in PATHS_JSON and "_NXSOCK_COMPLETE" not in os.environ:
-            sys.exit(_paths_json())
+        host = None if "_NXSOCK_COMPLETE" in os.environ else parse_paths_json(_split_debug(args)[1])
+        if host is not None:
+            code = _paths_json(host)
+            if code >= 0:
+                sys.exit(code)
         from .app import cli
 
         cli.main(args=args, prog_name="nxsock", standalone_mode=True)
@@ -55,7 +61,7 @@ def main(argv: t.Sequence[str] | None = None) -> t.NoReturn:
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(exitcodes.OK)
     except Exception as exc:
-        if _wants_debug(args):
+        if _split_debug(args)[0]:
             import traceback
 
             traceback.print_exc()

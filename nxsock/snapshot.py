@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from .commands.options import HostOverrides
 from .environment import fresh_environment, fresh_machine, host_environment
 from .fsview import FsView, LiveView, MemoryView
 from .resolver import Resolution, resolve
@@ -19,18 +20,13 @@ class WorkspaceError(ValueError):
     """``--workspace`` names nothing that can be resolved to a directory."""
 
 
-def build_resolution(
-    *,
-    workspace: str | None = None,
-    platform: str | None = None,
-    uid: int | None = None,
-    home: str | None = None,
-    tmpdir: str | None = None,
-    username: str | None = None,
-    nx_version: str | None = None,
-    layout: str | None = None,
-) -> tuple[Resolution, FsView]:
-    """Snapshot the host (or a fresh *platform* machine) and resolve over it."""
+#: The host as it is: no option stands in for any part of it.
+AS_IT_IS = HostOverrides()
+
+
+def build_resolution(host: HostOverrides = AS_IT_IS) -> tuple[Resolution, FsView]:
+    """Snapshot the host (or a fresh ``host.platform`` machine), with *host*'s overrides, and resolve over it."""
+    workspace, platform, uid, home, tmpdir, username, nx_version, layout = host
     view: FsView
     if platform is not None:
         env = fresh_environment(

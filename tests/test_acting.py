@@ -7,7 +7,6 @@ import stat
 import typing as t
 
 import pytest
-
 from harness import PEER, USER
 
 from nxsock.acting import ensure_private_dir, ensure_shared_root

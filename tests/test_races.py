@@ -11,7 +11,16 @@ import shlex
 import textwrap
 
 import pytest
-from harness import PEER, THIRD, USER, as_user_prefix, missing_privileges, missing_readable_python, run_as_user, stage_nxsock
+from harness import (
+    PEER,
+    THIRD,
+    USER,
+    as_user_prefix,
+    missing_privileges,
+    missing_readable_python,
+    run_as_user,
+    stage_nxsock,
+)
 
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
@@ -95,10 +104,11 @@ def test_reset_legacy_never_deletes_through_a_peers_link() -> None:
     driver = _driver(f"""
         import os
         from nxsock.cleanup import reset
+        from nxsock.commands.options import HostOverrides
         from nxsock.snapshot import build_resolution
         bad = 0
         for _ in range({ITERATIONS}):
-            resolution, _ = build_resolution(workspace="/home/u{USER}")
+            resolution, _ = build_resolution(HostOverrides(workspace="/home/u{USER}"))
             reset(resolution, dry_run=False, force=True, legacy=True)
             if sorted(os.listdir("/home/u{USER}/precious")) != ["d.sock", "keep"]:
                 bad += 1

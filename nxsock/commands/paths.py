@@ -7,6 +7,7 @@ import sys
 import click
 
 from ._resolution import build_resolution, resolution_options, wants_json
+from .options import HostOverrides
 
 
 @click.command("paths")
@@ -19,7 +20,7 @@ from ._resolution import build_resolution, resolution_options, wants_json
     help="json: the document; the others: ready-to-paste entries for that sandbox (default: the human report).",
 )
 @click.option("--portable", is_flag=True, help="With a sandbox format: Nx-style /tmp/.nx, ~/.nx and ./ spellings fit to commit.")
-def paths(json_flag: bool, output_format: str | None, portable: bool, **options: object) -> None:
+def paths(json_flag: bool, output_format: str | None, portable: bool, host: HostOverrides) -> None:
     """Show where Nx will put each socket and its native binding cache, which tier it used and why.
 
     Predicts without changing anything: directories Nx would create or tighten
@@ -31,7 +32,7 @@ def paths(json_flag: bool, output_format: str | None, portable: bool, **options:
     """
     from ..report import paths_exit_code, print_paths_json
 
-    resolution, view = build_resolution(**options)
+    resolution, view = build_resolution(host)
     if wants_json(json_flag, output_format):
         sys.exit(print_paths_json(resolution, sys.stdout))
     if output_format is not None:

@@ -1,0 +1,113 @@
+"""The options that stand in for the host, declared once: click builds them, the fast path parses them.
+
+``nxsock paths --json`` runs on every CI job, so it is answered without loading
+click — for any spelling of its options, not only the bare one.  Both ways of
+reading the command line come from :data:`HOST_OPTIONS`, so they cannot drift.
+This module imports nothing but the standard library's typing.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+__all__ = ["HOST_OPTIONS", "LAYOUTS", "PLATFORMS", "UID_MAX", "HostOption", "HostOverrides", "parse_paths_json"]
+
+Platform = t.Literal["linux", "darwin", "win32"]
+Layout = t.Literal["current", "legacy"]
+
+PLATFORMS: tuple[Platform, ...] = ("linux", "darwin", "win32")
+LAYOUTS: tuple[Layout, ...] = ("current", "legacy")
+UID_MAX = 2**32 - 2  # (uid_t)-1 is "no uid"
+
+
+class HostOverrides(t.NamedTuple):
+    """What the command line says in place of this host; ``None`` everywhere means: read the host."""
+
+    workspace: str | None = None
+    platform: Platform | None = None
+    uid: int | None = None
+    home: str | None = None
+    tmpdir: str | None = None
+    username: str | None = None
+    nx_version: str | None = None
+    layout: Layout | None = None
+
+
+class HostOption(t.NamedTuple):
+    """One option: its flag, the :class:`HostOverrides` field it fills, and what values it takes."""
+
+    flag: str
+    field: str
+    help: str
+    metavar: str | None = None
+    choices: tuple[str, ...] = ()  # a closed set of values, or any text when empty
+    is_uid: bool = False  # a whole number from 0 to UID_MAX
+
+
+HOST_OPTIONS: tuple[HostOption, ...] = (
+    HostOption("--workspace", "workspace", "The workspace to resolve for (default: found from the current directory, as Nx finds it).", "DIR"),
+    HostOption("--platform", "platform", "Compute a fresh machine of this kind instead of reading this one.", choices=PLATFORMS),
+    HostOption("--uid", "uid", "Resolve as this uid (default: yours; 501 on darwin, 1000 on linux with --platform).", is_uid=True),
+    HostOption("--home", "home", "Use this HOME.", "DIR"),
+    HostOption("--tmpdir", "tmpdir", "Use this TMPDIR (TEMP on win32).", "DIR"),
+    HostOption("--username", "username", "The account name (--platform: names the home and, on win32, the temp dir).", "NAME"),
+    HostOption("--nx-version", "nx_version", "Resolve for this Nx version instead of the installed one (preview an upgrade).", "V"),
+    HostOption("--layout", "layout", "Force a layout generation instead of the installed version's.", choices=LAYOUTS),
+)
+
+_BY_FLAG = {option.flag: option for option in HOST_OPTIONS}
+
+
+def _value(option: HostOption, text: str) -> str | int | None:
+    """*text* as *option* takes it, or ``None`` where click must be the one to say what is wrong."""
+    if option.is_uid:
+        if not text.isascii() or not text.isdigit() or int(text) > UID_MAX:
+            return None
+        return int(text)
+    if option.choices and text not in option.choices:
+        return None
+    return text
+
+
+def parse_paths_json(args: t.Sequence[str]) -> HostOverrides | None:
+    """The host overrides of a ``paths`` command line that asks for JSON, or ``None`` to leave it to click.
+
+    Only lines click would accept and answer with the JSON document are taken: anything else — help, another
+    format, an unknown or repeated option, a value click would refuse or read differently — goes to click,
+    which gives the same answer or the proper usage error.
+
+    >>> parse_paths_json(["paths", "--json", "--workspace", "/w", "--uid=7"])
+    HostOverrides(workspace='/w', platform=None, uid=7, home=None, tmpdir=None, username=None, nx_version=None, layout=None)
+    >>> parse_paths_json(["paths", "--workspace", "/w"]) is None  # the human report needs click and rich
+    True
+    """
+    if not args or args[0] != "paths":
+        return None
+    values: dict[str, str | int] = {}
+    wants_json = False
+    rest = list(args[1:])
+    while rest:
+        word = rest.pop(0)
+        flag, has_value, inline = word.partition("=")
+        if flag == "--json" and not has_value:
+            wants_json = True
+            continue
+        if flag == "--format":
+            text = inline if has_value else (rest.pop(0) if rest else None)
+            if text != "json":
+                return None
+            wants_json = True
+            continue
+        option = _BY_FLAG.get(flag)
+        if option is None or option.field in values:
+            return None
+        text = inline if has_value else (rest.pop(0) if rest else None)
+        if text is None or (not has_value and text.startswith("-")):
+            return None
+        value = _value(option, text)
+        if value is None:
+            return None
+        values[option.field] = value
+    if not wants_json:
+        return None
+    return HostOverrides(**values)  # type: ignore[arg-type]  # fields and values checked above
