@@ -14,7 +14,8 @@ import sys
 import typing as t
 
 from . import exitcodes
-from .commands.options import HostOverrides, parse_paths_json
+from .commands.options import parse_paths_json
+from .host_overrides import HostOverrides
 
 __all__ = ["main"]  # and ``cli``, the click group, on first use
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 
-from .commands.options import HostOverrides
 from .environment import fresh_environment, fresh_machine, host_environment
 from .fsview import FsView, LiveView, MemoryView
+from .host_overrides import HostOverrides
 from .resolver import Resolution, resolve
 
 __all__ = ["WorkspaceError", "build_resolution"]

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nxsock.commands.options import HOST_OPTIONS, HostOverrides, parse_paths_json
+from nxsock.commands.options import HOST_OPTIONS, parse_paths_json
 from nxsock.commands.paths import paths
+from nxsock.host_overrides import HostOverrides
 
 WORDS = [
     "--json", "--format", "--format=json", "--format=bwrap", "json", "text", "--workspace", "--workspace=/tmp",

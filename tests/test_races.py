@@ -104,7 +104,7 @@ def test_reset_legacy_never_deletes_through_a_peers_link() -> None:
     driver = _driver(f"""
         import os
         from nxsock.cleanup import reset
-        from nxsock.commands.options import HostOverrides
+        from nxsock.host_overrides import HostOverrides
         from nxsock.snapshot import build_resolution
         bad = 0
         for _ in range({ITERATIONS}):

@@ -9,8 +9,9 @@ import click
 
 from .. import snapshot
 from ..fsview import FsView
+from ..host_overrides import UID_MAX, HostOverrides
 from ..resolver import Resolution
-from .options import HOST_OPTIONS, UID_MAX, HostOption, HostOverrides
+from .options import HOST_OPTIONS, HostOption
 
 __all__ = ["build_resolution", "resolution_options", "wants_json"]
 

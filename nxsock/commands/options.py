@@ -3,35 +3,16 @@
 ``nxsock paths --json`` runs on every CI job, so it is answered without loading
 click — for any spelling of its options, not only the bare one.  Both ways of
 reading the command line come from :data:`HOST_OPTIONS`, so they cannot drift.
-This module imports nothing but the standard library's typing.
+It imports nothing heavier than the value it fills, :class:`~nxsock.host_overrides.HostOverrides`.
 """
 
 from __future__ import annotations
 
 import typing as t
 
-__all__ = ["HOST_OPTIONS", "LAYOUTS", "PLATFORMS", "UID_MAX", "HostOption", "HostOverrides", "parse_paths_json"]
+from ..host_overrides import LAYOUTS, PLATFORMS, UID_MAX, HostOverrides
 
-Platform = t.Literal["linux", "darwin", "win32"]
-Layout = t.Literal["current", "legacy"]
-
-PLATFORMS: tuple[Platform, ...] = ("linux", "darwin", "win32")
-LAYOUTS: tuple[Layout, ...] = ("current", "legacy")
-UID_MAX = 2**32 - 2  # (uid_t)-1 is "no uid"
-
-
-class HostOverrides(t.NamedTuple):
-    """What the command line says in place of this host; ``None`` everywhere means: read the host."""
-
-    workspace: str | None = None
-    platform: Platform | None = None
-    uid: int | None = None
-    home: str | None = None
-    tmpdir: str | None = None
-    username: str | None = None
-    nx_version: str | None = None
-    layout: Layout | None = None
-
+__all__ = ["HOST_OPTIONS", "HostOption", "parse_paths_json"]
 
 class HostOption(t.NamedTuple):
     """One option: its flag, the :class:`HostOverrides` field it fills, and what values it takes."""

@@ -6,8 +6,8 @@ import sys
 
 import click
 
+from ..host_overrides import HostOverrides
 from ._resolution import build_resolution, resolution_options, wants_json
-from .options import HostOverrides
 
 
 @click.command("paths")
