@@ -149,16 +149,17 @@ def _readable_python() -> str:
 
 
 # What an interpreter needs at run time: not its site-packages (nxsock and its dependencies are staged apart),
-# nor its own test suite and GUI kits.
+# nor its own test suite and GUI kits.  Its bytecode comes along: the test uid cannot write any, and
+# compiling the standard library at every start would slow each of the suite's thousands of runs.
 _INTERPRETER_SKIP = shutil.ignore_patterns("site-packages", "test", "tests", "idlelib", "tkinter", "turtledemo",
-                                           "ensurepip", "__pycache__", "*.a", "pkgconfig", "config-*")
+                                           "ensurepip", "*.a", "pkgconfig", "config-*")
 
 
 def _stage_interpreter() -> str:
     """A copy of this interpreter's installation in the cache, behind a wrapper that finds its libpython."""
     prefix = Path(sys.base_prefix).resolve()
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    key = hashlib.sha256(f"{prefix}\0{sys.version}".encode()).hexdigest()[:16]
+    key = hashlib.sha256(f"{prefix}\0{sys.version}\0with-bytecode".encode()).hexdigest()[:16]
     target = cache_dir() / f"python-{version}-{key}"
     wrapper = target / "python"
     with _Lock(cache_dir() / ".lock-python"):  # not ".lock": staging nxsock asks for the interpreter while holding that
