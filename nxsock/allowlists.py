@@ -18,6 +18,7 @@ from .environment import Environment, home_directory
 from .fsview import Entry, FsView, UserNamespaceView
 from .guards import canonical_dir
 from .resolver import Resolution, resolve
+from .sandbox_daemon import RUN_INSIDE, RUN_INSIDE_VARIABLE, SandboxDaemon, marker_warning, sandbox_statement
 from .wording import shell_quote
 
 __all__ = ["FORMATS", "SANDBOX_TMPDIR", "SandboxPlan", "plan_for", "render", "sandbox_kind"]
@@ -50,6 +51,7 @@ class SandboxPlan(t.NamedTuple):
     sockets: tuple[str, ...]  # directories Nx binds and dials sockets in
     pending: tuple[str, ...]  # directories Nx needs whose only existing ancestor may not be allowed
     flagged: tuple[str, ...]  # entries with glob characters some sandboxes read as patterns
+    daemon: SandboxDaemon | None = None  # a user-namespace sandbox: whether Nx's client can use its daemon there
 
 
 def _forbidden(env: Environment) -> set[str]:
@@ -84,6 +86,20 @@ def _narrowest(paths: t.Iterable[str]) -> tuple[str, ...]:
     return tuple(p for p in unique if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in unique))
 
 
+#: What each user-namespace format's sandbox is called in a sentence.
+SANDBOX_NAMES = {"bwrap": "bubblewrap", "flatpak": "flatpak", "srt": "srt", "claude": "Claude Code's sandbox (srt)",
+                 "codex": "codex sandbox", "codex-profile": "codex sandbox"}
+#: Where each format carries NX_DAEMON=false, or how to set it where the format cannot.
+ENV_CARRIED = {
+    "bwrap": "These arguments set it: --setenv NX_DAEMON false.",
+    "flatpak": "These arguments set it: --env=NX_DAEMON=false.",
+    "claude": 'These settings set it for every command: "env": {"NX_DAEMON": "false"}.',
+    "srt": "srt's settings file cannot set a variable, and srt passes its own environment on: "
+           "start it as `NX_DAEMON=false srt --settings FILE -- COMMAND`.",
+    "codex": 'This configuration sets it for what codex runs: [shell_environment_policy] set = { NX_DAEMON = "false" }.',
+    "codex-profile": 'This profile sets it for what codex runs: [shell_environment_policy] set = { NX_DAEMON = "false" }.',
+}
+
 #: The TMPDIR a sandbox sets for what it runs (srt, and Claude Code on it, use /tmp/claude).
 SANDBOX_TMPDIR = {"srt": "/tmp/claude", "claude": "/tmp/claude"}
 
@@ -114,6 +130,9 @@ def plan_for(
     cache = resolution.native_cache
     if cache.dir is not None and cache.bypass_reason is None:
         needed.append(cache.dir)
+    # The workspace data directory: the project graph and file map, and in <workspace-data>/d the daemon's
+    # own files (daemon.log, server-process.json) whatever socket root it chose (SPEC §1.7).
+    needed.append(resolution.workspace_data.dir)
     write, pending = [], []
     for directory in needed:
         existing = _deepest_existing(view, directory) if binds else directory
@@ -130,7 +149,8 @@ def plan_for(
         if real not in forbidden
     )
     flagged = tuple(p for p in write_entries if GLOB & set(p))
-    return SandboxPlan(resolution, write_entries, socket_dirs, tuple(dict.fromkeys(pending)), flagged)
+    daemon = resolution.user_namespace_sandbox if user_namespace and env.platform == "linux" else None
+    return SandboxPlan(resolution, write_entries, socket_dirs, tuple(dict.fromkeys(pending)), flagged, daemon)
 
 
 def _portable(env: Environment, path: str) -> list[str]:
@@ -170,6 +190,12 @@ def render(fmt: str, plan: SandboxPlan, env: Environment, *, portable: bool = Fa
                             "before starting the sandbox, or upgrade to Nx 24.")
         else:
             warnings.append(f"{path} must exist before the sandbox starts; run `nxsock provision` or create it first.")
+    daemon = plan.daemon if plan.daemon is not None and not plan.daemon.usable else None
+    if daemon is not None:
+        warnings.append(sandbox_statement(daemon, env.nx_version, SANDBOX_NAMES.get(fmt)))
+        warnings.append(marker_warning(daemon))
+        warnings.append(ENV_CARRIED.get(fmt, f"Set {RUN_INSIDE} for the commands run inside it."))
+    name, value = RUN_INSIDE_VARIABLE
     linux = env.platform == "linux"
     if fmt == "text":
         lines = [f"write\t{p}" for p in write] + [f"unix-sockets\t{p}" for p in sockets]
@@ -191,18 +217,20 @@ def render(fmt: str, plan: SandboxPlan, env: Environment, *, portable: bool = Fa
         settings: dict[str, t.Any] = {"network": network, "filesystem": filesystem}
         if fmt == "claude":
             settings = {"sandbox": {"enabled": True, "filesystem": {"allowWrite": write}, "network": network}}
+            if daemon is not None:
+                settings["env"] = {name: value}
         return json.dumps(settings, indent=2) + "\n", warnings
     if fmt == "codex":
         warnings.append("codex's sandbox_workspace_write table has no unix-socket rule: it needs network_access = true for sockets.")
         roots = ", ".join(json.dumps(p) for p in write)
         text = f'sandbox_mode = "workspace-write"\n\n[sandbox_workspace_write]\nwritable_roots = [{roots}]\nnetwork_access = true\n'
-        return text, warnings
+        return text + (_codex_environment() if daemon is not None else ""), warnings
     if fmt == "codex-profile":
         warnings.append("codex forbids unix sockets unless the profile enables network access: this profile enables it.")
         lines = ['default_permissions = "nx"', "", "[permissions.nx]", 'extends = ":workspace"', "", "[permissions.nx.filesystem]"]
         lines += [f"{json.dumps(p)} = \"write\"" for p in write]
         lines += ["", "[permissions.nx.network]", "enabled = true", ""]
-        return "\n".join(lines), warnings
+        return "\n".join(lines) + (_codex_environment() if daemon is not None else ""), warnings
     if fmt == "seatbelt":
         both = _both_tmp_spellings
         rules = ["(version 1)"]
@@ -211,12 +239,22 @@ def render(fmt: str, plan: SandboxPlan, env: Environment, *, portable: bool = Fa
         rules += [f'(allow network-outbound (remote unix-socket (subpath "{p}")))' for p in both(sockets)]
         return "\n".join(rules) + "\n", warnings
     if fmt == "bwrap":
-        return " ".join(f"--bind {shell_quote(p)} {shell_quote(p)}" for p in write) + "\n", warnings
+        args = [f"--bind {shell_quote(p)} {shell_quote(p)}" for p in write]
+        args += [f"--setenv {name} {value}"] if daemon is not None else []
+        return " ".join(args) + "\n", warnings
     if fmt == "docker":
         return " ".join(f"-v {shell_quote(p + ':' + p)}" for p in write) + "\n", warnings
     if fmt == "flatpak":
-        return " ".join(f"--filesystem={shell_quote(p)}" for p in write) + "\n", warnings
+        args = [f"--filesystem={shell_quote(p)}" for p in write]
+        args += [f"--env={name}={value}"] if daemon is not None else []
+        return " ".join(args) + "\n", warnings
     raise ValueError(fmt)
+
+
+def _codex_environment() -> str:
+    """codex sets a variable for what it runs through its shell environment policy (``codex sandbox`` too)."""
+    name, value = RUN_INSIDE_VARIABLE
+    return f"\n[shell_environment_policy]\nset = {{ {name} = {json.dumps(value)} }}\n"
 
 
 def _both_tmp_spellings(paths: t.Iterable[str]) -> list[str]:

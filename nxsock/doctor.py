@@ -13,10 +13,17 @@ import typing as t
 
 from ._pathname import dirname, join
 from .environment import RELEVANT_VARIABLES
-from .fsview import Entry, FsView, UserNamespaceView
+from .fsview import OVERFLOW_UID, Entry, FsView, UserNamespaceView
 from .guards import Refusal
 from .layout import BUDGET, CONTAINER
 from .resolver import Resolution, resolve
+from .sandbox_daemon import (
+    RUN_INSIDE,
+    inside_advice,
+    inside_user_namespace,
+    marker_warning,
+    sandbox_statement,
+)
 from .wording import (
     PROVISION_COMMAND,
     RemedyContext,
@@ -51,10 +58,14 @@ class Context(t.NamedTuple):
     dead_state: t.Sequence[t.Any]  # cleanup.ResetItem values a dry reset would remove
     legacy_state: t.Sequence[t.Any]
     sockets: t.Sequence[tuple[str, Entry, str | None]] = ()  # each *.sock found, and its probe (sockets only)
+    sandbox: str | None = None  # the sandbox format the user named (--sandbox), if any
 
 
 def _refusal_finding(check: str, refusal: Refusal, severity: str, ctx: Context) -> Finding:
     remedy = remedy_for(refusal, ctx.remedies)
+    advice = inside_advice(refusal, ctx.resolution.user_namespace_sandbox)
+    if advice is not None:
+        return Finding(check, severity, refusal.dir, describe(refusal), None, advice)
     return Finding(check, severity, refusal.dir, describe(refusal), remedy.command, remedy.hint)
 
 
@@ -92,30 +103,49 @@ def check_environment(ctx: Context) -> list[Finding]:
     return found
 
 
-def _uid_map(view: FsView) -> str | None:
-    text = view.read_text("/proc/self/uid_map")
-    return None if isinstance(text, int) else text
-
-
 def check_user_namespace(ctx: Context) -> list[Finding]:
-    """Inside bwrap/srt/codex every foreign owner is uid 65534; say where Nx really goes, inside or out."""
+    """Inside bwrap/srt/codex every foreign owner is uid 65534: where Nx really goes, and whether its client can use the daemon."""
+    from .allowlists import SANDBOX_NAMES, sandbox_kind
+
     res = ctx.resolution
     env = res.environment
-    mapping = _uid_map(ctx.view)
-    inside = mapping is not None and mapping.split() != ["0", "0", "4294967295"]
-    if inside:
-        return [Finding("user-namespace", "info", None,
-                        f"Running in a user namespace (uid_map: {' '.join((mapping or '').split())}): other owners, "
-                        f"root included, show as 65534. Nx resolves to {res.socket_root.root} ({res.socket_root.tier}).",
-                        hint="An allowlist of only /tmp/.nx and ~/.nx does nothing here unless Nx resolves there.")]
-    if env.platform != "linux" or env.uid == 0:
+    verdict = res.user_namespace_sandbox
+    mapping = inside_user_namespace(ctx.view)
+    named = ctx.sandbox
+    name = SANDBOX_NAMES.get(named or "", named)
+    found = []
+    if mapping is not None:
+        found.append(Finding("user-namespace", "info", None,
+                             f"Running in a user namespace (uid_map: {mapping}): other owners, root included, show as 65534. "
+                             f"Nx resolves to {res.socket_root.root} ({res.socket_root.tier}).",
+                             hint="An allowlist of only /tmp/.nx and ~/.nx does nothing here unless Nx resolves there."))
+    elif env.platform != "linux" or env.uid == 0:
         return []
-    sandboxed = resolve(env, UserNamespaceView(ctx.view, env.uid, env.gid))
-    root = sandboxed.socket_root
-    where = f"{root.root} ({root.tier})" if root.tier else "nowhere: Nx would fail"
-    return [Finding("user-namespace", "info", None,
-                    f"Inside an unprivileged sandbox (bubblewrap, srt, codex) Nx {env.nx_version or ''} would resolve to {where}.".replace("  ", " "),
-                    hint="Allow that directory in the sandbox; `nxsock paths` prints it with the rest.")]
+    elif named is not None and not sandbox_kind(named, env.platform)[0]:
+        return [Finding("user-namespace", "info", None, f"{name} keeps owners as they are here: Nx resolves as it does outside.",
+                        hint=f"`nxsock paths --format {named}` prints what it must allow.")]
+    else:
+        sandboxed = resolve(env, UserNamespaceView(ctx.view, env.uid, env.gid))
+        root = sandboxed.socket_root
+        where = f"{root.root} ({root.tier})" if root.tier else "nowhere: Nx would fail"
+        inside = f"Inside {name}" if named else "Inside an unprivileged sandbox (bubblewrap, srt, codex)"
+        formats = named or "bwrap|srt|claude|codex-profile"
+        found.append(Finding("user-namespace", "info", None,
+                             f"{inside} Nx {env.nx_version or ''} would resolve to {where}.".replace("  ", " "),
+                             hint=f"Allow that directory and the workspace data directory {res.workspace_data.dir} in the sandbox; "
+                                  f"`nxsock paths --format {formats}` prints the entries."))
+    if verdict is not None and not verdict.usable:
+        if verdict.inside:
+            remedy, severity = f"export {RUN_INSIDE}", "warn"
+        elif named:
+            remedy, severity = f"nxsock paths --format {named}", "warn"
+        else:
+            remedy, severity = None, "info"
+        carried = "" if verdict.inside else (f" `nxsock paths --format {named}` carries it." if named else
+                                              " `nxsock paths --format bwrap|claude|codex-profile` carries it; for srt, start it with it.")
+        found.append(Finding("sandbox-daemon", severity, None, sandbox_statement(verdict, env.nx_version, name if named else None),
+                             remedy, marker_warning(verdict) + carried))
+    return found
 
 
 def check_tmpdir(ctx: Context) -> list[Finding]:
@@ -422,6 +452,8 @@ def check_daemon(ctx: Context) -> list[Finding]:
                                      f"{res.environment.nx_version} is installed. Nx restarts it on the next command.", "nx daemon --stop"))
             if record.connect not in (None, "answers"):
                 found.append(Finding("daemon-record", "warn", record.socket_path, f"The recorded socket {record.socket_path} does not answer ({record.connect}).", "nxsock reset"))
+            elif record.connect == "answers" and record.client_refusal is not None:
+                found.append(_client_refuses(ctx, record.pid, record.socket_path, record.client_refusal))
             if not found:
                 found.append(Finding("daemon-record", "ok", record.socket_path, f"The daemon (pid {record.pid}) is running and answers."))
     marker = join(res.workspace_data.daemon_dir, "disabled")
@@ -435,6 +467,18 @@ def check_daemon(ctx: Context) -> list[Finding]:
         last = text.strip().splitlines()[-1][:300]
         found.append(Finding("daemon-error", "info", log, f"Last daemon error ({_classify(text)}): {last}"))
     return found
+
+
+def _client_refuses(ctx: Context, pid: int | None, socket: str | None, refusal: Refusal) -> Finding:
+    """The daemon answers a plain connect, but Nx's own client (24.0.5 and later) will not dial it from here."""
+    res = ctx.resolution
+    verdict = res.user_namespace_sandbox
+    message = (f"The daemon (pid {pid}) answers a plain connect, but Nx {res.environment.nx_version or ''}'s client refuses "
+               f"its socket: {describe(refusal)}").replace("  ", " ")
+    if verdict is not None and verdict.inside and not verdict.usable and refusal.uid == OVERFLOW_UID:
+        return Finding("daemon-record", "warn", socket, message, f"export {RUN_INSIDE}", marker_warning(verdict))
+    remedy = remedy_for(refusal, ctx.remedies)
+    return Finding("daemon-record", "warn", socket, message, remedy.command, remedy.hint)
 
 
 def _classify(text: str) -> str:
@@ -537,7 +581,7 @@ CHECKS: dict[str, tuple[str, t.Callable[[Context], list[Finding]]]] = {
 
 #: Finding ids each check can produce, for --list-checks and --only.
 FINDING_IDS = {
-    "environment": ("environment",), "user-namespace": ("user-namespace",), "tmpdir": ("tmpdir",),
+    "environment": ("environment",), "user-namespace": ("user-namespace", "sandbox-daemon"), "tmpdir": ("tmpdir",),
     "container": ("container",), "levels": ("ancestry", "private-levels"), "outcome": ("outcome",),
     "configuration": ("configuration",), "path-budget": ("path-budget",), "sockets": ("sockets",),
     "socket-owner": ("socket-owner",), "daemon": ("daemon-record", "daemon-disabled", "daemon-error"),
@@ -567,7 +611,7 @@ def status_of(findings: t.Iterable[Finding], strict: bool) -> str:
 
 
 
-def gather(resolution: Resolution, view: FsView) -> Context:
+def gather(resolution: Resolution, view: FsView, sandbox: str | None = None) -> Context:
     """Everything the checks read besides the resolution: the cache's state and what a reset would remove."""
     from .binding_cache import find_binding, host_triple, list_cache, prune_plan, verify
     from .cleanup import reset
@@ -582,4 +626,4 @@ def gather(resolution: Resolution, view: FsView) -> Context:
     legacy_all, _ = reset(resolution, dry_run=True, legacy=True)
     legacy = [i for i in legacy_all if i.what.startswith("legacy")]
     sockets = survey_sockets(resolution, view)
-    return Context(resolution, view, remedy_context(resolution), verdict, leftovers, dead, legacy, sockets)
+    return Context(resolution, view, remedy_context(resolution), verdict, leftovers, dead, legacy, sockets, sandbox)

@@ -133,6 +133,9 @@ def render_paths(resolution: Resolution) -> None:
                 record["connect"], record["connect"] or "not probed"
             )
             out.print(Text(f"Daemon record: pid {record['pid']} ({state}), socket {safe(record['socket_path'])} — {answer}"))
+            if record["client_refusal"]:
+                out.print(Text(f"  but Nx {safe(version)}'s client refuses to dial it:", style="yellow"))
+                _refusal_lines(out, record["client_refusal"], "    ")
     out.print()
 
     cache = doc["native_cache"]
@@ -155,6 +158,11 @@ def render_paths(resolution: Resolution) -> None:
     if allow["write"]:
         out.print(Text("A sandbox must allow: ", style="bold") + Text("write " + ", ".join(safe(p) for p in allow["write"])))
         out.print(Text("  and unix sockets in " + ", ".join(safe(p) for p in allow["unix_sockets"])))
+    sandbox = doc["user_namespace_sandbox"]
+    if sandbox and not sandbox["daemon_usable"]:
+        out.print(Text("In a user-namespace sandbox: ", style="bold yellow") + Text(safe(sandbox["message"])))
+        out.print(Text("  inside:  ", style="bold") + Text(f"{sandbox['run_inside']} nx …", style="cyan"))
+        out.print(Text("  note: " + safe(sandbox["marker_warning"]), style="dim"))
 
 
 def render_check_root(document: t.Mapping[str, t.Any]) -> None:

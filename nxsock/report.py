@@ -12,10 +12,19 @@ import os
 import typing as t
 
 from . import exitcodes
+from .fsview import OVERFLOW_UID
 from .guards import Refusal
 from .layout import CONTAINER, node_string
 from .provisioning import ProvisionReport
 from .resolver import Resolution, SocketPlacement
+from .sandbox_daemon import (
+    CLEAR_MARKER,
+    RUN_INSIDE,
+    SandboxDaemon,
+    inside_advice,
+    marker_warning,
+    sandbox_statement,
+)
 from .wording import (
     PROVISION_COMMAND,
     RemedyContext,
@@ -57,8 +66,11 @@ def remedy_context(resolution: Resolution) -> RemedyContext:
     return RemedyContext(env.uid, env.gid, suggestion)
 
 
-def refusal_json(refusal: Refusal, ctx: RemedyContext) -> Json:
+def refusal_json(refusal: Refusal, ctx: RemedyContext, sandbox: SandboxDaemon | None = None) -> Json:
     remedy = remedy_for(refusal, ctx)
+    advice = inside_advice(refusal, sandbox)
+    if advice is not None:  # inside bwrap/srt/codex: no command typed there fixes it
+        remedy = remedy._replace(command=None, hint=advice)
     return {
         "kind": refusal.kind,
         "dir": _p(refusal.dir),
@@ -73,6 +85,7 @@ def refusal_json(refusal: Refusal, ctx: RemedyContext) -> Json:
 
 
 def _socket_json(placement: SocketPlacement, resolution: Resolution, ctx: RemedyContext) -> Json:
+    sandbox = resolution.user_namespace_sandbox
     doc: Json = {
         "placed": placement.placed,
         "tier": placement.tier,
@@ -85,8 +98,8 @@ def _socket_json(placement: SocketPlacement, resolution: Resolution, ctx: Remedy
         "budget_left": placement.budget_left,
         "windows_max_username": placement.windows_max_username,
         "attempted_dir": _p(placement.attempted_dir),
-        "refusals": [refusal_json(r, ctx) for r in placement.refusals],
-        "failure": None if placement.failure is None else refusal_json(placement.failure, ctx),
+        "refusals": [refusal_json(r, ctx, sandbox) for r in placement.refusals],
+        "failure": None if placement.failure is None else refusal_json(placement.failure, ctx, sandbox),
     }
     if placement.kind == "daemon":
         record = resolution.daemon_record
@@ -118,6 +131,7 @@ def paths_document(resolution: Resolution) -> Json:
     cache = resolution.native_cache
     data = resolution.workspace_data
     record = resolution.daemon_record
+    sandbox = resolution.user_namespace_sandbox
     return {
         "schema_version": SCHEMA_VERSION,
         "platform": env.platform,
@@ -136,15 +150,15 @@ def paths_document(resolution: Resolution) -> Json:
             "demoted_from": _p(root.demoted_from),
             "refused_configured_dir": _p(root.refused_configured_dir),
             "invalid": invalid,
-            "refusals": [refusal_json(r, ctx) for r in root.refusals],
-            "failure": None if root.failure is None else refusal_json(root.failure, ctx),
+            "refusals": [refusal_json(r, ctx, sandbox) for r in root.refusals],
+            "failure": None if root.failure is None else refusal_json(root.failure, ctx, sandbox),
         },
         "sockets": {kind: _socket_json(p, resolution, ctx) for kind, p in resolution.sockets.items()},
         "native_cache": {
             "dir": _p(cache.dir),
             "bypass_reason": cache.bypass_reason,
             "configured": cache.configured,
-            "refusals": [refusal_json(r, ctx) for r in cache.refusals],
+            "refusals": [refusal_json(r, ctx, sandbox) for r in cache.refusals],
         },
         "workspace_data": {
             "dir": _p(data.dir),
@@ -163,12 +177,41 @@ def paths_document(resolution: Resolution) -> Json:
             "alive": record.alive,
             "connect": record.connect,
             "problem": record.problem,
+            "client_refusal": None if record.client_refusal is None else _client_refusal_json(record.client_refusal, ctx, sandbox),
         },
+        "user_namespace_sandbox": _sandbox_json(resolution, ctx),
         "actions": [{"verb": a.verb, "path": _p(a.path), "mode": format_mode(a.mode)} for a in resolution.actions],
         "allowlist": {
             "write": [_p(p) for p in resolution.allowlist.write],
             "unix_sockets": [_p(p) for p in resolution.allowlist.unix_sockets],
         },
+    }
+
+
+def _client_refusal_json(refusal: Refusal, ctx: RemedyContext, sandbox: SandboxDaemon | None) -> Json:
+    """A refusal by Nx's client; a level shown as 65534 by a sandbox is answered with a daemonless run, never a directory."""
+    doc = refusal_json(refusal, ctx, sandbox)
+    if refusal.uid == OVERFLOW_UID and sandbox is not None and not sandbox.usable:
+        doc.update(remedy=f"export {RUN_INSIDE}", hint=marker_warning(sandbox))
+    return doc
+
+
+def _sandbox_json(resolution: Resolution, ctx: RemedyContext) -> Json | None:
+    """Whether the daemon can serve a client inside bubblewrap, srt or codex (Linux), and what works there."""
+    verdict = resolution.user_namespace_sandbox
+    if verdict is None:
+        return None
+    version = resolution.environment.nx_version
+    return {
+        "inside": verdict.inside,
+        "client_checks_socket_ancestry": verdict.client_checks,
+        "daemon_usable": verdict.usable,
+        "refusal": None if verdict.refusal is None else _client_refusal_json(verdict.refusal, ctx, verdict),
+        "message": None if verdict.usable else sandbox_statement(verdict, version),
+        "run_inside": None if verdict.usable else RUN_INSIDE,
+        "marker": _p(verdict.marker),
+        "marker_warning": None if verdict.usable else marker_warning(verdict),
+        "clear_marker": None if verdict.usable else CLEAR_MARKER,
     }
 
 

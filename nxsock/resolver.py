@@ -27,6 +27,7 @@ from .guards import (
     make_parents,
     walk_ancestry,
 )
+from .sandbox_daemon import SandboxDaemon, client_checks_socket_ancestry, client_refusal, judge_sandbox
 
 __all__ = [
     "Allowlist",
@@ -96,6 +97,7 @@ class DaemonRecord(t.NamedTuple):
     alive: bool | None
     connect: str | None  # "answers", or the errno a connect met (ECONNREFUSED: stale), or None
     problem: str | None  # why it could not be read, or None
+    client_refusal: Refusal | None = None  # Nx ≥ 24.0.5: why its client would not dial the recorded socket from here
 
 
 class NativeCache(t.NamedTuple):
@@ -135,6 +137,7 @@ class Resolution(t.NamedTuple):
     daemon_record: DaemonRecord | None
     actions: tuple[Action, ...]
     allowlist: Allowlist
+    user_namespace_sandbox: SandboxDaemon | None = None  # Linux: whether the daemon serves a client inside bwrap/srt/codex
 
 
 class _Roots(t.NamedTuple):
@@ -172,6 +175,8 @@ def resolve(env: Environment, view: FsView, *, layout_override: str | None = Non
     else:
         root, sockets = _current_sockets(env, sim, generation, data)
     record = _daemon_record(view, data.daemon_dir)
+    if record is not None and record.socket_path and client_checks_socket_ancestry(env.nx_version):
+        record = record._replace(client_refusal=client_refusal(view, env.uid, env.gid, record.socket_path))
     if record is not None and record.socket_path:
         sockets = dict(sockets)
         daemon = sockets["daemon"]
@@ -188,6 +193,9 @@ def resolve(env: Environment, view: FsView, *, layout_override: str | None = Non
         daemon_record=record,
         actions=tuple(sim.actions),
         allowlist=_allowlist(env, view, sockets, native_cache),
+        user_namespace_sandbox=judge_sandbox(view, env.uid, env.gid, env.nx_version, data.daemon_dir)
+        if env.platform == "linux"
+        else None,
     )
 
 

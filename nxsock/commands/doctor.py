@@ -10,6 +10,9 @@ import click
 
 from .. import exitcodes
 
+#: The sandboxes ``--sandbox`` names: the ``paths --format`` values that are sandboxes.
+SANDBOX_FORMATS = ("bwrap", "srt", "claude", "codex", "codex-profile", "flatpak", "docker", "seatbelt")
+
 
 def _finding_json(group: str, finding: t.Any) -> dict[str, t.Any]:
     return {"id": finding.id, "group": group, "severity": finding.severity, "path": finding.path,
@@ -49,7 +52,10 @@ def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: 
               help="Run only the checks producing this finding id (repeatable).")
 @click.option("--user", "user", type=click.IntRange(0, 2**32 - 2), metavar="UID", help="As root: audit as that user would see it.")
 @click.option("--explain", "explain_text", metavar="TEXT", help="Explain a message Nx printed (- reads stdin), with the fix for this machine.")
-def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ...], user: int | None, explain_text: str | None) -> None:
+@click.option("--sandbox", "sandbox", type=click.Choice(SANDBOX_FORMATS), metavar="FORMAT",
+              help="Judge for this sandbox as well (bwrap, srt, claude, codex, codex-profile, flatpak, docker, seatbelt).")
+def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ...], user: int | None, explain_text: str | None,
+           sandbox: str | None) -> None:
     """Audit every level Nx depends on: the shared container, your levels, sockets, the daemon, the cache.
 
     Each finding has a stable id, a severity (ok, info, warn, error), the path
@@ -79,22 +85,22 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
         if pid == 0:  # the audit runs with that user's own permissions
             try:
                 _drop_to(user)
-                code = _audit(json_flag, strict, only, text)
+                code = _audit(json_flag, strict, only, text, sandbox)
             except BaseException:  # a child must never return into the parent's code
                 code = exitcodes.SOFTWARE
             sys.stdout.flush()
             os._exit(code)
         _, status = os.waitpid(pid, 0)
         sys.exit(os.waitstatus_to_exitcode(status))
-    sys.exit(_audit(json_flag, strict, only, text))
+    sys.exit(_audit(json_flag, strict, only, text, sandbox))
 
 
-def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | None) -> int:
+def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | None, sandbox: str | None = None) -> int:
     from ..doctor import gather, run_checks, status_of
     from ..snapshot import build_resolution
 
     resolution, view = build_resolution()
-    context = gather(resolution, view)
+    context = gather(resolution, view, sandbox)
     explanation = None
     selected: tuple[str, ...] = only
     if text is not None:
