@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 
+import pytest
 from click.testing import CliRunner
 from conftest import STICKY, environment, machine, mine
 
@@ -37,18 +38,21 @@ def test_srt_on_macos_names_socket_paths_and_on_linux_must_allow_all() -> None:
 def test_claude_settings_are_a_sandbox_block() -> None:
     text, _ = fmt("claude")
     block = json.loads(text)["sandbox"]
-    assert block["enabled"] is True and block["filesystem"]["allowWrite"] == ["/private/tmp/.nx"]
+    assert block["enabled"] is True
+    assert block["filesystem"]["allowWrite"] == ["/private/tmp/.nx", "/Users/user/workspace/.nx/workspace-data"]
+    assert "env" not in json.loads(text)  # Seatbelt keeps owners: the daemon works on macOS
 
 
 def test_codex_table_needs_network_access_for_sockets_and_says_so() -> None:
     text, warnings = fmt("codex")
-    assert 'writable_roots = ["/private/tmp/.nx"]' in text and "network_access = true" in text
+    assert 'writable_roots = ["/private/tmp/.nx", "/Users/user/workspace/.nx/workspace-data"]' in text
+    assert "network_access = true" in text
     assert "network_access" in warnings
 
 
 def test_portable_spellings_are_nx_style_and_cover_both_tmp_spellings_on_macos() -> None:
     text, _ = fmt("srt", "--portable")
-    assert json.loads(text)["filesystem"]["allowWrite"] == ["/tmp/.nx", "/private/tmp/.nx"]
+    assert json.loads(text)["filesystem"]["allowWrite"] == ["/tmp/.nx", "/private/tmp/.nx", "./.nx/workspace-data"]
 
 
 def test_entries_are_never_root_tmp_or_home_and_bind_sources_exist() -> None:
@@ -59,7 +63,7 @@ def test_entries_are_never_root_tmp_or_home_and_bind_sources_exist() -> None:
     for forbidden in ("/", "/tmp", "/home/ada"):
         assert forbidden not in plan.write
     text, _ = render("bwrap", plan, env)
-    assert shlex.split(text) == ["--bind", "/home/ada/acme", "/home/ada/acme"]
+    assert shlex.split(text) == ["--bind", "/home/ada/acme", "/home/ada/acme", "--setenv", "NX_DAEMON", "false"]
 
 
 def test_a_provisioned_users_container_keeps_nx_23_in_tmp_inside_a_sandbox() -> None:
@@ -67,6 +71,8 @@ def test_a_provisioned_users_container_keeps_nx_23_in_tmp_inside_a_sandbox() -> 
     levels = {"/tmp/.nx": mine(0o1777), "/tmp/.nx/1000": mine(), "/tmp/.nx/1000/sockets": mine(), "/tmp/.nx/1000/native-cache": mine()}
     plan = plan_for(environment(nx_version="23.3.2"), machine(levels), user_namespace=True, binds=True)
     assert "/tmp/.nx/1000/sockets" in plan.write
+    # The daemon's own files go to <workspace-data>/d whatever socket root it chose: its nearest existing level.
+    assert "/home/ada/acme" in plan.write
     root_owned = dict(levels, **{"/tmp/.nx": STICKY})
     plan = plan_for(environment(nx_version="23.3.2"), machine(root_owned), user_namespace=True, binds=True)
     assert plan.write == ("/home/ada/acme",)
@@ -92,3 +98,55 @@ def test_codex_profile_extends_workspace_writes_the_entries_and_enables_network(
     assert 'default_permissions = "nx"' in text and 'extends = ":workspace"' in text
     assert '"/home/user/workspace" = "write"' in text and "[permissions.nx.network]\nenabled = true" in text
     assert "unix sockets" in result.stderr
+
+
+def test_the_workspace_data_directory_is_allowed_where_it_exists() -> None:
+    """daemon.log and server-process.json live in <workspace-data>/d: an existing data directory is the entry."""
+    levels = {"/tmp/.nx": mine(0o1777), "/tmp/.nx/1000": mine(), "/tmp/.nx/1000/sockets": mine(), "/tmp/.nx/1000/native-cache": mine(),
+              "/home/ada/acme/.nx": mine(0o755), "/home/ada/acme/.nx/workspace-data": mine(0o755)}
+    plan = plan_for(environment(nx_version="23.3.2"), machine(levels), user_namespace=True, binds=True)
+    assert "/home/ada/acme/.nx/workspace-data" in plan.write and "/home/ada/acme" not in plan.write
+
+
+def linux(name: str, version: str) -> tuple[str, str]:
+    result = CliRunner().invoke(cli, ["paths", "--platform", "linux", "--nx-version", version, "--format", name])
+    assert result.exit_code == 0, result.output
+    return result.stdout, result.stderr
+
+
+class TestDaemonInUserNamespaceSandboxes:
+    """Nx ≥ 24.0.5's client refuses every daemon socket in bwrap, srt and codex: each format says so and carries NX_DAEMON=false where it can."""
+
+    def test_every_user_namespace_format_says_the_daemon_cannot_be_used_and_how_to_clear_the_marker(self) -> None:
+        for name in ("bwrap", "srt", "claude", "codex", "codex-profile", "flatpak"):
+            _, stderr = linux(name, "24.0.6")
+            assert "cannot use its daemon" in stderr and "uid 65534" in stderr, name
+            assert "NX_DAEMON=false" in stderr and "nxsock reset --daemon-marker" in stderr, name
+            assert "/home/user/workspace/.nx/workspace-data/d/disabled" in stderr, name
+
+    def test_releases_before_24_0_5_and_sandboxes_that_keep_owners_say_nothing_of_it(self) -> None:
+        for version in ("24.0.2", "23.3.2"):
+            for name in ("bwrap", "srt", "codex-profile"):
+                text, stderr = linux(name, version)
+                assert "cannot use its daemon" not in stderr and "NX_DAEMON" not in text, (name, version)
+        for name in ("docker", "text", "env"):
+            text, stderr = linux(name, "24.0.6")
+            assert "cannot use its daemon" not in stderr and "NX_DAEMON" not in text, name
+        text, stderr = fmt("seatbelt")
+        assert "cannot use its daemon" not in stderr and "NX_DAEMON" not in text
+
+    def test_bwrap_and_flatpak_arguments_set_the_variable(self) -> None:
+        assert shlex.split(linux("bwrap", "24.0.6")[0])[-3:] == ["--setenv", "NX_DAEMON", "false"]
+        assert shlex.split(linux("flatpak", "24.0.6")[0])[-1] == "--env=NX_DAEMON=false"
+
+    def test_claude_settings_set_it_and_srt_says_to_start_with_it(self) -> None:
+        assert json.loads(linux("claude", "24.0.6")[0])["env"] == {"NX_DAEMON": "false"}
+        text, stderr = linux("srt", "24.0.6")
+        assert "env" not in json.loads(text)  # srt's settings have no such key: it would be ignored
+        assert "`NX_DAEMON=false srt --settings FILE -- COMMAND`" in stderr
+
+    def test_codex_configurations_set_it_through_the_shell_environment_policy(self) -> None:
+        tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+        for name in ("codex", "codex-profile"):
+            text, _ = linux(name, "24.0.6")
+            assert tomllib.loads(text)["shell_environment_policy"] == {"set": {"NX_DAEMON": "false"}}, name
