@@ -195,6 +195,10 @@ def render(fmt: str, plan: SandboxPlan, env: Environment, *, portable: bool = Fa
         warnings.append(sandbox_statement(daemon, env.nx_version, SANDBOX_NAMES.get(fmt)))
         warnings.append(marker_warning(daemon))
         warnings.append(ENV_CARRIED.get(fmt, f"Set {RUN_INSIDE} for the commands run inside it."))
+    generic = plan.resolution.user_namespace_sandbox
+    if fmt in ("text", "env") and generic is not None and not generic.usable:  # entries for any sandbox: say it for those it hits
+        warnings.append("If the sandbox runs Nx in a user namespace: " + sandbox_statement(generic, env.nx_version))
+        warnings.append(marker_warning(generic))
     name, value = RUN_INSIDE_VARIABLE
     linux = env.platform == "linux"
     if fmt == "text":

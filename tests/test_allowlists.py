@@ -129,11 +129,16 @@ class TestDaemonInUserNamespaceSandboxes:
             for name in ("bwrap", "srt", "codex-profile"):
                 text, stderr = linux(name, version)
                 assert "cannot use its daemon" not in stderr and "NX_DAEMON" not in text, (name, version)
-        for name in ("docker", "text", "env"):
-            text, stderr = linux(name, "24.0.6")
-            assert "cannot use its daemon" not in stderr and "NX_DAEMON" not in text, name
+        text, stderr = linux("docker", "24.0.6")  # docker keeps owners: the daemon works there
+        assert "cannot use its daemon" not in stderr and "NX_DAEMON" not in text
         text, stderr = fmt("seatbelt")
         assert "cannot use its daemon" not in stderr and "NX_DAEMON" not in text
+
+    def test_the_generic_formats_say_it_for_user_namespace_sandboxes_without_changing_their_entries(self) -> None:
+        for name in ("text", "env"):
+            text, stderr = linux(name, "24.0.6")
+            assert "If the sandbox runs Nx in a user namespace" in stderr and "NX_DAEMON=false" in stderr, name
+            assert "NX_DAEMON" not in text, name
 
     def test_bwrap_and_flatpak_arguments_set_the_variable(self) -> None:
         assert shlex.split(linux("bwrap", "24.0.6")[0])[-3:] == ["--setenv", "NX_DAEMON", "false"]
