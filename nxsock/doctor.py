@@ -133,7 +133,9 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
         found.append(Finding("user-namespace", "info", None,
                              f"{inside} Nx {env.nx_version or ''} would resolve to {where}.".replace("  ", " "),
                              hint=f"Allow that directory and the workspace data directory {res.workspace_data.dir} in the sandbox; "
-                                  f"`nxsock paths --format {formats}` prints the entries."))
+                                  f"`nxsock paths --format {formats}` prints the entries."
+                                  + ("" if verdict is None or verdict.usable else
+                                     " That lets Nx run there, but without its daemon, which no allowlist makes usable (see sandbox-daemon).")))
     if verdict is not None and not verdict.usable:
         if verdict.inside:
             remedy, severity = f"export {RUN_INSIDE}", "warn"

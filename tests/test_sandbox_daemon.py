@@ -89,6 +89,29 @@ class TestDoctorInside:
         assert not any(f.id == "sandbox-daemon" for f in _doctor_inside(nx_version="24.0.2"))
 
 
+class TestDoctorOutside:
+    """Outside, doctor says what a sandbox would do to Nx: for 24.0.5+ that no allowlist brings the daemon back."""
+
+    def _findings(self, version: str, sandbox: str | None = None) -> list[t.Any]:
+        view = machine()
+        return [f for _, f in run_checks(gather(resolve(environment(nx_version=version), view), view, sandbox))]
+
+    def test_the_note_no_longer_implies_an_allowlist_restores_the_daemon(self) -> None:
+        findings = self._findings("24.0.6")
+        note = next(f for f in findings if f.id == "user-namespace")
+        assert "without its daemon, which no allowlist makes usable" in (note.hint or "")
+        daemon = next(f for f in findings if f.id == "sandbox-daemon")
+        assert daemon.severity == "info" and "NX_DAEMON=false" in (daemon.hint or "")
+        older = self._findings("24.0.2")
+        assert not any(f.id == "sandbox-daemon" for f in older)
+        assert "without its daemon" not in (next(f for f in older if f.id == "user-namespace").hint or "")
+
+    def test_a_named_sandbox_is_a_warning_whose_fix_prints_its_configuration(self) -> None:
+        daemon = next(f for f in self._findings("24.0.6", "srt") if f.id == "sandbox-daemon")
+        assert daemon.severity == "warn" and daemon.remedy == "nxsock paths --format srt" and "inside srt" in daemon.message
+        assert not any(f.id == "sandbox-daemon" for f in self._findings("24.0.6", "docker"))
+
+
 class TestPathsDocument:
     def test_json_says_it_for_linux_and_nothing_elsewhere(self) -> None:
         run = CliRunner().invoke(cli, ["paths", "--platform", "linux", "--nx-version", "24.0.6", "--json"])
