@@ -151,10 +151,10 @@ class TestLiveUserNamespace:
                  f"echo '{record}' > {d}/server-process.json; chown -R {LIVE_USER} {ws}")
         listen = ("import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(); "
                   "open(sys.argv[1]+'.up','w').close(); time.sleep(30)")
-        post = (f"cd {ws}; {as_user_prefix()} {python} -c \"{listen}\" {d}/d.sock & "
+        post = (f"cd {ws}; {as_user_prefix()} {python} -c \"{listen}\" {d}/d.sock & listener=$!; "
                 f"for i in $(seq 50); do [ -e {d}/d.sock.up ] && break; sleep 0.1; done; "
                 f"{as_user_prefix()} unshare -U --map-current-user env PYTHONPATH={pylib} {python} -m nxsock doctor --json "
-                f"--only daemon-record --only sandbox-daemon; kill %1")
+                f"--only daemon-record --only sandbox-daemon; kill $listener")
         result = run_as_user(setup, ["--version"], post=post)
         findings = json.loads(result.post)["findings"]
         record_finding = next(f for f in findings if f["id"] == "daemon-record")
