@@ -61,7 +61,7 @@ BWRAP = "bwrap --ro-bind / / --dev /dev --proc /proc --unshare-user --die-with-p
 # Nx's daemon would otherwise fetch nx@latest from the registry for its editor and agent prompts.
 QUIET = {"NX_USE_LOCAL": "true", "NX_NO_CLOUD": "true", "NX_TUI": "false"}
 #: Bounds, so a client that waits for a daemon it refuses (it polls for 60 s) costs seconds, not minutes.
-CLIENT_BOUND = 12
+CLIENT_BOUND = 8
 
 NX = "node node_modules/nx/dist/bin/nx.js"
 PID = f"sed -n 's/.*\"processId\": *\\([0-9]*\\).*/\\1/p' {DATA_D}/server-process.json 2>/dev/null"
