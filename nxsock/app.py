@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-__all__ = ["cli"]
+__all__ = ["cli", "run"]
 
 #: Subcommand name → "module:attribute", in the order ``--help`` lists them.
 COMMANDS = {
@@ -61,3 +61,31 @@ def cli(debug: bool) -> None:  # read by nxsock.cli.main before click runs
     73 no socket directory can be established, 77 root needed,
     78 configuration Nx refuses.
     """
+
+
+def run(args: list[str]) -> int:
+    """Run the group on *args*; return the exit code.
+
+    Click's standalone mode would turn Ctrl-C into "Aborted!" and exit 1, the
+    code for "a problem found"; here it stays a ``KeyboardInterrupt`` for
+    :func:`nxsock.cli.main` to end with 130.  Usage errors are shown as click
+    shows them (exit 2).
+    """
+    try:
+        result = cli.main(args=args, prog_name="nxsock", standalone_mode=False)
+    except click.exceptions.Abort:
+        raise KeyboardInterrupt(ECHOED) from None
+    except click.BadParameter as exc:
+        # A bad value is one line that names the command, the option and what is wrong with it.
+        command = exc.ctx.command_path if exc.ctx is not None else "nxsock"
+        hint = exc.param_hint or (exc.param.opts[0] if exc.param is not None and exc.param.opts else "a value")
+        click.echo(f"{command}: invalid {hint}: {exc.message} (see {command} --help)", err=True)
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    return result if isinstance(result, int) else 0
+
+
+#: The ``KeyboardInterrupt`` argument saying click already ended the terminal's ``^C`` line.
+ECHOED = "echoed"

@@ -44,13 +44,14 @@ def _probe(dir_fd: int, name: str) -> str:
 
 
 class _Walker:
-    def __init__(self, uid: int, *, dry_run: bool, force: bool, now: float, tick: t.Callable[[], None]) -> None:
+    def __init__(self, uid: int, *, dry_run: bool, force: bool, now: float, tick: t.Callable[[], None],
+                 items: list[ResetItem] | None = None) -> None:
         self.uid = uid
         self.dry_run = dry_run
         self.force = force
         self.now = now
         self.tick = tick
-        self.items: list[ResetItem] = []
+        self.items: list[ResetItem] = [] if items is None else items
 
     def _remove(self, fd: int, name: str, path: str, what: str, reason: str) -> None:
         removal = remove_entry(fd, name, path, self.uid, dry_run=self.dry_run)
@@ -90,6 +91,7 @@ class _Walker:
     def stale_sockets(self, fd: int, directory: str) -> None:
         """Unlink the sockets directly in *fd* that nothing listens on."""
         for name in sorted(os.listdir(fd)):
+            self.tick()
             try:
                 st = os.lstat(name, dir_fd=fd)
             except OSError:
@@ -173,7 +175,7 @@ class _Walker:
                 return None
             try:
                 regular = stat.S_ISREG(os.fstat(marker).st_mode)
-                reason = os.read(marker, 4096).decode("utf-8", "replace").strip() if regular else ""
+                reason = os.read(marker, 4096).decode("utf-8", "surrogateescape").strip() if regular else ""
             finally:
                 os.close(marker)
             self._remove(fd, "disabled", join(daemon_dir, "disabled"), "daemon marker", "--daemon-marker")
@@ -214,10 +216,16 @@ def reset(
     daemon_marker: bool = False,
     legacy: bool = False,
     tick: t.Callable[[], None] = lambda: None,
+    items: list[ResetItem] | None = None,
 ) -> tuple[list[ResetItem], str | None]:
-    """Find and remove this user's dead state; return what happened to each item, and the marker's reason."""
+    """Find and remove this user's dead state; return what happened to each item, and the marker's reason.
+
+    *tick* is called between entries (it may raise to stop the walk there);
+    *items*, when given, receives each item as it happens, so a caller whose
+    walk was stopped still knows what was removed.
+    """
     env = resolution.environment
-    walker = _Walker(env.uid, dry_run=dry_run, force=force, now=time.time(), tick=tick)
+    walker = _Walker(env.uid, dry_run=dry_run, force=force, now=time.time(), tick=tick, items=items)
     ws = env.workspace_root
     own = {plugin_leaf(ws): "plugin directory", console_leaf(ws): "console directory"}
     roots = [join("/tmp/.nx", str(env.uid), "sockets")]

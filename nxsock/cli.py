@@ -51,11 +51,15 @@ def main(argv: t.Sequence[str] | None = None) -> t.NoReturn:
             code = _paths_json(host)
             if code >= 0:
                 sys.exit(code)
-        from .app import cli
+        from .app import run
 
-        cli.main(args=args, prog_name="nxsock", standalone_mode=True)
+        sys.exit(run(args))
     except SystemExit:
         raise
+    except KeyboardInterrupt as exc:
+        # Ctrl-C is not "a problem found" (1): 130, as a shell reports a command SIGINT ended.
+        sys.stderr.write(("" if exc.args == ("echoed",) else "\n") + "nxsock: interrupted\n")
+        sys.exit(exitcodes.INTERRUPTED)
     except BrokenPipeError:
         # A reader that stopped early (``| head``) is not an error of ours.
         devnull = os.open(os.devnull, os.O_WRONLY)

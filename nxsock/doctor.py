@@ -24,6 +24,7 @@ from .sandbox_daemon import (
     marker_warning,
     sandbox_statement,
 )
+from .terminal import counted
 from .wording import (
     PROVISION_COMMAND,
     RemedyContext,
@@ -47,6 +48,7 @@ class Finding(t.NamedTuple):
     message: str
     remedy: str | None = None
     hint: str | None = None
+    detail: tuple[str, ...] = ()  # text read from disk (a marker's reason, a log's lines), shown as quoted lines
 
 
 class Context(t.NamedTuple):
@@ -90,7 +92,7 @@ def check_environment(ctx: Context) -> list[Finding]:
     if env.nx_version is None:
         found.append(Finding("environment", "info", env.workspace_root,
                              "No Nx is installed in this workspace; the current layout is assumed.",
-                             hint="Run nxsock in the workspace, or pass --nx-version to doctor's paths."))
+                             hint="Run nxsock in the workspace (or pass --workspace DIR), or pass --nx-version V to audit for that release."))
     else:
         found.append(Finding("environment", "info", None, f"Nx {env.nx_version}, {res.layout} layout ({res.generation})."))
     for name in RELEVANT_VARIABLES:
@@ -461,13 +463,17 @@ def check_daemon(ctx: Context) -> list[Finding]:
     marker = join(res.workspace_data.daemon_dir, "disabled")
     reason = view.read_text(marker, 4096)
     if isinstance(reason, str):
-        found.append(Finding("daemon-disabled", "warn", marker, f"The daemon is disabled until `nx reset`: {reason.strip() or '(no reason)'}",
-                             f"rm -- {shell_quote(marker)}", "Or run `nx reset`, which also clears the caches."))
+        lines = _text_lines(reason, 12)
+        found.append(Finding("daemon-disabled", "warn", marker,
+                             "The daemon is disabled until `nx reset`; the reason it recorded:" if lines
+                             else "The daemon is disabled until `nx reset` (the marker gives no reason).",
+                             f"rm -- {shell_quote(marker)}", "Or run `nx reset`, which also clears the caches.", lines))
     log = join(res.workspace_data.daemon_dir, "daemon-error.log")
     text = view.read_text(log, 1 << 16)
     if isinstance(text, str) and text.strip():
-        last = text.strip().splitlines()[-1][:300]
-        found.append(Finding("daemon-error", "info", log, f"Last daemon error ({_classify(text)}): {last}"))
+        error, context = _daemon_error(text)
+        found.append(Finding("daemon-error", "info", log, f"Last daemon error ({_classify(text)}): {error}",
+                             hint=f"The whole error is in {log}.", detail=context))
     return found
 
 
@@ -481,6 +487,25 @@ def _client_refuses(ctx: Context, pid: int | None, socket: str | None, refusal: 
         return Finding("daemon-record", "warn", socket, message, f"export {RUN_INSIDE}", marker_warning(verdict))
     remedy = remedy_for(refusal, ctx.remedies)
     return Finding("daemon-record", "warn", socket, message, remedy.command, remedy.hint)
+
+
+def _text_lines(text: str, limit: int) -> tuple[str, ...]:
+    """The non-blank lines of a text from disk, at most *limit* (the last ones), each at most 300 characters."""
+    lines = [line.rstrip()[:300] for line in text.replace("\r\n", "\n").split("\n") if line.strip()]
+    return tuple(lines[-limit:])
+
+
+def _daemon_error(text: str) -> tuple[str, tuple[str, ...]]:
+    """The error Nx recorded (its first line) and the last lines it quoted from the daemon's log.
+
+    Nx writes the error, then "Messages from the log:" with the log's tail,
+    then "More information: <daemon.log>" — so the last line is never the error.
+    """
+    head, _, quoted = text.partition("Messages from the log:")
+    lines = _text_lines(head, 1000)
+    error = lines[0] if lines else "(no message)"
+    context = [line for line in _text_lines(quoted or "\n".join(lines[1:]), 1000) if not line.startswith("More information:")]
+    return error, tuple(context[-5:])
 
 
 def _classify(text: str) -> str:
@@ -526,41 +551,74 @@ def check_leftovers(ctx: Context) -> list[Finding]:
     return found
 
 
-def _tmpfiles_lines(view: FsView) -> list[str]:
+def _tmpfiles_lines(view: FsView) -> list[tuple[str, str]]:
+    """Every tmpfiles.d rule on this host, with the file it is in; a name in an earlier directory masks later ones."""
+    seen: set[str] = set()
     lines = []
     for directory in TMPFILES_DIRS:
         names = view.listdir(directory)
         if isinstance(names, int):
             continue
-        for name in names:
-            if name.endswith(".conf"):
-                text = view.read_text(join(directory, name))
-                if isinstance(text, str):
-                    lines += [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+        for name in sorted(names):
+            if not name.endswith(".conf") or name in seen:
+                continue
+            seen.add(name)
+            path = join(directory, name)
+            text = view.read_text(path)
+            if isinstance(text, str):
+                lines += [(path, line.strip()) for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     return lines
 
 
+def _systemd_runs(view: FsView) -> bool:
+    """Whether systemd is the running init, as ``sd_booted()`` tells: ``/run/systemd/system`` is a directory."""
+    entry = view.lstat("/run/systemd/system")
+    return isinstance(entry, Entry) and entry.is_dir
+
+
 def check_boot_persistence(ctx: Context) -> list[Finding]:
-    """A root-provisioned container on a /tmp that is cleared or aged, with no entry that recreates it."""
+    """A root-provisioned container on a /tmp that is emptied at boot or aged, with no rule that recreates it.
+
+    What is said is what was seen: whether /tmp is a tmpfs, which tmpfiles.d
+    rules would clear or age it (file and line), and whether systemd runs
+    here to apply them.
+    """
     view = ctx.view
     entry = view.lstat(CONTAINER)
     if isinstance(entry, int) or not entry.is_dir or entry.uid != 0:
         return []
     lines = _tmpfiles_lines(view)
-    if any(re.match(r"^[dDvqQ]\s+/tmp/\.nx/?\s", line) for line in lines):
-        return [Finding("boot-persistence", "ok", CONTAINER, "A tmpfiles.d entry recreates /tmp/.nx at boot.")]
+    recreating = [(f, line) for f, line in lines if re.match(r"^[dDvqQ]\s+/tmp/\.nx/?\s", line)]
+    systemd = _systemd_runs(view)
+    if recreating:
+        where, rule = recreating[0]
+        applied = "" if systemd else "; systemd does not run here, so it applies only when the host boots with systemd"
+        return [Finding("boot-persistence", "ok" if systemd else "info", CONTAINER,
+                        f"The tmpfiles.d rule `{rule}` in {where} recreates /tmp/.nx at boot{applied}.")]
     mounts = view.read_text("/proc/self/mountinfo")
     tmpfs = isinstance(mounts, str) and any(
         len(f := line.split()) > 8 and f[4] == "/tmp" and "tmpfs" in line.split(" - ", 1)[-1][:10] for line in mounts.splitlines()
     )
-    cleared = any(re.match(r"^[Dq]\s+/tmp/?\s", line) or re.match(r"^[dvq]\s+/tmp/?\s+\S+\s+\S+\s+\S+\s+\d", line) for line in lines)
-    if not (tmpfs or cleared):
+    clearing = [(f, line) for f, line in lines
+                if re.match(r"^[Dq]\s+/tmp/?\s", line) or re.match(r"^[dvq]\s+/tmp/?\s+\S+\s+\S+\s+\S+\s+\d", line)]
+    remedy = "sudo nxsock provision --tmpfiles --install"
+    hint = "The drop-in is `d /tmp/.nx 1777 root root -`; `nxsock provision --tmpfiles` prints it."
+    consequence = "nothing recreates /tmp/.nx: after a reboot the first user to run Nx owns it and every other user is demoted."
+    if tmpfs:
+        return [Finding("boot-persistence", "warn", CONTAINER, f"/tmp is a tmpfs, emptied at every boot, and {consequence}",
+                        remedy, hint)]
+    if not clearing:
         return []
-    why = "a tmpfs" if tmpfs else "cleared or aged by systemd-tmpfiles"
-    return [Finding("boot-persistence", "warn", CONTAINER,
-                    f"/tmp is {why}, and nothing recreates /tmp/.nx: after a reboot the first user to run Nx owns it and every other user is demoted.",
-                    "sudo nxsock provision --tmpfiles --install",
-                    "The drop-in is `d /tmp/.nx 1777 root root -`; `nxsock provision --tmpfiles` prints it.")]
+    where, rule = clearing[0]
+    more = f" (and {counted(len(clearing) - 1, 'more rule')})" if len(clearing) > 1 else ""
+    if systemd:
+        return [Finding("boot-persistence", "warn", CONTAINER,
+                        f"systemd runs here and the tmpfiles.d rule `{rule}` in {where}{more} clears or ages /tmp, and {consequence}",
+                        remedy, hint)]
+    return [Finding("boot-persistence", "info", CONTAINER,
+                    f"The tmpfiles.d rule `{rule}` in {where}{more} would clear or age /tmp, but systemd does not run here "
+                    "(no /run/systemd/system), so nothing applies it now.",
+                    hint="If this host boots with systemd, `sudo nxsock provision --tmpfiles --install` keeps /tmp/.nx across it.")]
 
 
 #: id → (group, check).  The order is the order of the report.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["CANTCREAT", "CONFIG", "NOPERM", "OK", "PROBLEM", "SOFTWARE", "USAGE"]
+__all__ = ["CANTCREAT", "CONFIG", "INTERRUPTED", "NOPERM", "OK", "PROBLEM", "SOFTWARE", "USAGE"]
 
 #: Done; safe; no problem found.
 OK = 0
@@ -18,3 +18,5 @@ CANTCREAT = 73
 NOPERM = 77
 #: Configuration Nx refuses.
 CONFIG = 78
+#: Stopped by Ctrl-C (128 + SIGINT, as shells report it); what was done before is reported.
+INTERRUPTED = 130

@@ -10,11 +10,11 @@ from __future__ import annotations
 import typing as t
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from .report import paths_document
 from .resolver import Resolution
+from .terminal import counted, printable, printable_lines
 
 __all__ = ["render_check_root", "render_paths", "safe"]
 
@@ -34,141 +34,178 @@ GENERATION = {
 
 
 def safe(text: str | None) -> str:
-    """*text* with control characters and undecodable bytes shown as escapes."""
-    if text is None:
-        return "-"
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if code < 0x20 or code == 0x7F or 0xDC80 <= code <= 0xDCFF or 0x80 <= code < 0xA0:
-            out.append(f"\\x{code & 0xFF:02x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+    """:func:`nxsock.terminal.printable`: kept under its old name for callers outside this module."""
+    return printable(text)
 
 
 def _console(stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    # Nothing handed to the console is parsed as markup or emoji codes, and nothing is wrapped:
+    # a long line runs on (the terminal folds it for the eye, a copy gets it whole), so a path or a
+    # remedy is never cut by a newline, whatever the width or COLUMNS say.
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, markup=False, emoji=False)
+
+
+def _columns(header: t.Sequence[str], rows: t.Sequence[t.Sequence[Text | str]], gap: int = 2) -> list[Text]:
+    """A table as lines: each column as wide as its widest cell, no cell ever folded, no trailing blanks."""
+    cells = [[c if isinstance(c, Text) else Text(c) for c in row] for row in [list(header), *rows]]
+    widths = [max(row[i].cell_len for row in cells) for i in range(len(header))]
+    lines = []
+    for number, row in enumerate(cells):
+        line = Text(style="bold" if number == 0 else "")
+        for i, cell in enumerate(row):
+            line.append_text(cell)
+            if i < len(row) - 1:
+                line.append(" " * (widths[i] - cell.cell_len + gap))
+        line.rstrip()
+        lines.append(line)
+    return lines
+
+
+class _Refusals:
+    """Prints each refusal once in full; a refusal met again is named in one line, not repeated."""
+
+    def __init__(self, console: Console) -> None:
+        self._console = console
+        self._seen: set[tuple[str, str | None]] = set()
+
+    def show(self, refusal: t.Mapping[str, t.Any], indent: str = "  ", *, name_repeat: bool = False) -> None:
+        """The refusal in full the first time; again only as a pointer when *name_repeat*, else not at all."""
+        key = (refusal["message"], refusal.get("remedy"))
+        if key in self._seen:
+            if name_repeat and refusal.get("dir"):
+                self._console.print(Text(f"{indent}✗ refused  ", style="red") + Text(f"{printable(refusal['dir'])} (shown above)"))
+            return
+        self._seen.add(key)
+        _refusal_lines(self._console, refusal, indent)
 
 
 def _refusal_lines(console: Console, refusal: t.Mapping[str, t.Any], indent: str = "  ") -> None:
-    console.print(Text(f"{indent}✗ refused  ", style="red") + Text(safe(refusal["message"])))
+    console.print(Text(f"{indent}✗ refused  ", style="red") + Text(printable(refusal["message"])))
     if refusal.get("remedy"):
-        console.print(Text(f"{indent}    fix:  ", style="bold") + Text(safe(refusal["remedy"]), style="cyan"))
+        console.print(Text(f"{indent}    fix:  ", style="bold") + Text(printable(refusal["remedy"]), style="cyan"))
     if refusal.get("hint"):
-        console.print(Text(f"{indent}    note: " + safe(refusal["hint"]), style="dim"))
+        console.print(Text(f"{indent}    note: " + printable(refusal["hint"]), style="dim"))
 
 
 def render_paths(resolution: Resolution) -> None:
     """Each artifact, its path, its tier and why; refusals with their remedies; what Nx would create."""
     doc = paths_document(resolution)
     out = _console()
+    refusals = _Refusals(out)
     env = resolution.environment
     version = env.nx_version or "not installed"
     assumed = "; assumed: no Nx found in the workspace" if resolution.layout_assumed else ""
-    out.print(Text(f"Nx {safe(version)}: {GENERATION[resolution.generation]}{assumed}", style="bold"))
-    where = f"workspace {safe(env.workspace_root)} (found by {env.workspace_source})"
+    out.print(Text(f"Nx {printable(version)}: {GENERATION[resolution.generation]}{assumed}", style="bold"))
+    where = f"workspace {printable(env.workspace_root)} (found by {printable(env.workspace_source)})"
     who = "" if env.platform == "win32" else f", uid {env.uid}"
     out.print(Text(f"{where}, platform {env.platform}{who}" + (" — a fresh machine, not this host" if env.simulated else "")))
     for name, var in sorted(env.variables.items()):
         if name.startswith("NX_"):
-            out.print(Text(f"  {name}={safe(var.value)}  (from {safe(var.source)})", style="dim"))
+            out.print(Text(f"  {printable(name)}={printable(var.value)}  (from {printable(var.source)})", style="dim"))
     out.print()
 
     root = doc["socket_root"]
     if root["invalid"]:
         invalid = root["invalid"]
         out.print(Text("Socket root: refused configuration", style="bold red"))
-        _refusal_lines(out, {"message": invalid["message"], "remedy": invalid["remedy"], "hint": invalid["hint"]})
+        refusals.show({"message": invalid["message"], "remedy": invalid["remedy"], "hint": invalid["hint"], "dir": invalid["dir"]})
     elif root["tier"] is None:
         out.print(Text("Socket root: none — Nx cannot establish any socket directory", style="bold red"))
     else:
-        out.print(Text("Socket root: ", style="bold") + Text(safe(root["root"])) + Text(f"  [{root['tier']}]", style="green"))
+        out.print(Text("Socket root: ", style="bold") + Text(printable(root["root"])) + Text(f"  [{root['tier']}]", style="green"))
         out.print(Text(f"  why: {TIER_WHY[root['tier']]}", style="dim"))
         if root["demoted_from"]:
-            out.print(Text(f"  demoted from {safe(root['demoted_from'])}", style="yellow"))
+            out.print(Text(f"  demoted from {printable(root['demoted_from'])}", style="yellow"))
         if root["refused_configured_dir"]:
-            out.print(Text(f"  NX_SOCKET_DIR {safe(root['refused_configured_dir'])} was refused", style="yellow"))
+            out.print(Text(f"  NX_SOCKET_DIR {printable(root['refused_configured_dir'])} was refused", style="yellow"))
     for refusal in root["refusals"]:
-        _refusal_lines(out, refusal)
+        refusals.show(refusal)
+    if root["failure"]:
+        refusals.show(root["failure"])
     out.print()
 
-    table = Table(box=None, pad_edge=False, show_edge=False)
-    for column in ("socket", "tier", "path", "length"):
-        table.add_column(column, overflow="fold")
+    rows: list[list[Text | str]] = []
     for kind, sock in doc["sockets"].items():
         if not sock["placed"]:
-            table.add_row(kind, "-", Text("not placed by this Nx version", style="dim"), "")
-            continue
-        if sock["tier"] is None:
-            table.add_row(kind, "-", Text("no directory", style="red"), "")
-            continue
-        path = sock["path"] or sock["pattern"]
-        length = f"{sock['length']}/95"
-        status = Text(length + (" too long" if sock["too_long"] else f" ({sock['budget_left']} left)"))
-        status.stylize("red" if sock["too_long"] else "")
-        table.add_row(kind, sock["tier"], safe(path), status)
-    out.print(table)
-    out.print(Text("  lengths are for the longest name Nx gives: a 7-digit pid, a 1-digit counter"
-                   + (", the readiness socket fp<pid>-ready-<n>.sock" if resolution.generation == "native" else ""), style="dim"))
-    if doc["sockets"]["plugin"].get("id_budget") is not None:
-        out.print(Text(f"  a plugin id may take {doc['sockets']['plugin']['id_budget']} characters", style="dim"))
+            rows.append([kind, "-", Text("not placed by this Nx version", style="dim"), ""])
+        elif sock["tier"] is None:
+            rows.append([kind, "-", Text("no directory", style="red"), ""])
+        else:
+            length = f"{sock['length']}/95"
+            status = Text(length + (" too long" if sock["too_long"] else f" ({sock['budget_left']} left)"),
+                          style="red" if sock["too_long"] else "")
+            rows.append([kind, sock["tier"], printable(sock["path"] or sock["pattern"]), status])
+    for line in _columns(("socket", "tier", "path", "length"), rows):
+        out.print(line)
+    if any(sock["tier"] is not None for sock in doc["sockets"].values()):
+        out.print(Text("  lengths are for the longest name Nx gives: a 7-digit pid, a 1-digit counter"
+                       + (", the readiness socket fp<pid>-ready-<n>.sock" if resolution.generation == "native" else ""), style="dim"))
+    id_budget = doc["sockets"]["plugin"].get("id_budget")
+    if id_budget is not None and doc["sockets"]["plugin"]["tier"] is not None:
+        if id_budget > 0:
+            out.print(Text(f"  a plugin id may take {counted(id_budget, 'character')}", style="dim"))
+        else:
+            out.print(Text(f"  no plugin id fits: without one the plugin socket's path is already {95 - id_budget} of 95 characters",
+                           style="red"))
     for kind, sock in doc["sockets"].items():
         if sock["windows_max_username"] is not None:
-            out.print(Text(f"  {kind}: fits a Windows user name of up to {sock['windows_max_username']} characters under the default temp dir", style="dim"))
+            out.print(Text(f"  {kind}: fits a Windows user name of up to {counted(sock['windows_max_username'], 'character')} "
+                           "under the default temp dir", style="dim"))
         for refusal in sock["refusals"]:
             out.print(Text(f"  {kind}: its leaf was refused; it falls back to the workspace"))
-            _refusal_lines(out, refusal, "    ")
-        if sock["failure"] and sock["failure"] is not root.get("failure"):
-            _refusal_lines(out, sock["failure"], "    ")
-    if root["failure"]:
-        _refusal_lines(out, root["failure"])
+            refusals.show(refusal, "    ")
+        if sock["failure"]:
+            refusals.show(sock["failure"], "    ")
     record = doc["daemon_record"]
     if record:
         state = {True: "alive", False: "not running", None: "unknown"}[record["alive"]]
         if record["problem"]:
-            out.print(Text(f"Daemon record: {safe(record['file'])} {record['problem']}", style="yellow"))
+            out.print(Text(f"Daemon record: {printable(record['file'])} {printable(record['problem'])}", style="yellow"))
         else:
             answer = {"answers": "answers", "ECONNREFUSED": "stale: nothing listens (ECONNREFUSED)"}.get(
                 record["connect"], record["connect"] or "not probed"
             )
-            out.print(Text(f"Daemon record: pid {record['pid']} ({state}), socket {safe(record['socket_path'])} — {answer}"))
+            out.print(Text(f"Daemon record: pid {record['pid']} ({state}), socket {printable(record['socket_path'])} — {answer}"))
             if record["client_refusal"]:
-                out.print(Text(f"  but Nx {safe(version)}'s client refuses to dial it:", style="yellow"))
-                _refusal_lines(out, record["client_refusal"], "    ")
+                out.print(Text(f"  but Nx {printable(version)}'s client refuses to dial it:", style="yellow"))
+                refusals.show(record["client_refusal"], "    ")
     out.print()
 
     cache = doc["native_cache"]
-    if cache["dir"] and not cache["bypass_reason"]:
-        out.print(Text("Native binding cache: ", style="bold") + Text(safe(cache["dir"])))
+    if cache["dir"]:
+        out.print(Text("Native binding cache: ", style="bold") + Text(printable(cache["dir"])))
     else:
-        out.print(Text("Native binding cache: ", style="bold") + Text(f"bypassed — Nx loads the binding in place ({cache['bypass_reason']})", style="yellow"))
+        out.print(Text("Native binding cache: ", style="bold")
+                  + Text(f"bypassed — Nx loads the binding in place ({printable(cache['bypass_reason'])})", style="yellow"))
     for refusal in cache["refusals"]:
-        _refusal_lines(out, refusal)
+        refusals.show(refusal, name_repeat=True)
     data = doc["workspace_data"]
-    out.print(Text("Workspace data: ", style="bold") + Text(f"{safe(data['dir'])} ({data['source']})"))
+    out.print(Text("Workspace data: ", style="bold") + Text(f"{printable(data['dir'])} ({data['source']})"))
     if data["untrusted_reason"]:
         word = "refused" if data["refused"] else "allowed by NX_ALLOW_INSECURE_DIRECTORIES"
-        out.print(Text(f"  untrusted ({word}): {safe(data['untrusted_reason'])}", style="red" if data["refused"] else "yellow"))
+        out.print(Text(f"  untrusted ({word}): {printable(data['untrusted_reason'])}", style="red" if data["refused"] else "yellow"))
     if doc["actions"]:
         out.print(Text("Nx would:", style="bold"))
         for action in doc["actions"]:
-            out.print(Text(f"  {action['verb']} {safe(action['path'])} ({action['mode']})"))
+            out.print(Text(f"  {action['verb']} {printable(action['path'])} ({action['mode']})"))
     allow = doc["allowlist"]
-    if allow["write"]:
-        out.print(Text("A sandbox must allow: ", style="bold") + Text("write " + ", ".join(safe(p) for p in allow["write"])))
-        out.print(Text("  and unix sockets in " + ", ".join(safe(p) for p in allow["unix_sockets"])))
+    if allow["write"] or allow["unix_sockets"]:
+        out.print(Text("A sandbox must allow:", style="bold"))
+        if allow["write"]:
+            out.print(Text("  writes in " + ", ".join(printable(p) for p in allow["write"])))
+        if allow["unix_sockets"]:
+            out.print(Text("  unix sockets in " + ", ".join(printable(p) for p in allow["unix_sockets"])))
     sandbox = doc["user_namespace_sandbox"]
     if sandbox and not sandbox["daemon_usable"]:
-        out.print(Text("In a user-namespace sandbox: ", style="bold yellow") + Text(safe(sandbox["message"])))
-        out.print(Text("  inside:  ", style="bold") + Text(f"{sandbox['run_inside']} nx …", style="cyan"))
-        out.print(Text("  note: " + safe(sandbox["marker_warning"]), style="dim"))
+        out.print(Text("In a user-namespace sandbox: ", style="bold yellow") + Text(printable(sandbox["message"])))
+        out.print(Text("  inside:  ", style="bold") + Text(f"{printable(sandbox['run_inside'])} nx …", style="cyan"))
+        out.print(Text("  note: " + printable(sandbox["marker_warning"]), style="dim"))
 
 
 def render_check_root(document: t.Mapping[str, t.Any]) -> None:
     """The verdict in one line, with the refusal's fix, or the provisioning command for shared machines."""
     out = _console()
-    path = safe(document["path"])
+    path = printable(document["path"])
     if document["state"] == "absent":
         out.print(Text("✓ safe  ", style="green") + Text(f"{path} does not exist yet; Nx will create it, owned by you, mode 1777."))
         if document["provision_command"]:
@@ -178,7 +215,6 @@ def render_check_root(document: t.Mapping[str, t.Any]) -> None:
     else:
         out.print(Text("✗ unsafe", style="red"))
         _refusal_lines(out, document["refusal"])
-
 
 
 PAST = {"create": "created", "tighten": "tightened", "chown": "handed to root:root", "chmod": "set to 1777"}
@@ -191,7 +227,7 @@ def render_provision(document: t.Mapping[str, t.Any]) -> None:
     words = FUTURE if document["dry_run"] else PAST
     for step in document["steps"]:
         mode = f" ({step['mode']})" if step["verb"] in ("create", "tighten", "chmod") else ""
-        out.print(Text(f"  {words[step['verb']]} {safe(step['path'])}{mode}"))
+        out.print(Text(f"  {words[step['verb']]} {printable(step['path'])}{mode}"))
     if document["refusal"]:
         out.print(Text("✗ refused", style="red"))
         _refusal_lines(out, document["refusal"])
@@ -205,68 +241,90 @@ def render_provision(document: t.Mapping[str, t.Any]) -> None:
         out.print(Text("✓ provisioned ", style="green") + Text(who + "."))
 
 
-def render_tmpfiles(changes: t.Sequence[t.Any]) -> None:
+def render_tmpfiles(changes: t.Sequence[t.Any], dry_run: bool = False) -> None:
+    """Each change to the drop-in, then what a dry run or ``--check`` means."""
     out = _console()
     for change in changes:
         style = "red" if change.verb == "refuse" else ""
-        out.print(Text(f"  {safe(change.path)}: {change.detail}", style=style))
+        out.print(Text(f"  {printable(change.path)}: {printable(change.detail)}", style=style))
+    if dry_run:
+        out.print(Text("… dry run: ", style="yellow") + Text("nothing was changed."))
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} B"
+        n /= 1024
+    return f"{n} B"  # pragma: no cover - the loop always returns
 
 
 def render_cache_listing(listing: t.Any) -> None:
     """Entries grouped by version, each with its state in words."""
     out = _console()
     if listing.bypass_reason:
-        out.print(Text(f"Nx loads the binding in place: {listing.bypass_reason}.", style="yellow"))
-    out.print(Text("Cache: ", style="bold") + Text(safe(listing.dir)))
+        out.print(Text(f"Nx loads the binding in place: {printable(listing.bypass_reason)}.", style="yellow"))
+    if listing.dir:
+        out.print(Text("Cache: ", style="bold") + Text(printable(listing.dir)))
     if listing.binding:
-        out.print(Text(f"Installed binding: {safe(listing.binding.path)}"))
+        out.print(Text(f"Installed binding: {printable(listing.binding.path)}"))
     if listing.problem:
-        out.print(Text(f"  {listing.problem}", style="red"))
+        out.print(Text(f"  {printable(listing.problem)}", style="red"))
     if not listing.entries:
-        out.print(Text("  (empty)", style="dim"))
+        if listing.dir:
+            out.print(Text("  (empty)", style="dim"))
         return
-    table = Table(box=None, pad_edge=False, show_edge=False)
-    for column in ("version", "entry", "size", "state"):
-        table.add_column(column, overflow="fold")
+    rows = []
     for entry in listing.entries:
         words = ["interrupted copy" if entry.partial else None,
                  None if entry.trusted else "untrusted",
                  {True: "fresh", False: "stale", None: "other binding"}[entry.fresh] if not entry.partial else None,
                  "in use" if entry.in_use else None]
-        table.add_row(entry.version, safe(entry.path.rsplit("/", 1)[-1]), _size(entry.size), ", ".join(w for w in words if w))
-    out.print(table)
+        rows.append([printable(entry.version), printable(entry.path.rsplit("/", 1)[-1]), _size(entry.size),
+                     ", ".join(w for w in words if w)])
+    for line in _columns(("version", "entry", "size", "state"), rows):
+        out.print(line)
+    out.print(Text(counted(len(listing.entries), "entry", "entries") + ".", style="dim"))
 
 
 def render_verdict(verdict: t.Any) -> None:
     out = _console()
     good = verdict.state in ("fresh", "bypassed")
     mark = Text("✓ " + verdict.state + "  ", style="green") if good else Text("✗ " + verdict.state + "  ", style="red")
-    out.print(mark + Text(safe(verdict.message)))
+    out.print(mark + Text(printable(verdict.message)))
     if verdict.remedy:
-        out.print(Text("    fix:  ", style="bold") + Text(safe(verdict.remedy), style="cyan"))
+        out.print(Text("    fix:  ", style="bold") + Text(printable(verdict.remedy), style="cyan"))
 
 
-def render_removals(rows: t.Sequence[tuple[str, str, str | None, int]], dry_run: bool) -> None:
-    """One line per entry, then a summary with the space freed."""
+def render_removals(rows: t.Sequence[tuple[str, str, str | None, int]], dry_run: bool, *,
+                    marker_reason: str | None = None, interrupted: bool = False) -> None:
+    """The marker's reason as lines, one line per entry, then a summary: counts, space freed, and an interruption."""
     out = _console()
+    if marker_reason is not None:
+        reason = printable_lines(marker_reason) or ["(no reason given)"]
+        out.print(Text("The daemon had been disabled; the reason it recorded:"))
+        for line in reason:
+            out.print(Text(f"  | {line}", style="dim"))
     verb = "would remove" if dry_run else "removed"
     freed = 0
     for path, outcome, why, size in rows:
         if outcome == "removed":
             freed += size
-            out.print(Text(f"  {verb} {safe(path)}  ({why}, {_size(size)})"))
+            out.print(Text(f"  {verb} {printable(path)}  ({printable(why)}, {_size(size)})"))
+        elif outcome == "failed":
+            out.print(Text(f"  could not remove {printable(path)}: {printable(why)}", style="red"))
         else:
-            out.print(Text(f"  kept {safe(path)}: {safe(why)}", style="yellow"))
+            out.print(Text(f"  kept {printable(path)}: {printable(why)}", style="yellow"))
     removed = sum(1 for _, outcome, _, _ in rows if outcome == "removed")
-    out.print(Text(f"{'Would remove' if dry_run else 'Removed'} {removed} entries, {_size(freed)}.", style="bold"))
+    failed = sum(1 for _, outcome, _, _ in rows if outcome == "failed")
+    summary = f"{'Would remove' if dry_run else 'Removed'} {counted(removed, 'entry', 'entries')}, {_size(freed)}"
+    if failed:
+        summary += f"; {counted(failed, 'entry', 'entries')} could not be removed"
+    if interrupted:
+        out.print(Text(f"Interrupted: {summary[0].lower()}{summary[1:]} before stopping; the rest was not examined.",
+                       style="bold yellow"))
+    else:
+        out.print(Text(summary + ".", style="bold"))
 
 
 class _Ticker:
@@ -275,9 +333,9 @@ class _Ticker:
     def __init__(self, label: str) -> None:
         from rich.progress import Progress, SpinnerColumn, TextColumn
 
-        self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}: {task.completed} entries"),
-                                  console=Console(stderr=True), transient=True)
-        self._task = self._progress.add_task(label, total=None)
+        self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}: {task.completed} examined"),
+                                  console=Console(stderr=True, markup=False, emoji=False, highlight=False), transient=True)
+        self._task = self._progress.add_task(printable(label), total=None)
         self._progress.start()
 
     def tick(self) -> None:
@@ -301,9 +359,10 @@ def render_doctor(results: t.Sequence[tuple[str, t.Any]], status: str, explanati
         if explanation.matched is None:
             out.print(Text("Not a message nxsock recognises; running every check.", style="yellow"))
         else:
-            out.print(Text("Recognised: ", style="bold") + Text(explanation.matched) + Text(f" — {safe(explanation.cause)}"))
+            out.print(Text("Recognised: ", style="bold") + Text(printable(explanation.matched))
+                      + Text(f" — {printable(explanation.cause)}"))
             if explanation.path:
-                out.print(Text(f"  about {safe(explanation.path)}", style="dim"))
+                out.print(Text(f"  about {printable(explanation.path)}", style="dim"))
         out.print()
     group = None
     counts = {"ok": 0, "info": 0, "warn": 0, "error": 0}
@@ -315,11 +374,19 @@ def render_doctor(results: t.Sequence[tuple[str, t.Any]], status: str, explanati
             group = name
         symbol, word, style = MARKS[finding.severity]
         counts[finding.severity] += 1
-        out.print(Text(f"  {symbol} {word:5} ", style=style) + Text(safe(finding.message)) + Text(f"  [{finding.id}]", style="dim"))
+        out.print(Text(f"  {symbol} {word:5} ", style=style) + Text(printable(finding.message)) + Text(f"  [{finding.id}]", style="dim"))
+        for line in getattr(finding, "detail", ()):
+            out.print(Text(f"        | {printable(line)}", style="dim"))
         if finding.remedy:
-            out.print(Text("      fix:  ", style="bold") + Text(safe(finding.remedy), style="cyan"))
+            out.print(Text("      fix:  ", style="bold") + Text(printable(finding.remedy), style="cyan"))
         if finding.hint:
-            out.print(Text("      note: " + safe(finding.hint), style="dim"))
+            out.print(Text("      note: " + printable(finding.hint), style="dim"))
     out.print()
-    summary = f"{counts['error']} errors, {counts['warn']} warnings, {counts['info']} notes, {counts['ok']} fine."
+    summary = ", ".join([counted(counts["error"], "error"), counted(counts["warn"], "warning"),
+                         counted(counts["info"], "note"), f"{counts['ok']} fine"]) + "."
     out.print(Text({"ok": "✓ ", "warn": "⚠ ", "error": "✗ "}[status] + summary, style=MARKS[status][2] + " bold"))
+
+
+def render_error(command: str, message: str) -> None:
+    """One line on stderr for a command that could not do what it was asked, the names in it escaped."""
+    _console(stderr=True).print(Text(f"nxsock {command}: {printable(message)}"))

@@ -37,13 +37,19 @@ from .wording import (
 
 __all__ = [
     "SCHEMA_VERSION",
+    "cache_list_document",
+    "cache_path_document",
+    "cache_prune_document",
+    "cache_verify_document",
     "check_root_document",
+    "doctor_document",
     "dumps",
     "paths_document",
     "paths_exit_code",
     "print_paths_json",
     "provision_document",
     "remedy_context",
+    "reset_document",
 ]
 
 SCHEMA_VERSION = 1
@@ -155,7 +161,8 @@ def paths_document(resolution: Resolution) -> Json:
         },
         "sockets": {kind: _socket_json(p, resolution, ctx) for kind, p in resolution.sockets.items()},
         "native_cache": {
-            "dir": _p(cache.dir),
+            # README: ``null`` when Nx loads the binding in place, whatever directory it had considered.
+            "dir": None if cache.bypass_reason is not None else _p(cache.dir),
             "bypass_reason": cache.bypass_reason,
             "configured": cache.configured,
             "refusals": [refusal_json(r, ctx, sandbox) for r in cache.refusals],
@@ -259,6 +266,83 @@ def provision_document(report: ProvisionReport) -> Json:
         ],
         "refusal": None if report.refusal is None else refusal_json(report.refusal, ctx),
     }
+
+
+def reset_document(items: t.Sequence[t.Any], marker_reason: str | None, *, dry_run: bool, interrupted: bool) -> Json:
+    """The ``reset --json`` document: each entry removed, kept or failed, the space freed, whether Ctrl-C stopped it."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "dry_run": dry_run,
+        "interrupted": interrupted,
+        "marker_reason": marker_reason,
+        "removed": [{"path": i.path, "what": i.what, "reason": i.reason, "freed": i.freed} for i in items if i.outcome == "removed"],
+        "kept": [{"path": i.path, "what": i.what, "reason": i.reason} for i in items if i.outcome == "kept"],
+        "failed": [{"path": i.path, "what": i.what, "reason": i.reason} for i in items if i.outcome == "failed"],
+        "freed": sum(i.freed for i in items if i.outcome == "removed"),
+    }
+
+
+def cache_path_document(directory: str | None, bypass_reason: str | None) -> Json:
+    """The ``cache path --json`` document: the directory, or ``null`` and why Nx loads the binding in place."""
+    return {"schema_version": SCHEMA_VERSION, "dir": directory, "bypass_reason": bypass_reason}
+
+
+def cache_list_document(listing: t.Any) -> Json:
+    """The ``cache list --json`` document: every entry with the binding it belongs to and its state."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "dir": listing.dir,
+        "bypass_reason": listing.bypass_reason,
+        "binding": None if listing.binding is None else listing.binding.path,
+        "entries": [
+            {"path": e.path, "version": e.version, "binding": e.binding, "size": e.size, "trusted": e.trusted,
+             "fresh": e.fresh, "in_use": e.in_use, "partial": e.partial}
+            for e in listing.entries
+        ],
+    }
+
+
+def cache_verify_document(verdict: t.Any, listing: t.Any) -> Json:
+    """The ``cache verify --json`` document: the installed version's entry, its state and the fix."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "state": verdict.state,
+        "entry": verdict.entry,
+        "message": verdict.message,
+        "remedy": verdict.remedy,
+        "binding": None if listing.binding is None else listing.binding.path,
+    }
+
+
+def cache_prune_document(results: t.Sequence[tuple[t.Any, str]], *, dry_run: bool, interrupted: bool) -> Json:
+    """The ``cache prune --json`` document: what was removed and why, what could not be, the space freed."""
+    removed = [(r, why) for r, why in results if r.outcome == "removed"]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "dry_run": dry_run,
+        "interrupted": interrupted,
+        "removed": [{"path": r.path, "reason": why, "freed": r.freed} for r, why in removed],
+        "failed": [{"path": r.path, "reason": r.reason} for r, _ in results if r.outcome != "removed"],
+        "freed": sum(r.freed for r, _ in removed),
+    }
+
+
+def doctor_document(results: t.Sequence[tuple[str, t.Any]], status: str, explanation: t.Any = None) -> Json:
+    """The ``doctor --json`` document: the status and every finding; with ``--explain``, what was recognised."""
+    document: Json = {
+        "schema_version": SCHEMA_VERSION,
+        "status": status,
+        "findings": [
+            {"id": f.id, "group": group, "severity": f.severity, "path": f.path, "message": f.message,
+             "remedy": f.remedy, "hint": f.hint, "detail": list(getattr(f, "detail", ()))}
+            for group, f in results
+        ],
+    }
+    if explanation is not None:
+        fix = next((f.remedy for _, f in results if f.remedy and f.severity in ("error", "warn")), None)
+        document.update(matched=explanation.matched, errno=explanation.errno, path=explanation.path,
+                        cause=explanation.cause, remedy=fix)
+    return document
 
 
 def _printable(value: t.Any) -> t.Any:

@@ -12,6 +12,7 @@ from .environment import fresh_environment, fresh_machine, host_environment
 from .fsview import FsView, LiveView, MemoryView
 from .host_overrides import HostOverrides
 from .resolver import Resolution, resolve
+from .terminal import printable
 
 __all__ = ["WorkspaceError", "build_resolution"]
 
@@ -39,10 +40,13 @@ def build_resolution(host: HostOverrides = AS_IT_IS) -> tuple[Resolution, FsView
         if workspace is not None:
             try:
                 root = os.path.realpath(workspace, strict=True)
-            except (OSError, ValueError) as exc:
-                raise WorkspaceError(f"{workspace!r} cannot be resolved ({exc.__class__.__name__}).") from None
+            except OSError as exc:
+                reason = (exc.strerror or "cannot be resolved").lower()
+                raise WorkspaceError(f"{printable(workspace)}: {reason}") from None
+            except ValueError:  # a NUL byte
+                raise WorkspaceError(f"{printable(workspace)}: not a path") from None
             if not os.path.isdir(root):
-                raise WorkspaceError(f"{workspace!r} is not a directory.")
+                raise WorkspaceError(f"{printable(workspace)}: not a directory")
         env = host_environment(
             view, workspace=root, nx_version=nx_version, home=home, tmpdir=tmpdir, uid=uid, username=username
         )

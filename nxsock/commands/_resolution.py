@@ -1,4 +1,11 @@
-"""The options every predicting command shares, as click options, and the resolution they describe."""
+"""The host options as click options, for each command the subset that makes sense, and the resolution.
+
+Every command that reads a workspace takes ``--workspace``; the predicting
+ones take the host options that still describe what they read (``paths``
+all of them, ``doctor`` those that describe this host).  Each option is
+declared once, in :data:`~nxsock.commands.options.HOST_OPTIONS`, so its
+name, help and checks are the same on every command.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +20,7 @@ from ..host_overrides import UID_MAX, HostOverrides
 from ..resolver import Resolution
 from .options import HOST_OPTIONS, HostOption
 
-__all__ = ["build_resolution", "resolution_options", "wants_json"]
+__all__ = ["build_resolution", "host_options", "resolution_options", "wants_json", "workspace_option"]
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 
@@ -26,19 +33,34 @@ def _click_option(option: HostOption) -> t.Callable[[F], F]:
     return click.option(option.flag, option.field, metavar=option.metavar, help=option.help)
 
 
+def host_options(*fields: str) -> t.Callable[[F], F]:
+    """Attach the host options for *fields* (in :data:`HOST_OPTIONS` order); the command receives them as one
+    ``host`` :class:`~nxsock.commands.options.HostOverrides`, the fields it does not take left ``None``."""
+    chosen = [option for option in HOST_OPTIONS if option.field in fields]
+    assert len(chosen) == len(fields), f"unknown host option in {fields}"
+
+    def attach(command: F) -> F:
+        @functools.wraps(command)
+        def with_host(*args: t.Any, **kwargs: t.Any) -> t.Any:
+            host = HostOverrides(**{option.field: kwargs.pop(option.field) for option in chosen})
+            return command(*args, host=host, **kwargs)
+
+        decorated: t.Any = with_host
+        for option in reversed(chosen):
+            decorated = _click_option(option)(decorated)
+        return t.cast(F, decorated)
+
+    return attach
+
+
 def resolution_options(command: F) -> F:
-    """Attach the host options of :data:`~nxsock.commands.options.HOST_OPTIONS`; the command receives them as
-    one ``host`` :class:`~nxsock.commands.options.HostOverrides`."""
+    """Every host option: ``paths`` computes any machine."""
+    return host_options(*(option.field for option in HOST_OPTIONS))(command)
 
-    @functools.wraps(command)
-    def with_host(*args: t.Any, **kwargs: t.Any) -> t.Any:
-        host = HostOverrides(**{option.field: kwargs.pop(option.field) for option in HOST_OPTIONS})
-        return command(*args, host=host, **kwargs)
 
-    decorated: t.Any = with_host
-    for option in reversed(HOST_OPTIONS):
-        decorated = _click_option(option)(decorated)
-    return t.cast(F, decorated)
+def workspace_option(command: F) -> F:
+    """Only ``--workspace``: for the commands that act on this host as it is."""
+    return host_options("workspace")(command)
 
 
 def build_resolution(host: HostOverrides) -> tuple[Resolution, FsView]:

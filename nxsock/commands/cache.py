@@ -9,13 +9,14 @@ import typing as t
 import click
 
 from .. import exitcodes
+from ._resolution import build_resolution, workspace_option
+from .options import HostOverrides
 
 
-def _listing() -> t.Any:
+def _listing(host: HostOverrides) -> t.Any:
     from ..binding_cache import find_binding, host_triple, list_cache
-    from ..snapshot import build_resolution
 
-    resolution, view = build_resolution()
+    resolution, view = build_resolution(host)
     binding = find_binding(resolution.environment, view, host_triple())
     return resolution, view, list_cache(resolution, view, binding)
 
@@ -32,49 +33,38 @@ def cache() -> None:
 
 
 @cache.command("path")
+@workspace_option
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
-def cache_path(json_flag: bool) -> None:
+def cache_path(json_flag: bool, host: HostOverrides) -> None:
     """The cache directory for this workspace, or why Nx would load the binding in place."""
-    from ..snapshot import build_resolution
+    from ..report import cache_path_document
 
-    resolution, _ = build_resolution()
+    resolution, _ = build_resolution(host)
     native = resolution.native_cache
     directory = native.dir if native.bypass_reason is None else None
     if json_flag:
-        _write({"schema_version": 1, "dir": directory, "bypass_reason": native.bypass_reason})
+        _write(cache_path_document(directory, native.bypass_reason))
     elif directory:
-        click.echo(directory)
+        from ..terminal import printable
+
+        click.echo(printable(directory))
     else:
-        click.echo(f"nxsock cache: Nx loads the binding in place: {native.bypass_reason}.", err=True)
+        from ..render import render_error
+
+        render_error("cache", f"Nx loads the binding in place: {native.bypass_reason}.")
     sys.exit(exitcodes.OK)
 
 
-def _entry_json(entry: t.Any) -> dict[str, t.Any]:
-    return {
-        "path": entry.path,
-        "version": entry.version,
-        "binding": entry.binding,
-        "size": entry.size,
-        "trusted": entry.trusted,
-        "fresh": entry.fresh,
-        "in_use": entry.in_use,
-        "partial": entry.partial,
-    }
-
-
 @cache.command("list")
+@workspace_option
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
-def cache_list(json_flag: bool) -> None:
+def cache_list(json_flag: bool, host: HostOverrides) -> None:
     """Every entry, by version: the binding it belongs to, size, trusted, fresh, in use, interrupted."""
-    _, _, listing = _listing()
+    _, _, listing = _listing(host)
     if json_flag:
-        _write({
-            "schema_version": 1,
-            "dir": listing.dir,
-            "bypass_reason": listing.bypass_reason,
-            "binding": None if listing.binding is None else listing.binding.path,
-            "entries": [_entry_json(e) for e in listing.entries],
-        })
+        from ..report import cache_list_document
+
+        _write(cache_list_document(listing))
     else:
         from ..render import render_cache_listing
 
@@ -83,18 +73,20 @@ def cache_list(json_flag: bool) -> None:
 
 
 @cache.command("verify")
+@workspace_option
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
-def cache_verify(json_flag: bool) -> None:
+def cache_verify(json_flag: bool, host: HostOverrides) -> None:
     """Exit 1 when the installed version's entry is stale (size and mtime), untrusted or missing."""
     from ..binding_cache import verify
     from ..wording import shell_quote
 
-    _, _, listing = _listing()
+    _, _, listing = _listing(host)
     verdict = verify(listing, shell_quote)
     code = exitcodes.PROBLEM if verdict.state in ("stale", "untrusted", "missing") else exitcodes.OK
     if json_flag:
-        _write({"schema_version": 1, "state": verdict.state, "entry": verdict.entry, "message": verdict.message,
-                "remedy": verdict.remedy, "binding": None if listing.binding is None else listing.binding.path})
+        from ..report import cache_verify_document
+
+        _write(cache_verify_document(verdict, listing))
     else:
         from ..render import render_verdict
 
@@ -103,47 +95,57 @@ def cache_verify(json_flag: bool) -> None:
 
 
 @cache.command("prune")
+@workspace_option
 @click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
-def cache_prune(dry_run: bool, json_flag: bool) -> None:
+def cache_prune(dry_run: bool, json_flag: bool, host: HostOverrides) -> None:
     """Remove other versions' entries, interrupted copies and untrusted entries of yours; keep the fresh one.
 
     Entries in use by a running process and entries of other users are kept.
     Removal goes through directory descriptors and never follows a link.
+    Ctrl-C stops between entries and reports what was removed (exit 130).
     """
     from ..binding_cache import prune_plan
+    from ..interruption import Interrupted, between_entries
     from ..removal import Removal, open_directory, remove_entry
 
-    resolution, _, listing = _listing()
+    resolution, _, listing = _listing(host)
     uid = os.geteuid()
     plan = prune_plan(listing, resolution.environment.nx_version, uid)
     results: list[tuple[Removal, str]] = []
-    for entry, why in plan:
-        holder, name = entry.path.rsplit("/", 1)
-        try:
-            fd = open_directory(holder, uid)
-        except OSError as exc:
-            results.append((Removal(entry.path, "failed", exc.strerror, 0), why))
-            continue
-        try:
-            results.append((remove_entry(fd, name, entry.path, uid, dry_run=dry_run), why))
-        finally:
-            os.close(fd)
-    if not dry_run and listing.dir and not resolution.native_cache.configured:
-        _remove_empty_version_dirs(listing.dir, resolution.environment.nx_version, uid)
+    interrupted = False
+    try:
+        with between_entries() as stop:
+            for entry, why in plan:
+                stop.check()
+                holder, name = entry.path.rsplit("/", 1)
+                try:
+                    fd = open_directory(holder, uid)
+                except OSError as exc:
+                    results.append((Removal(entry.path, "failed", exc.strerror, 0), why))
+                    continue
+                try:
+                    results.append((remove_entry(fd, name, entry.path, uid, dry_run=dry_run), why))
+                finally:
+                    os.close(fd)
+            interrupted = stop.requested
+            if not dry_run and not interrupted and listing.dir and not resolution.native_cache.configured:
+                _remove_empty_version_dirs(listing.dir, resolution.environment.nx_version, uid)
+    except Interrupted:
+        interrupted = True
     failed = any(r.outcome != "removed" for r, _ in results)
     if json_flag:
-        _write({
-            "schema_version": 1,
-            "dry_run": dry_run,
-            "removed": [{"path": r.path, "reason": why, "freed": r.freed} for r, why in results if r.outcome == "removed"],
-            "failed": [{"path": r.path, "reason": r.reason} for r, _ in results if r.outcome != "removed"],
-            "freed": sum(r.freed for r, _ in results if r.outcome == "removed"),
-        })
+        from ..report import cache_prune_document
+
+        _write(cache_prune_document(results, dry_run=dry_run, interrupted=interrupted))
     else:
         from ..render import render_removals
 
-        render_removals([(r.path, r.outcome, why if r.outcome == "removed" else r.reason, r.freed) for r, why in results], dry_run)
+        render_removals([(r.path, r.outcome, why if r.outcome == "removed" else r.reason, r.freed) for r, why in results],
+                        dry_run, interrupted=interrupted)
+    if interrupted:
+        click.echo("nxsock: interrupted", err=True)
+        sys.exit(exitcodes.INTERRUPTED)
     sys.exit(exitcodes.PROBLEM if failed else exitcodes.OK)
 
 

@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
-import typing as t
 
 import click
 
 from .. import exitcodes
+from ..host_overrides import HostOverrides
+from ._resolution import build_resolution, host_options
 
 #: The sandboxes ``--sandbox`` names: the ``paths --format`` values that are sandboxes.
 SANDBOX_FORMATS = ("bwrap", "srt", "claude", "codex", "codex-profile", "flatpak", "docker", "seatbelt")
-
-
-def _finding_json(group: str, finding: t.Any) -> dict[str, t.Any]:
-    return {"id": finding.id, "group": group, "severity": finding.severity, "path": finding.path,
-            "message": finding.message, "remedy": finding.remedy, "hint": finding.hint}
 
 
 def _drop_to(uid: int) -> None:
@@ -45,6 +41,7 @@ def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: 
 
 
 @click.command("doctor")
+@host_options("workspace", "home", "tmpdir", "nx_version")
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 @click.option("--list-checks", is_flag=True, help="List the finding ids and exit.")
@@ -54,8 +51,8 @@ def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: 
 @click.option("--explain", "explain_text", metavar="TEXT", help="Explain a message Nx printed (- reads stdin), with the fix for this machine.")
 @click.option("--sandbox", "sandbox", type=click.Choice(SANDBOX_FORMATS), metavar="FORMAT",
               help="Judge for this sandbox as well (bwrap, srt, claude, codex, codex-profile, flatpak, docker, seatbelt).")
-def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ...], user: int | None, explain_text: str | None,
-           sandbox: str | None) -> None:
+def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ...], user: int | None,
+           explain_text: str | None, sandbox: str | None, host: HostOverrides) -> None:
     """Audit every level Nx depends on: the shared container, your levels, sockets, the daemon, the cache.
 
     Each finding has a stable id, a severity (ok, info, warn, error), the path
@@ -85,21 +82,24 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
         if pid == 0:  # the audit runs with that user's own permissions
             try:
                 _drop_to(user)
-                code = _audit(json_flag, strict, only, text, sandbox)
+                code = _audit(json_flag, strict, only, text, host, sandbox)
+            except click.ClickException as exc:  # a bad value, found as that user
+                exc.show()
+                code = exc.exit_code
             except BaseException:  # a child must never return into the parent's code
                 code = exitcodes.SOFTWARE
             sys.stdout.flush()
             os._exit(code)
         _, status = os.waitpid(pid, 0)
         sys.exit(os.waitstatus_to_exitcode(status))
-    sys.exit(_audit(json_flag, strict, only, text, sandbox))
+    sys.exit(_audit(json_flag, strict, only, text, host, sandbox))
 
 
-def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | None, sandbox: str | None = None) -> int:
+def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | None, host: HostOverrides,
+           sandbox: str | None = None) -> int:
     from ..doctor import gather, run_checks, status_of
-    from ..snapshot import build_resolution
 
-    resolution, view = build_resolution()
+    resolution, view = build_resolution(host)
     context = gather(resolution, view, sandbox)
     explanation = None
     selected: tuple[str, ...] = only
@@ -116,18 +116,9 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
     findings = [f for _, f in results]
     status = status_of(findings, strict)
     if json_flag:
-        from ..report import dumps
+        from ..report import doctor_document, dumps
 
-        document: dict[str, t.Any] = {
-            "schema_version": 1,
-            "status": status,
-            "findings": [_finding_json(g, f) for g, f in results],
-        }
-        if explanation is not None:
-            fix = next((f.remedy for f in findings if f.remedy and f.severity in ("error", "warn")), None)
-            document.update(matched=explanation.matched, errno=explanation.errno, path=explanation.path,
-                            cause=explanation.cause, remedy=fix)
-        sys.stdout.write(dumps(document, indent=sys.stdout.isatty()) + "\n")
+        sys.stdout.write(dumps(doctor_document(results, status, explanation), indent=sys.stdout.isatty()) + "\n")
     else:
         from ..render import render_doctor
 

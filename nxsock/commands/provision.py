@@ -12,7 +12,7 @@ from .. import exitcodes
 
 @click.command("provision")
 @click.option("--dry-run", is_flag=True, help="Say what would be done (\"would create\", \"would chmod\"); change nothing.")
-@click.option("--check", is_flag=True, help="Like --dry-run, and exit 1 when anything would change (for image builds).")
+@click.option("--check", is_flag=True, help="Like --dry-run, and exit 1 when anything would change (for image builds); with --tmpfiles: whether the drop-in is installed.")
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1) with each step.")
 @click.option("--tmpfiles", is_flag=True, help="Print the systemd-tmpfiles drop-in that recreates /tmp/.nx at boot.")
 @click.option("--install", is_flag=True, help="With --tmpfiles: write the drop-in to /etc/tmpfiles.d/ and apply it (root).")
@@ -38,11 +38,13 @@ def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, insta
         from .. import tmpfiles as drop_in
         from ..render import render_tmpfiles
 
-        if not (install or uninstall):
+        if not (install or uninstall or check):
             document = {"schema_version": 1, "path": drop_in.DROP_IN, "content": drop_in.drop_in_text()}
             sys.stdout.write(dumps(document, indent=sys.stdout.isatty()) + "\n" if json_flag else drop_in.drop_in_text())
             sys.exit(exitcodes.OK)
-        if not root:
+        if not (install or uninstall):  # --check alone: would --install change anything?
+            install = True
+        if not root and not dry:
             click.echo("nxsock provision: writing /etc/tmpfiles.d needs root: sudo nxsock provision --tmpfiles "
                        + ("--install" if install else "--uninstall"), err=True)
             sys.exit(exitcodes.NOPERM)
@@ -68,7 +70,7 @@ def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, insta
             }
             sys.stdout.write(dumps(document, indent=sys.stdout.isatty()) + "\n")
         else:
-            render_tmpfiles(changes)
+            render_tmpfiles(changes, dry_run=dry)
         sys.exit(code)
 
     from ..fsview import LiveView
