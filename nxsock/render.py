@@ -127,19 +127,20 @@ def render_paths(resolution: Resolution) -> None:
     rows: list[list[Text | str]] = []
     for kind, sock in doc["sockets"].items():
         if not sock["placed"]:
-            rows.append([kind, "-", Text("not placed by this Nx version", style="dim"), ""])
+            rows.append([kind, "-", "", Text("not placed by this Nx version", style="dim")])
         elif sock["tier"] is None:
-            rows.append([kind, "-", Text("no directory", style="red"), ""])
+            rows.append([kind, "-", "", Text("no directory", style="red")])
         else:
-            length = f"{sock['length']}/95"
-            status = Text(length + (" too long" if sock["too_long"] else f" ({sock['budget_left']} left)"),
+            status = Text(f"{sock['length']}/95" + (" too long" if sock["too_long"] else ""),
                           style="red" if sock["too_long"] else "")
-            rows.append([kind, sock["tier"], printable(sock["path"] or sock["pattern"]), status])
-    for line in _columns(("socket", "tier", "path", "length"), rows):
+            rows.append([kind, sock["tier"], status, printable(sock["path"] or sock["pattern"])])
+    # The path last: a long one runs on at the end of its line, never pushing a column after it.
+    for line in _columns(("socket", "tier", "length", "path"), rows):
         out.print(line)
     if any(sock["tier"] is not None for sock in doc["sockets"].values()):
-        out.print(Text("  lengths are for the longest name Nx gives: a 7-digit pid, a 1-digit counter"
-                       + (", the readiness socket fp<pid>-ready-<n>.sock" if resolution.generation == "native" else ""), style="dim"))
+        out.print(Text("  lengths count the longest names Nx gives: a 7-digit pid, a 1-digit counter", style="dim"))
+        if resolution.generation == "native":
+            out.print(Text("  and the readiness socket fp<pid>-ready-<n>.sock", style="dim"))
     id_budget = doc["sockets"]["plugin"].get("id_budget")
     if id_budget is not None and doc["sockets"]["plugin"]["tier"] is not None:
         if id_budget > 0:
@@ -280,9 +281,9 @@ def render_cache_listing(listing: t.Any) -> None:
                  None if entry.trusted else "untrusted",
                  {True: "fresh", False: "stale", None: "other binding"}[entry.fresh] if not entry.partial else None,
                  "in use" if entry.in_use else None]
-        rows.append([printable(entry.version), printable(entry.path.rsplit("/", 1)[-1]), _size(entry.size),
-                     ", ".join(w for w in words if w)])
-    for line in _columns(("version", "entry", "size", "state"), rows):
+        rows.append([printable(entry.version), _size(entry.size), ", ".join(w for w in words if w),
+                     printable(entry.path.rsplit("/", 1)[-1])])
+    for line in _columns(("version", "size", "state", "entry"), rows):
         out.print(line)
     out.print(Text(counted(len(listing.entries), "entry", "entries") + ".", style="dim"))
 
