@@ -322,8 +322,7 @@ def render_removals(rows: t.Sequence[tuple[str, str, str | None, int]], dry_run:
     if failed:
         summary += f"; {counted(failed, 'entry', 'entries')} could not be removed"
     if interrupted:
-        out.print(Text(f"Interrupted: {summary[0].lower()}{summary[1:]} before stopping; the rest was not examined.",
-                       style="bold yellow"))
+        out.print(Text(f"Interrupted: {summary[0].lower()}{summary[1:]}; the rest was not examined.", style="bold yellow"))
     else:
         out.print(Text(summary + ".", style="bold"))
 
