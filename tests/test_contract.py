@@ -156,7 +156,7 @@ def test_every_tested_key_is_documented(document: str, key: str) -> None:
 
 
 def test_every_document_is_schema_version_1(documents: dict[str, dict[str, t.Any]]) -> None:
-    assert {name: doc["schema_version"] for name, doc in documents.items()} == {name: 1 for name in documents}
+    assert {name: doc["schema_version"] for name, doc in documents.items()} == dict.fromkeys(documents, 1)
 
 
 def test_modes_are_four_octal_digits_and_errnos_names(documents: dict[str, dict[str, t.Any]]) -> None:

@@ -20,7 +20,6 @@ import typing as t
 from pathlib import Path
 
 import pytest
-
 from harness import USER, as_user_prefix, missing_privileges, missing_readable_python, stage_nxsock
 
 pytestmark = [

@@ -1,0 +1,267 @@
+"""Every command that reads a workspace takes ``--workspace``; every option does what it says; bad values are one line.
+
+Also the sentences a person reads: counts in the right number, no refusal
+said twice, no heading over nothing, findings that state what was observed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import typing as t
+
+import pytest
+from click.testing import CliRunner
+from conftest import STICKY, environment, machine
+from harness import PEER, USER, missing_privileges, missing_readable_python, run_as_user
+
+from nxsock.app import cli
+from nxsock.doctor import Context, check_boot_persistence, check_daemon
+from nxsock.fsview import Entry
+from nxsock.resolver import resolve
+from nxsock.terminal import counted, printable, printable_lines
+from nxsock.wording import RemedyContext
+
+live = [
+    pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
+    pytest.mark.skipif(missing_readable_python() is not None, reason=str(missing_readable_python())),
+]
+
+HOME = f"/home/u{USER}"
+WS = f"{HOME}/ws"
+D = f"{WS}/.nx/workspace-data/d"
+WORKSPACE = f"""
+install -d -o {USER} -g {USER} {WS} {WS}/node_modules/nx {WS}/.nx {WS}/.nx/workspace-data {D}
+echo '{{}}' > {WS}/nx.json
+echo '{{"version": "24.0.6"}}' > {WS}/node_modules/nx/package.json
+printf 'first line\\nsecond line\\n' > {D}/disabled
+chown -R {USER}:{USER} {WS}/.nx
+"""
+
+#: Each command that reads a workspace, with --json.
+WORKSPACE_COMMANDS = [
+    ["paths", "--json"], ["doctor", "--json"], ["reset", "--json", "--dry-run"], ["cache", "path", "--json"],
+    ["cache", "list", "--json"], ["cache", "verify", "--json"], ["cache", "prune", "--json", "--dry-run"],
+]
+
+
+def nxsock(*args: str, env: t.Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The real entry point in a child process (click's CliRunner skips it)."""
+    return subprocess.run([sys.executable, "-m", "nxsock", *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "NO_COLOR": "1", **(env or {})}, stdin=subprocess.DEVNULL)
+
+
+# -- --workspace everywhere ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", WORKSPACE_COMMANDS, ids=lambda a: " ".join(a[:2]))
+def test_every_command_that_reads_a_workspace_takes_workspace(args: list[str]) -> None:
+    import click
+
+    command = cli.get_command(click.Context(cli), args[0])
+    assert command is not None
+    if args[0] == "cache":
+        command = command.commands[args[1]]  # type: ignore[attr-defined]
+    assert any("--workspace" in p.opts for p in command.params), args
+
+
+@pytest.mark.parametrize("args", WORKSPACE_COMMANDS, ids=lambda a: " ".join(a[:2]))
+@pytest.mark.parametrize("value", ["/no/such/dir", "/etc/hostname", "bad\x1b]0;x\x07name"])
+def test_a_bad_workspace_is_one_clean_line_and_exit_2(args: list[str], value: str) -> None:
+    result = nxsock(*args, "--workspace", value)
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    line = result.stderr
+    assert "invalid --workspace" in line and "Error" not in line and "FileNotFoundError" not in line
+    assert "\x1b" not in line and "\x07" not in line
+    assert ("no such file or directory" in line) or ("not a directory" in line)
+
+
+@pytest.mark.parametrize("mark", [0], ids=["live"])
+class TestWorkspaceIsUsed:
+    pytestmark = live
+
+    def _run(self, *args: str) -> dict[str, t.Any]:
+        """From a directory outside any workspace, with --workspace naming it."""
+        result = run_as_user(WORKSPACE, [*args, "--workspace", WS], cwd=HOME)
+        document: dict[str, t.Any] = json.loads(result.stdout)
+        return document
+
+    def test_doctor_audits_the_named_workspace(self, mark: int) -> None:
+        document = self._run("doctor", "--json")
+        environment = next(f for f in document["findings"] if f["id"] == "environment")
+        assert f"workspace {WS} (found by --workspace)" in environment["message"]
+        marker = next(f for f in document["findings"] if f["id"] == "daemon-disabled")
+        assert marker["path"] == f"{D}/disabled" and marker["detail"] == ["first line", "second line"]
+
+    def test_reset_clears_the_named_workspaces_marker(self, mark: int) -> None:
+        result = run_as_user(WORKSPACE, ["reset", "--json", "--daemon-marker", "--workspace", WS], cwd=HOME,
+                             post=f"test -e {D}/disabled && echo still-there || echo gone")
+        document = json.loads(result.stdout)
+        assert document["marker_reason"] == "first line\nsecond line" and result.post.strip() == "gone"
+
+    def test_cache_path_is_the_named_workspaces_version(self, mark: int) -> None:
+        assert self._run("cache", "path", "--json")["dir"] == f"/tmp/.nx/{USER}/native-cache/24.0.6"
+
+    def test_doctor_nx_version_audits_for_that_release(self, mark: int) -> None:
+        document = self._run("doctor", "--json", "--nx-version", "23.3.2")
+        assert any(f["message"] == "Nx 23.3.2, current layout (ts)." for f in document["findings"])
+
+
+def test_the_no_nx_hint_names_options_doctor_has() -> None:
+    """The hint once said "pass --nx-version to doctor's paths"; it names options doctor itself takes."""
+    from nxsock.doctor import check_environment
+
+    env = environment(nx_version=None)
+    ctx = Context(resolve(env, machine()), machine(), RemedyContext(1000, 1000, "/run/user/1000/nx"), None, 0, (), ())
+    hint = next(f.hint for f in check_environment(ctx) if f.hint)
+    assert hint is not None and "doctor's paths" not in hint
+    import click
+
+    doctor = cli.get_command(click.Context(cli), "doctor")
+    assert doctor is not None
+    options = {o for p in doctor.params for o in p.opts}
+    assert "--workspace" in hint and "--nx-version" in hint and {"--workspace", "--nx-version"} <= options
+
+
+@pytest.mark.parametrize("mark", [0], ids=["live"])
+class TestTmpfilesCheck:
+    pytestmark = live
+    ISOLATED = "mount -t tmpfs tmpfs /etc/tmpfiles.d"
+
+    def test_check_alone_exits_1_while_the_drop_in_is_missing(self, mark: int) -> None:
+        run = run_as_user(self.ISOLATED, ["provision", "--tmpfiles", "--check"], uid=0,
+                          post="ls /etc/tmpfiles.d | wc -l")
+        assert run.returncode == 1 and "would write" in run.stdout and run.post.strip() == "0"
+
+    def test_check_alone_exits_0_once_it_is_installed(self, mark: int) -> None:
+        from nxsock.tmpfiles import drop_in_text
+
+        quoted = drop_in_text().replace("'", "'\\''")
+        run = run_as_user(f"{self.ISOLATED}; printf '%s' '{quoted}' > /etc/tmpfiles.d/nxsock.conf",
+                          ["provision", "--tmpfiles", "--check", "--json"], uid=0)
+        assert run.returncode == 0 and json.loads(run.stdout)["changed"] is False
+
+
+# -- sentences: counts, repeats, headings, what was seen ----------------------------------------------
+
+
+def test_counts_take_the_right_number() -> None:
+    assert [counted(n, "entry", "entries") for n in (0, 1, 2)] == ["0 entries", "1 entry", "2 entries"]
+
+
+def test_printable_escapes_every_class_that_could_forge_output() -> None:
+    assert printable("\x1b]8;;http://x\x07link\x1b]8;;\x07") == "\\x1b]8;;http://x\\x07link\\x1b]8;;\\x07"
+    assert printable("a\nb\tc\x7f\x85\x9b") == "a\\x0ab\\x09c\\x7f\\x85\\x9b"
+    assert printable("\u202eevil\u200b\u2028") == "\\u202eevil\\u200b\\u2028"
+    assert printable("/tmp/caf\udce9") == "/tmp/caf\\xe9"
+    assert printable("/home/o'brien/[bold]x[/bold] \\n é 日本") == "/home/o'brien/[bold]x[/bold] \\n é 日本"
+    assert printable_lines("one\r\ntwo\x1b[2J\n\n") == ["one", "two\\x1b[2J"]
+
+
+def test_a_refusal_met_five_times_is_printed_once(runner: CliRunner) -> None:
+    """With no directory at all, the workspace fallback's refusal is the root's failure and every socket's."""
+    peer = {"/tmp/.nx": Entry("dir", PEER, PEER, 0o1777), "/home/ada/.nx": Entry("dir", PEER, PEER, 0o700),
+            "/home/ada/acme/.nx": Entry("dir", 1000, 1000, 0o755),
+            "/home/ada/acme/.nx/workspace-data": Entry("dir", 1000, 1000, 0o755),
+            "/home/ada/acme/.nx/workspace-data/d": Entry("dir", PEER, PEER, 0o700)}
+    from nxsock import render
+
+    resolution = resolve(environment(), machine(peer))
+    assert resolution.socket_root.tier is None
+    out = _captured(lambda: render.render_paths(resolution))
+    fallback = "/home/ada/acme/.nx/workspace-data/d belongs to uid"
+    assert out.count(fallback) == 1, out
+    assert out.count("fix:  sudo rm -rf -- /home/ada/acme/.nx/workspace-data/d") == 1
+    assert "lengths count" not in out  # no budget notes under a table of sockets that have no directory
+
+
+def test_no_heading_is_printed_over_nothing() -> None:
+    from nxsock import render
+
+    resolution = resolve(environment(), machine({"/tmp/.nx": STICKY}))
+    out = _captured(lambda: render.render_paths(resolution._replace(actions=())))
+    assert "Nx would:" not in out
+    lines = out.splitlines()
+    for heading in ("A sandbox must allow:", "Nx would:"):
+        if heading in lines:
+            assert lines[lines.index(heading) + 1].startswith("  "), heading
+    assert not any(line.rstrip().endswith(" in") for line in lines)
+
+
+def test_a_plugin_path_over_budget_says_no_id_fits() -> None:
+    from nxsock import render
+
+    deep = "/home/ada/" + "d" * 70
+    env = environment(workspace_root=deep, cwd=deep)
+    resolution = resolve(env, machine({deep: Entry("dir", 1000, 1000, 0o755)}),)
+    resolution = resolution._replace(sockets={**resolution.sockets,
+                                              "plugin": resolution.sockets["plugin"]._replace(id_budget=-53)})
+    out = _captured(lambda: render.render_paths(resolution))
+    assert "-53" not in out and "no plugin id fits: without one the plugin socket's path is already 148 of 95" in out
+
+
+def test_the_disabled_reason_is_shown_as_lines() -> None:
+    view = machine(files={"/home/ada/acme/.nx/workspace-data/d/disabled": "Daemon failed\nsecond \x1b[2J line\n"})
+    resolution = resolve(environment(), view)
+    ctx = Context(resolution, view, RemedyContext(1000, 1000, "/run/user/1000/nx"), None, 0, (), ())
+    marker = next(f for f in check_daemon(ctx) if f.id == "daemon-disabled")
+    assert "\n" not in marker.message and marker.detail == ("Daemon failed", "second \x1b[2J line")
+    from nxsock import render
+
+    out = _captured(lambda: render.render_doctor([("Daemon", marker)], "warn"))
+    assert "| Daemon failed" in out and "| second \\x1b[2J line" in out and "\\x0a" not in out
+
+
+def test_the_last_daemon_error_is_the_error_not_the_more_information_line() -> None:
+    log = ("Error: Daemon process terminated and closed the connection\n\nMessages from the log:\n"
+           "[NX Daemon Server] - EACCES: permission denied, open '/x'\n\n\nMore information: /ws/.nx/d/daemon.log\n")
+    view = machine(files={"/home/ada/acme/.nx/workspace-data/d/daemon-error.log": log})
+    ctx = Context(resolve(environment(), view), view, RemedyContext(1000, 1000, "/run/user/1000/nx"), None, 0, (), ())
+    error = next(f for f in check_daemon(ctx) if f.id == "daemon-error")
+    assert error.message == ("Last daemon error (refused by a permission or policy): "
+                             "Error: Daemon process terminated and closed the connection")
+    assert error.detail == ("[NX Daemon Server] - EACCES: permission denied, open '/x'",)
+
+
+ROOT_CONTAINER = {"/tmp/.nx": Entry("dir", 0, 0, 0o1777)}
+EXT4_TMP = "36 25 8:1 / / rw - ext4 /dev/sda1 rw\n"
+AGEING = {"/usr/lib/tmpfiles.d/tmp.conf": "# ageing\nq /tmp 1777 root root 10d\n", "/proc/self/mountinfo": EXT4_TMP}
+
+
+def _boot(extra: t.Mapping[str, Entry], files: t.Mapping[str, str]) -> list[t.Any]:
+    dirs = {"/usr/lib/tmpfiles.d": Entry("dir", 0, 0, 0o755), **ROOT_CONTAINER, **extra}
+    view = machine(dirs, files=files)
+    ctx = Context(resolve(environment(), view), view, RemedyContext(1000, 1000, "/run/user/1000/nx"), None, 0, (), ())
+    return check_boot_persistence(ctx)
+
+
+def test_without_systemd_an_ageing_rule_is_named_not_claimed_to_run() -> None:
+    [finding] = _boot({}, AGEING)
+    assert finding.severity == "info"
+    assert "`q /tmp 1777 root root 10d` in /usr/lib/tmpfiles.d/tmp.conf" in finding.message
+    assert "systemd does not run here" in finding.message and "is cleared or aged by systemd-tmpfiles" not in finding.message
+
+
+def test_with_systemd_running_the_same_rule_is_a_warning_that_says_so() -> None:
+    [finding] = _boot({"/run/systemd/system": Entry("dir", 0, 0, 0o755)}, AGEING)
+    assert finding.severity == "warn" and finding.message.startswith("systemd runs here and the tmpfiles.d rule `q /tmp")
+    assert finding.remedy == "sudo nxsock provision --tmpfiles --install"
+
+
+def test_a_tmpfs_tmp_is_said_to_be_a_tmpfs() -> None:
+    [finding] = _boot({}, {"/proc/self/mountinfo": "40 25 0:35 / /tmp rw - tmpfs tmpfs rw\n"})
+    assert finding.severity == "warn" and finding.message.startswith("/tmp is a tmpfs, emptied at every boot")
+
+
+def _captured(draw: t.Callable[[], None]) -> str:
+    """What a renderer prints to a pipe."""
+    import contextlib
+    import io
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        draw()
+    return buffer.getvalue()
