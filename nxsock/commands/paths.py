@@ -43,8 +43,10 @@ def paths(json_flag: bool, output_format: str | None, portable: bool, host: Host
         tmpdir = SANDBOX_TMPDIR.get(output_format) if env.platform == "linux" else None
         plan = plan_for(env, view, user_namespace=user_namespace, binds=binds, tmpdir=tmpdir)
         text, warnings = render(output_format, plan, resolution.environment, portable=portable)
+        from ..terminal import printable
+
         for warning in warnings:
-            click.echo(f"nxsock paths: {warning}", err=True)
+            click.echo(f"nxsock paths: {printable(warning)}", err=True)
         sys.stdout.write(text)
         sys.exit(paths_exit_code(plan.resolution))
     from ..render import render_paths
