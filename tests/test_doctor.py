@@ -142,7 +142,7 @@ class TestStates:
                  f"echo 'Error: listen EACCES: permission denied {d}/d.sock' > {d}/daemon-error.log; chown -R {USER} {d}")
         document, _ = doctor(setup)
         marker = finding(document, "daemon-disabled")
-        assert "inotify_add_watch failed" in marker["message"] and marker["remedy"] == f"rm -- {d}/disabled"
+        assert marker["detail"] == ["inotify_add_watch failed"] and marker["remedy"] == f"rm -- {d}/disabled"
         log = next(f for f in document["findings"] if f["id"] == "daemon-error")
         assert "refused by a permission or policy" in log["message"]
         fixed, _ = doctor(f"{setup}; rm {d}/disabled")

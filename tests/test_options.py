@@ -265,3 +265,9 @@ def _captured(draw: t.Callable[[], None]) -> str:
     with contextlib.redirect_stdout(buffer):
         draw()
     return buffer.getvalue()
+
+
+@pytest.mark.parametrize("args", [["paths", "--portable"], ["paths", "--json", "--portable"]])
+def test_portable_without_a_sandbox_format_is_a_usage_error_not_ignored(runner: CliRunner, args: list[str]) -> None:
+    result = runner.invoke(cli, [*args, "--platform", "linux"])
+    assert result.exit_code == 2 and "--portable goes with a sandbox --format" in result.stderr

@@ -143,4 +143,4 @@ def test_ten_thousand_dead_directories_are_removed() -> None:
 def test_human_output_summarises_what_was_removed() -> None:
     setup = BASE + f"install -d -m 0700 -o {USER} {RUN}; stale {RUN}/d.sock; {OLD} {RUN}"
     result = run_as_user(setup, ["reset"], cwd=WS, env={"NO_COLOR": "1"})
-    assert result.returncode == 0 and f"removed {RUN}" in result.stdout and "Removed 1 entries" in result.stdout
+    assert result.returncode == 0 and f"removed {RUN}" in result.stdout and "Removed 1 entry," in result.stdout

@@ -32,6 +32,8 @@ def paths(json_flag: bool, output_format: str | None, portable: bool, host: Host
     """
     from ..report import paths_exit_code, print_paths_json
 
+    if portable and (output_format is None or wants_json(json_flag, output_format)):
+        raise click.UsageError("--portable goes with a sandbox --format (srt, bwrap, …), not with the report or JSON.")
     resolution, view = build_resolution(host)
     if wants_json(json_flag, output_format):
         sys.exit(print_paths_json(resolution, sys.stdout))
