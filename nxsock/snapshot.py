@@ -12,7 +12,6 @@ from .environment import fresh_environment, fresh_machine, host_environment
 from .fsview import FsView, LiveView, MemoryView
 from .host_overrides import HostOverrides
 from .resolver import Resolution, resolve
-from .terminal import printable
 
 __all__ = ["WorkspaceError", "build_resolution"]
 
@@ -38,6 +37,8 @@ def build_resolution(host: HostOverrides = AS_IT_IS) -> tuple[Resolution, FsView
         view = LiveView()
         root = None
         if workspace is not None:
+            from .terminal import printable  # only on this path: `paths --json` start-up stays as it was
+
             try:
                 root = os.path.realpath(workspace, strict=True)
             except OSError as exc:
