@@ -9,8 +9,8 @@ import typing as t
 import click
 
 from .. import exitcodes
+from ..host_overrides import HostOverrides
 from ._resolution import build_resolution, workspace_option
-from .options import HostOverrides
 
 
 def _listing(host: HostOverrides) -> t.Any:

@@ -7,8 +7,8 @@ import sys
 import click
 
 from .. import exitcodes
+from ..host_overrides import HostOverrides
 from ._resolution import build_resolution, workspace_option
-from .options import HostOverrides
 
 
 @click.command("reset")
