@@ -78,8 +78,13 @@ def run(args: list[str]) -> int:
     except click.BadParameter as exc:
         # A bad value is one line that names the command, the option and what is wrong with it.
         command = exc.ctx.command_path if exc.ctx is not None else "nxsock"
+        from .terminal import printable
+
         hint = exc.param_hint or (exc.param.opts[0] if exc.param is not None and exc.param.opts else "a value")
-        click.echo(f"{command}: invalid {hint}: {exc.message} (see {command} --help)", err=True)
+        if not isinstance(hint, str):
+            hint = " / ".join(hint)
+        line = f"{command}: invalid {hint}: {exc.message.rstrip('.')} (see {command} --help)"
+        click.echo(printable(line), err=True)  # the value may carry a terminal escape
         return exc.exit_code
     except click.ClickException as exc:
         exc.show()

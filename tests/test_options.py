@@ -271,3 +271,12 @@ def _captured(draw: t.Callable[[], None]) -> str:
 def test_portable_without_a_sandbox_format_is_a_usage_error_not_ignored(runner: CliRunner, args: list[str]) -> None:
     result = runner.invoke(cli, [*args, "--platform", "linux"])
     assert result.exit_code == 2 and "--portable goes with a sandbox --format" in result.stderr
+
+
+@pytest.mark.parametrize("args", [["paths", "--platform", "plan9\x1b]0;x\x07"], ["paths", "--uid", "-1"],
+                                  ["doctor", "--only", "nope\x1b[2J"]])
+def test_any_bad_value_is_one_escaped_line(args: list[str]) -> None:
+    result = nxsock(*args)
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith(f"nxsock {args[0]}: invalid {args[1]}: ") and "\x1b" not in result.stderr
+    assert result.stderr.rstrip().endswith(f"(see nxsock {args[0]} --help)")
