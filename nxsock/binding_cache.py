@@ -19,11 +19,14 @@ from ._pathname import basename, join
 from .environment import Environment
 from .fsview import Entry, FsView
 from .layout import short_hash
+from .releases import ReleaseRules, rules_for
 from .resolver import Resolution
 
 __all__ = ["Binding", "CacheEntry", "CacheListing", "find_binding", "list_cache", "platform_triple"]
 
 _ENTRY = re.compile(r"^(?P<version>.+?)-(?P<hash>[0-9a-f]{12})-(?P<rest>.+\.node)$")
+# Nx ≤ 23.1.1: ``<version>-<file>`` (and ``<version>-<Math.random()><file>`` mid-copy) in one flat directory.
+_LEGACY_ENTRY = re.compile(r"^(?P<version>.+?)-(?P<rest>(?:[0-9][0-9.e+-]*)?nx\..+\.node)$")
 _PARTIAL = re.compile(r"^[0-9][0-9.e+-]*(?P<file>nx\..+\.node)$")
 
 
@@ -88,8 +91,16 @@ def _regular(view: FsView, path: str) -> Entry | None:
     return entry if isinstance(entry, Entry) and entry.kind == "file" else None
 
 
-def find_binding(env: Environment, view: FsView, triple: str | None) -> Binding | None:
+def entry_name(version: str, binding_path: str, file_name: str, rules: ReleaseRules) -> str:
+    """The cache entry a binding is copied to: keyed by the binding's resolved path from 23.1.2, by version alone before."""
+    if rules.cache_key_hashes_binding:
+        return f"{version}-{short_hash([binding_path], 12)}-{file_name}"
+    return f"{version}-{file_name}"
+
+
+def find_binding(env: Environment, view: FsView, triple: str | None, rules: ReleaseRules | None = None) -> Binding | None:
     """The binding Nx loads: a local build beside its loader first, else ``@nx/nx-<triple>`` as Node resolves it."""
+    rules = rules or rules_for(env.nx_version)
     if triple is None:
         return None
     package_dir = view.realpath(join(env.workspace_root, "node_modules", "nx"))
@@ -111,7 +122,7 @@ def find_binding(env: Environment, view: FsView, triple: str | None) -> Binding 
             continue
         real = view.realpath(candidate)
         path = real if isinstance(real, str) else candidate
-        name = None if env.nx_version is None else f"{env.nx_version}-{short_hash([path], 12)}-{file_name}"
+        name = None if env.nx_version is None else entry_name(env.nx_version, path, file_name, rules)
         return Binding(path, file_name, entry.size, entry.mtime, name)
     return None
 
@@ -120,9 +131,10 @@ def list_cache(resolution: Resolution, view: FsView, binding: Binding | None) ->
     """Every entry of this user's cache, by version, with trust, freshness, use and interrupted copies."""
     cache = resolution.native_cache
     shown = cache.root
-    holders = [shown] if cache.configured and shown else []
+    flat = cache.configured or not resolution.rules.current_layout  # entries directly in it, no version directories
+    holders = [shown] if flat and shown else []
     problem = None
-    if not cache.configured and shown is not None:
+    if not flat and shown is not None:
         names = view.listdir(shown)
         if isinstance(names, int):  # ENOENT is an empty cache: nothing was loaded yet
             problem = None if names == errno.ENOENT else f"cannot be listed ({os.strerror(names)})"
@@ -131,12 +143,15 @@ def list_cache(resolution: Resolution, view: FsView, binding: Binding | None) ->
     mapped = view.mapped_paths()
     entries: list[CacheEntry] = []
     uid = resolution.environment.uid
+    rules = resolution.rules
     for holder in holders:
         names = view.listdir(holder)
         if isinstance(names, int):
+            if holder == shown and names != errno.ENOENT:
+                problem = f"cannot be listed ({os.strerror(names)})"
             continue
         for name in sorted(names):
-            entry = _entry(view, join(holder, name), name, uid, binding, mapped)
+            entry = _entry(view, join(holder, name), name, uid, binding, mapped, rules)
             if entry is not None:
                 entries.append(entry)
     return CacheListing(shown, cache.bypass_reason, binding, tuple(entries), problem)
@@ -148,9 +163,15 @@ def _is_dir(view: FsView, path: str) -> bool:
 
 
 def _entry(
-    view: FsView, path: str, name: str, uid: int, binding: Binding | None, mapped: frozenset[str] | None
+    view: FsView,
+    path: str,
+    name: str,
+    uid: int,
+    binding: Binding | None,
+    mapped: frozenset[str] | None,
+    rules: ReleaseRules,
 ) -> CacheEntry | None:
-    match = _ENTRY.match(name)
+    match = _ENTRY.match(name) if rules.cache_key_hashes_binding else _LEGACY_ENTRY.match(name)
     if match is None:
         return None
     stats = view.lstat(path)
@@ -159,15 +180,20 @@ def _entry(
     rest = match["rest"]
     partial = _PARTIAL.match(rest)
     file_name = partial["file"] if partial else rest
+    key_hash = match["hash"] if rules.cache_key_hashes_binding else ""
     trusted = stats.kind == "file" and stats.uid == uid and not stats.mode & 0o022
-    belongs = binding is not None and match["hash"] == short_hash([binding.path], 12) and file_name == binding.file_name
+    # The legacy directory is this workspace's alone (its name hashes the workspace): every entry in it is ours.
+    ours = not rules.cache_key_hashes_binding or (binding is not None and key_hash == short_hash([binding.path], 12))
+    belongs = binding is not None and ours and file_name == binding.file_name
     fresh = None
     if belongs and binding is not None and not partial:
-        fresh = trusted and stats.size == binding.size and stats.mtime >= binding.mtime
+        fresh = trusted and stats.size == binding.size
+        if rules.cache_freshness_by_mtime:
+            fresh = fresh and stats.mtime >= binding.mtime
     return CacheEntry(
         path=path,
         version=match["version"],
-        key_hash=match["hash"],
+        key_hash=key_hash,
         file_name=file_name,
         binding=binding.path if belongs and binding is not None else None,
         size=stats.size,
@@ -206,8 +232,16 @@ def verify(listing: CacheListing, shell_quote: t.Callable[[str], str]) -> Verdic
     return Verdict("fresh", match.path, f"{match.path} is trusted and matches {binding.path}.", None)
 
 
+def other_checkout(entry: CacheEntry, listing: CacheListing) -> bool:
+    """An entry keyed by another binding path: another checkout's copy, which that checkout's Nx still loads."""
+    return bool(entry.key_hash) and listing.binding is not None and entry.binding is None
+
+
 def prune_plan(listing: CacheListing, installed_version: str | None, uid: int) -> list[tuple[CacheEntry, str]]:
-    """What ``cache prune`` removes, and why: other versions, interrupted copies, untrusted entries of yours."""
+    """What ``cache prune`` removes, and why: other versions, interrupted copies, untrusted entries of yours.
+
+    Entries keyed by another checkout's binding path are that checkout's, not debris, and stay.
+    """
     plan = []
     for entry in listing.entries:
         if entry.uid != uid:
@@ -216,6 +250,8 @@ def prune_plan(listing: CacheListing, installed_version: str | None, uid: int) -
             continue
         if entry.partial:
             plan.append((entry, "an interrupted copy"))
+        elif other_checkout(entry, listing):
+            continue
         elif installed_version is not None and entry.version != installed_version:
             plan.append((entry, f"version {entry.version}, not the installed {installed_version}"))
         elif not entry.trusted:

@@ -353,9 +353,10 @@ def check_sockets(ctx: Context) -> list[Finding]:
             found.append(Finding("sockets", "error", path, f"{path} belongs to uid {entry.uid}: dialling it reaches another user's process.",
                                  f"sudo rm -- {shell_quote(path)}"))
             continue
-        if entry.mode & 0o077:
-            found.append(Finding("sockets", "warn", path, f"{path} has mode {_mode(entry)}; Nx makes its sockets 0600.",
-                                 f"chmod 0600 -- {shell_quote(path)}"))
+        made = ctx.resolution.rules.socket_mode
+        if made is not None and entry.mode & 0o077 & ~made:
+            found.append(Finding("sockets", "warn", path, f"{path} has mode {_mode(entry)}; Nx {ctx.resolution.rules.release} "
+                                 f"makes its sockets {made:04o}.", f"chmod {made:04o} -- {shell_quote(path)}"))
         found.append(_probe_finding(view, path, result, uid))
     return found
 
@@ -544,7 +545,8 @@ def check_leftovers(ctx: Context) -> list[Finding]:
         found.append(Finding("leftovers", "warn", ctx.resolution.native_cache.root,
                              f"{ctx.cache_leftovers} binding cache entr{'y' if ctx.cache_leftovers == 1 else 'ies'} of other versions, interrupted or untrusted.",
                              "nxsock cache prune"))
-    legacy = [i for i in ctx.legacy_state if i.outcome == "removed"]
+    # For Nx ≤ 23.1.1 the temp-directory layout is the current one, not a leftover.
+    legacy = [i for i in ctx.legacy_state if i.outcome == "removed"] if ctx.resolution.rules.current_layout else []
     if legacy:
         found.append(Finding("leftovers", "warn", None, f"{len(legacy)} leftover{'s' if len(legacy) != 1 else ''} of the legacy layout (Nx ≤ 23.1.1) in the temp directory.",
                              "nxsock reset --legacy"))
@@ -678,7 +680,7 @@ def gather(resolution: Resolution, view: FsView, sandbox: str | None = None) -> 
     from .report import remedy_context
 
     env = resolution.environment
-    binding = find_binding(env, view, host_triple())
+    binding = find_binding(env, view, host_triple(), resolution.rules)
     listing = list_cache(resolution, view, binding)
     verdict = verify(listing, shell_quote) if env.nx_version is not None else None
     leftovers = len(prune_plan(listing, env.nx_version, env.uid))

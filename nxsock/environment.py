@@ -343,15 +343,16 @@ def fresh_machine(env: Environment) -> MemoryView:
     return MemoryView(entries, links)
 
 
-def home_directory(env: Environment, generation: str) -> str | None:
+def home_directory(env: Environment, generation: str = "native", *, passwd_fallback: bool | None = None) -> str | None:
     """The home Nx would use for ``~/.nx``, or ``None``: it must be absolute.
 
     Node's ``os.homedir()`` (23.x) takes ``$HOME`` when set at all — an empty
     one means no home; the Nx 24 crate falls back to the passwd entry when
-    ``$HOME`` is empty.
+    ``$HOME`` is empty (*passwd_fallback*, the release table's rule; else
+    told from the generation).
     """
     raw = env.get("HOME")
-    if generation == "native":
+    if passwd_fallback if passwd_fallback is not None else generation == "native":
         home = raw or env.passwd_home
     else:
         home = raw if raw is not None else env.passwd_home

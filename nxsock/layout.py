@@ -10,7 +10,6 @@ Pure functions of strings: nothing here looks at a filesystem.
 
 from __future__ import annotations
 
-import re
 import typing as t
 
 try:  # the bare builtin module loads faster than hashlib's OpenSSL
@@ -76,36 +75,35 @@ def console_leaf(workspace_root: str) -> str:
     return short_hash([workspace_root.lower(), "nx-console"], 8)
 
 
-def path_length(path: str, generation: str) -> int:
-    """A path's length as Nx measures it against the budget.
+def path_length(path: str, units: str) -> int:
+    """A path's length as Nx measures it against the budget, in *units* (the release table's ``budget_units``).
 
-    The Nx 24 crate counts UTF-8 bytes; the TypeScript generations count
-    UTF-16 code units, as JavaScript's ``length`` does.  Either way the path
-    is the one Node sees, with undecodable bytes as U+FFFD.
+    The Nx 24 crate counts UTF-8 bytes (``utf-8``, or the generation name
+    ``native``); the TypeScript generations count UTF-16 code units, as
+    JavaScript's ``length`` does.  Either way the path is the one Node sees,
+    with undecodable bytes as U+FFFD.
 
-    >>> path_length("/tmp/ü", "native"), path_length("/tmp/ü", "ts")
+    >>> path_length("/tmp/ü", "utf-8"), path_length("/tmp/ü", "utf-16")
     (7, 6)
     """
     text = node_string(path)
-    if generation == "native":
+    if units in ("utf-8", "native"):
         return len(text.encode("utf-8"))
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
 
 
 def version_tuple(version: str) -> tuple[int, int, int] | None:
-    """``(major, minor, patch)`` of a version string, or ``None``; compiled on use, off the start-up path."""
-    match = re.match(r"^\s*v?(\d+)\.(\d+)\.(\d+)", version)
-    return None if match is None else (int(match[1]), int(match[2]), int(match[3]))
+    """``(major, minor, patch)`` of a version string, or ``None``."""
+    from .releases import parse_version
+
+    return parse_version(version)
 
 
 def generation_of(version: str | None) -> str:
-    """Which layout a version uses; an unknown or unparsable one is taken as the newest.
+    """Which layout a version uses, from the release table; an unknown or unparsable one is taken as the newest.
 
     A pre-release counts as its release (``24.0.0-beta.1`` is ``native``).
     """
-    parsed = None if version is None else version_tuple(version)
-    if parsed is None or parsed >= (24, 0, 0):
-        return "native"
-    if parsed >= (23, 1, 2):
-        return "ts"
-    return "legacy"
+    from .releases import rules_for
+
+    return rules_for(version).generation

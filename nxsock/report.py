@@ -117,6 +117,15 @@ def _socket_json(placement: SocketPlacement, resolution: Resolution, ctx: Remedy
     return doc
 
 
+def _rules_json(resolution: Resolution) -> Json:
+    """The release table's rules this prediction followed (``nxsock.releases``), modes as octal strings."""
+    rules = resolution.rules._asdict()
+    rules.pop("release")
+    rules.pop("assumed")
+    rules["socket_mode"] = format_mode(rules["socket_mode"])
+    return rules
+
+
 def paths_document(resolution: Resolution) -> Json:
     """The ``paths --json`` document."""
     env = resolution.environment
@@ -149,6 +158,8 @@ def paths_document(resolution: Resolution) -> Json:
         "layout": resolution.layout,
         "generation": resolution.generation,
         "layout_assumed": resolution.layout_assumed,
+        "rules_release": resolution.rules.release,
+        "rules": _rules_json(resolution),
         "variables": {k: {"value": node_string(v.value), "source": _p(v.source)} for k, v in sorted(env.variables.items())},
         "socket_root": {
             "tier": root.tier,
@@ -173,6 +184,7 @@ def paths_document(resolution: Resolution) -> Json:
             "source": data.source,
             "untrusted_reason": data.untrusted_reason,
             "refused": data.refused,
+            "socket_dir": _p(data.socket_dir),
         },
         "daemon_record": None
         if record is None
@@ -184,6 +196,8 @@ def paths_document(resolution: Resolution) -> Json:
             "alive": record.alive,
             "connect": record.connect,
             "problem": record.problem,
+            "client_checks_socket": record.client_checks_socket,
+            "client_will_connect": record.client_will_connect,
             "client_refusal": None if record.client_refusal is None else _client_refusal_json(record.client_refusal, ctx, sandbox),
         },
         "user_namespace_sandbox": _sandbox_json(resolution, ctx),

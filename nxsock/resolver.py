@@ -27,7 +27,8 @@ from .guards import (
     make_parents,
     walk_ancestry,
 )
-from .sandbox_daemon import SandboxDaemon, client_checks_socket_ancestry, client_refusal, judge_sandbox
+from .releases import NEWEST_KNOWN, ReleaseRules, rules_for
+from .sandbox_daemon import SandboxDaemon, client_refusal, judge_sandbox
 
 __all__ = [
     "Allowlist",
@@ -38,7 +39,9 @@ __all__ = [
     "SocketPlacement",
     "SocketRoot",
     "WorkspaceData",
+    "client_socket_refusal",
     "resolve",
+    "rules_in_force",
 ]
 
 #: Socket kinds in the order they are reported.
@@ -88,7 +91,7 @@ class SocketPlacement(t.NamedTuple):
 
 
 class DaemonRecord(t.NamedTuple):
-    """What ``server-process.json`` says about the running daemon."""
+    """What ``server-process.json`` says about the running daemon, and whether this release's client will use it."""
 
     file: str
     pid: int | None
@@ -97,7 +100,9 @@ class DaemonRecord(t.NamedTuple):
     alive: bool | None
     connect: str | None  # "answers", or the errno a connect met (ECONNREFUSED: stale), or None
     problem: str | None  # why it could not be read, or None
-    client_refusal: Refusal | None = None  # Nx ≥ 24.0.5: why its client would not dial the recorded socket from here
+    client_checks_socket: bool = False  # this release's client judges the socket's directory before dialling
+    client_will_connect: bool | None = None  # None: no socket recorded
+    client_refusal: Refusal | None = None  # why the client will not dial it
 
 
 class NativeCache(t.NamedTuple):
@@ -111,11 +116,14 @@ class NativeCache(t.NamedTuple):
 
 
 class WorkspaceData(t.NamedTuple):
+    """Where the daemon keeps its files (``<dir>/d``), and the socket code's own idea of it."""
+
     dir: str
-    daemon_dir: str
+    daemon_dir: str  # server-process.json, daemon.log, the disabled marker
     source: str
     untrusted_reason: str | None
-    refused: bool  # Nx 24 stops on it (unless NX_ALLOW_INSECURE_DIRECTORIES=true)
+    refused: bool  # Nx 24.0.6 stops on it (unless NX_ALLOW_INSECURE_DIRECTORIES=true)
+    socket_dir: str = ""  # the sockets' last resort: the crate counts an empty variable as unset, the JS does not
 
 
 class Allowlist(t.NamedTuple):
@@ -129,7 +137,7 @@ class Resolution(t.NamedTuple):
     environment: Environment
     layout: str  # "current" | "legacy"
     generation: str  # "legacy" | "ts" | "native"
-    layout_assumed: bool  # no Nx version known: the current layout was assumed
+    layout_assumed: bool  # the Nx version is unknown or newer than any known: the newest known release's rules
     socket_root: SocketRoot
     sockets: t.Mapping[str, SocketPlacement]
     native_cache: NativeCache
@@ -137,6 +145,7 @@ class Resolution(t.NamedTuple):
     daemon_record: DaemonRecord | None
     actions: tuple[Action, ...]
     allowlist: Allowlist
+    rules: ReleaseRules  # the release table's rules this prediction followed
     user_namespace_sandbox: SandboxDaemon | None = None  # Linux: whether the daemon serves a client inside bwrap/srt/codex
 
 
@@ -150,42 +159,46 @@ class _Roots(t.NamedTuple):
     home_nx: str | None
 
 
-def _roots(env: Environment, generation: str) -> _Roots:
+def _roots(env: Environment, rules: ReleaseRules) -> _Roots:
     user = join(layout.CONTAINER, str(env.uid))
-    home = home_directory(env, generation)
+    home = home_directory(env, passwd_fallback=rules.empty_home_uses_passwd)
     return _Roots(
         layout.CONTAINER, user, join(user, "sockets"), join(user, "native-cache"), join(home, ".nx") if home else None
     )
 
 
+def rules_in_force(env: Environment, layout_override: str | None = None) -> ReleaseRules:
+    """The release table's rules for the installed (or named) Nx, or for a forced layout."""
+    rules = rules_for(env.nx_version)
+    if layout_override == "legacy" and rules.current_layout:
+        return rules_for("23.1.1")._replace(assumed=False)
+    if layout_override == "current" and not rules.current_layout:
+        return rules_for(NEWEST_KNOWN)._replace(assumed=False)
+    return rules
+
+
 def resolve(env: Environment, view: FsView, *, layout_override: str | None = None) -> Resolution:
     """Predict what Nx would do now for *env* over *view*."""
-    generation = layout.generation_of(env.nx_version)
-    if layout_override == "legacy":
-        generation = "legacy"
-    elif layout_override == "current" and generation == "legacy":
-        generation = "native"
+    rules = rules_in_force(env, layout_override)
     sim = Simulation(view, env.uid, env.gid, env.groups, env.umask)
-    data = _workspace_data(env, view, generation)
+    data = _workspace_data(env, view, rules)
     if env.platform == "win32":
-        return _resolve_windows(env, generation, data)
-    native_cache = _native_cache(env, sim, generation)
-    if generation == "legacy":
+        return _resolve_windows(env, rules, data)
+    native_cache = _native_cache(env, sim, rules)
+    if not rules.current_layout:
         root, sockets = _legacy_sockets(env, sim, data)
     else:
-        root, sockets = _current_sockets(env, sim, generation, data)
-    record = _daemon_record(view, data.daemon_dir)
-    if record is not None and record.socket_path and client_checks_socket_ancestry(env.nx_version):
-        record = record._replace(client_refusal=client_refusal(view, env.uid, env.gid, record.socket_path))
+        root, sockets = _current_sockets(env, sim, rules, data)
+    record = _daemon_record(view, data.daemon_dir, env.uid, rules)
     if record is not None and record.socket_path:
         sockets = dict(sockets)
         daemon = sockets["daemon"]
         sockets["daemon"] = daemon._replace(path=record.socket_path, dir=dirname(record.socket_path))
     return Resolution(
         environment=env,
-        layout="legacy" if generation == "legacy" else "current",
-        generation=generation,
-        layout_assumed=env.nx_version is None and layout_override is None,
+        layout="current" if rules.current_layout else "legacy",
+        generation=rules.generation,
+        layout_assumed=rules.assumed,
         socket_root=root,
         sockets=sockets,
         native_cache=native_cache,
@@ -193,6 +206,7 @@ def resolve(env: Environment, view: FsView, *, layout_override: str | None = Non
         daemon_record=record,
         actions=tuple(sim.actions),
         allowlist=_allowlist(env, view, sockets, native_cache),
+        rules=rules,
         user_namespace_sandbox=judge_sandbox(view, env.uid, env.gid, env.nx_version, data.daemon_dir)
         if env.platform == "linux"
         else None,
@@ -202,29 +216,43 @@ def resolve(env: Environment, view: FsView, *, layout_override: str | None = Non
 # -- the workspace data directory -------------------------------------------------
 
 
-def _workspace_data(env: Environment, view: FsView, generation: str) -> WorkspaceData:
+def _workspace_data(env: Environment, view: FsView, rules: ReleaseRules) -> WorkspaceData:
+    """The JS's data directory (``??``: an empty value is set); the crate's, for sockets, where they differ."""
+    js = _data_dir(env, view, rules, empty_is_unset=False)
+    if not rules.empty_data_dir_unset:
+        return js._replace(socket_dir=js.daemon_dir)
+    crate = _data_dir(env, view, rules, empty_is_unset=True)
+    return js._replace(socket_dir=crate.daemon_dir)
+
+
+def _data_dir(env: Environment, view: FsView, rules: ReleaseRules, *, empty_is_unset: bool) -> WorkspaceData:
     root = env.workspace_root
     configured: tuple[str, Variable] | None = None
     for name in ("NX_WORKSPACE_DATA_DIRECTORY", "NX_PROJECT_GRAPH_CACHE_DIRECTORY"):
         var = env.variables.get(name)
-        # The crate that places sockets counts an empty value as unset.
-        if var is not None and (var.value or generation != "native"):
+        if var is not None and (var.value or not empty_is_unset):
             configured = (name, var)
             break
     untrusted = None
+    win = env.platform == "win32"
+    import ntpath
+
+    joined: t.Callable[..., str] = ntpath.join if win else join
     if configured is not None:
         name, var = configured
-        win = env.platform == "win32"
         # Nx's absolutePath(): kept when absolute, else joined to the root (an empty value is the root itself).
-        directory = var.value if win or is_absolute(var.value) else join(root, var.value)
+        if win:
+            directory = ntpath.normpath(ntpath.join(root, var.value))
+        else:
+            directory = var.value if is_absolute(var.value) else join(root, var.value)
         source = f"{name} ({var.source})"
-        if generation == "native" and not win:
+        if rules.untrusted_data_dir_refused and not win:
             untrusted = _untrusted_reason(env, view, directory, root)
-    elif _exists(view, join(root, "lerna.json")) and not _exists(view, join(root, "nx.json")):
-        directory, source = join(root, "node_modules", ".cache", "nx-workspace-data"), "lerna workspace"
+    elif _exists(view, joined(root, "lerna.json")) and not _exists(view, joined(root, "nx.json")):
+        directory, source = joined(root, "node_modules", ".cache", "nx-workspace-data"), "lerna workspace"
     else:
-        directory, source = join(root, ".nx", "workspace-data"), "default"
-    sep = "\\" if env.platform == "win32" else "/"
+        directory, source = joined(root, ".nx", "workspace-data"), "default"
+    sep = "\\" if win else "/"
     refused = untrusted is not None and env.get("NX_ALLOW_INSECURE_DIRECTORIES") != "true"
     return WorkspaceData(directory, directory.rstrip(sep) + sep + "d", source, untrusted, refused)
 
@@ -265,32 +293,36 @@ def _untrusted_reason(env: Environment, view: FsView, directory: str, root: str)
 # -- the native binding cache ------------------------------------------------------
 
 
-def _native_cache(env: Environment, sim: Simulation, generation: str) -> NativeCache:
-    version = env.nx_version
+def legacy_cache_name(env: Environment, version: str) -> str:
+    """Nx ≤ 23.1.1's cache directory name: it hashes the workspace, the version and the account name, if any."""
+    parts = [env.workspace_root, version] + ([env.username] if env.username else [])
+    return "nx-native-file-cache-" + layout.short_hash(parts, 7)
+
+
+def _native_cache(env: Environment, sim: Simulation, rules: ReleaseRules) -> NativeCache:
+    version = env.nx_version or rules.release
     configured = env.nonempty("NX_NATIVE_FILE_CACHE_DIRECTORY")
-    if generation == "legacy":
+    if not rules.current_layout:
+        # One flat directory of ``<version>-<file>`` entries, created at the umask, nothing judged.
+        if env.get("NX_SKIP_NATIVE_FILE_CACHE") == "true":
+            directory = resolve_path(configured, env.cwd) if configured else None
+            return NativeCache(None, "NX_SKIP_NATIVE_FILE_CACHE=true", (), configured is not None, directory)
         if configured is not None:
-            return NativeCache(configured, None, (), True)
-        if version is None:
-            return NativeCache(None, "the Nx version is unknown, and the cache directory's name hashes it", (), False)
-        parts = [env.workspace_root, version] + ([env.username] if env.username else [])
-        name = "nx-native-file-cache-" + layout.short_hash(parts, 7)
-        return NativeCache(join(env.node_tmpdir(), name), None, (), False)
+            directory = resolve_path(configured, env.cwd)
+            return NativeCache(directory, None, (), True, directory)
+        directory = join(resolve_path(env.node_tmpdir(), env.cwd), legacy_cache_name(env, version))
+        return NativeCache(directory, None, (), False, directory)
     if env.get("NX_SKIP_NATIVE_FILE_CACHE") == "true":
-        root = resolve_path(configured, env.cwd) if configured else _roots(env, generation).native_cache
+        root = resolve_path(configured, env.cwd) if configured else _roots(env, rules).native_cache
         return NativeCache(None, "NX_SKIP_NATIVE_FILE_CACHE=true", (), configured is not None, root)
     if configured is not None:
         directory = resolve_path(configured, env.cwd)
-        refusal = _establish_configured(sim, directory, generation)
+        refusal = _establish_configured(sim, directory, rules.walk_cache_dir_ancestry)
         if refusal:
             reason = "the configured NX_NATIVE_FILE_CACHE_DIRECTORY was refused"
             return NativeCache(directory, reason, (refusal,), True, directory)
         return NativeCache(directory, None, (), True, directory)
-    roots = _roots(env, generation)
-    if version is None:
-        return NativeCache(
-            None, "the Nx version is unknown, and the cache directory is named for it", (), False, roots.native_cache
-        )
+    roots = _roots(env, rules)
     version_dir = join(roots.native_cache, version)
     refusal = establish_shared_root(sim, roots.container)
     for level in (roots.user, roots.native_cache, version_dir):
@@ -303,18 +335,18 @@ def _native_cache(env: Environment, sim: Simulation, generation: str) -> NativeC
 # -- sockets, current layout (POSIX) ----------------------------------------------
 
 
-def _configured_socket_dir(env: Environment, generation: str) -> tuple[str, Variable] | None:
+def _configured_socket_dir(env: Environment, rules: ReleaseRules) -> tuple[str, Variable] | None:
     """``NX_SOCKET_DIR``, else ``NX_DAEMON_SOCKET_DIR``; empty counts as unset outside the legacy layout."""
     for name in ("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR"):
         var = env.variables.get(name)
-        if var is not None and (var.value or generation == "legacy"):
+        if var is not None and (var.value or not rules.current_layout):
             return name, var
     return None
 
 
-def _os_tmpdir(env: Environment, view: FsView, generation: str) -> str | int:
-    """The OS temp dir as this generation compares it: the crate's resolved spelling, or ``tmp``'s realpath."""
-    if generation == "native":
+def _os_tmpdir(env: Environment, view: FsView, rules: ReleaseRules) -> str | int:
+    """The OS temp dir as this release compares it: the crate's resolved spelling, or ``tmp``'s realpath."""
+    if not rules.tmpdir_enoent_fails:
         return env.rust_tmpdir()
     return view.realpath(resolve_path(env.node_tmpdir(), env.cwd))
 
@@ -349,10 +381,10 @@ def _home_tier_is_distinct(view: FsView, home_nx: str, tmp: str, roots: _Roots) 
     return all(canonical_dir(view, d) != home for d in shared)
 
 
-def _establish_configured(sim: Simulation, directory: str, generation: str) -> Refusal | None:
-    """A configured directory: its parents (Nx 24 walks and judges them; 23.x ``mkdir -p``), then the private guard."""
+def _establish_configured(sim: Simulation, directory: str, walk_parents: bool) -> Refusal | None:
+    """A configured directory: its parents (walked and judged from 24.0.5; before, ``mkdir -p``), then the private guard."""
     refusal: Refusal | None
-    if generation == "native":
+    if walk_parents:
         refusal = walk_ancestry(sim, dirname(directory), create=True)
     else:
         failed = make_parents(sim, dirname(directory))
@@ -367,13 +399,13 @@ def _establish_workspace_dir(sim: Simulation, daemon_dir: str) -> Refusal | None
     return establish_private_dir(sim, daemon_dir)
 
 
-def _establish_root(env: Environment, sim: Simulation, generation: str, data: WorkspaceData) -> SocketRoot:
+def _establish_root(env: Environment, sim: Simulation, rules: ReleaseRules, data: WorkspaceData) -> SocketRoot:
     """Run the configured directory or the tier chain once, as every socket kind does first."""
     view = sim.view
-    roots = _roots(env, generation)
-    configured = _configured_socket_dir(env, generation)
+    roots = _roots(env, rules)
+    configured = _configured_socket_dir(env, rules)
     home_nx = roots.home_nx
-    tmp = _os_tmpdir(env, view, generation)
+    tmp = _os_tmpdir(env, view, rules)
     if isinstance(tmp, int):
         # 23.1.2–23.3 look the OS temp dir up before choosing anything, and throw.
         failure = Refusal("not-inspectable", resolve_path(env.node_tmpdir(), env.cwd), errno=errno_name(tmp))
@@ -386,13 +418,13 @@ def _establish_root(env: Environment, sim: Simulation, generation: str, data: Wo
         if reason is not None:
             invalid = InvalidConfiguration(reason, directory, name, var.source)
             return SocketRoot(None, None, None, None, invalid, (), None, configured)
-        refusal = _establish_configured(sim, directory, generation)
+        refusal = _establish_configured(sim, directory, rules.walk_configured_ancestry)
         if refusal is None:
             return SocketRoot("configured", directory, None, None, None, (), None, configured)
-        fallback = _establish_workspace_dir(sim, data.daemon_dir)
+        fallback = _establish_workspace_dir(sim, data.socket_dir)
         return SocketRoot(
             None if fallback else "workspace",
-            None if fallback else data.daemon_dir,
+            None if fallback else data.socket_dir,
             None,
             directory,
             None,
@@ -405,7 +437,7 @@ def _establish_root(env: Environment, sim: Simulation, generation: str, data: Wo
     tiers: list[tuple[str, str, t.Callable[[], Refusal | None]]] = []
 
     def shared_tier() -> Refusal | None:
-        refusal = walk_ancestry(sim, "/tmp", create=False) if generation == "native" else None
+        refusal = walk_ancestry(sim, "/tmp", create=False) if rules.walk_tier_ancestry else None
         refusal = refusal or establish_shared_root(sim, roots.container)
         for level in (roots.user, roots.sockets):
             refusal = refusal or establish_private_dir(sim, level)
@@ -415,7 +447,7 @@ def _establish_root(env: Environment, sim: Simulation, generation: str, data: Wo
     if home_nx is not None and _home_tier_is_distinct(view, home_nx, tmp, roots):
 
         def home_tier() -> Refusal | None:
-            refusal = walk_ancestry(sim, dirname(home_nx), create=True) if generation == "native" else None
+            refusal = walk_ancestry(sim, dirname(home_nx), create=True) if rules.walk_tier_ancestry else None
             for level in (home_nx, join(home_nx, "sockets")):
                 refusal = refusal or establish_private_dir(sim, level)
             return refusal
@@ -428,10 +460,10 @@ def _establish_root(env: Environment, sim: Simulation, generation: str, data: Wo
             demoted = tiers[0][1] if index else None
             return SocketRoot(tier, root, demoted, None, None, tuple(refusals), None, None)
         refusals.append(refusal)
-    fallback = _establish_workspace_dir(sim, data.daemon_dir)
+    fallback = _establish_workspace_dir(sim, data.socket_dir)
     if fallback:
         return SocketRoot(None, None, None, None, None, (*tuple(refusals), fallback), fallback, None)
-    return SocketRoot("workspace", data.daemon_dir, None, None, None, tuple(refusals), None, None)
+    return SocketRoot("workspace", data.socket_dir, None, None, None, tuple(refusals), None, None)
 
 
 PER_RUN = "<H20(workspace+pid)>"
@@ -447,37 +479,37 @@ class _Spot(t.NamedTuple):
     refusals: tuple[Refusal, ...] = ()
 
 
-def _file_name(kind: str, generation: str) -> str:
+def _file_name(kind: str, rules: ReleaseRules) -> str:
     """The longest file name Nx gives a kind, which is what its budget is measured with."""
     if kind == "daemon":
         return "d.sock"
     if kind == "forked":
-        return layout.LONGEST_READY_NAME if generation == "native" else f"fp{layout.LONGEST_FORKED_ID}.sock"
+        return layout.LONGEST_READY_NAME if rules.readiness_socket else f"fp{layout.LONGEST_FORKED_ID}.sock"
     if kind == "plugin":
-        return (f"plugin{layout.LONGEST_PLUGIN_ID}.sock" if generation == "legacy" else f"p{layout.LONGEST_PLUGIN_ID}.sock")
+        return f"p{layout.LONGEST_PLUGIN_ID}.sock" if rules.current_layout else f"plugin{layout.LONGEST_PLUGIN_ID}.sock"
     return "nx-console.sock"
 
 
-def _pattern_name(kind: str, generation: str) -> str:
+def _pattern_name(kind: str, rules: ReleaseRules) -> str:
     return {
         "daemon": "d.sock",
         "forked": "fp<id>.sock",
-        "plugin": "plugin<id>.sock" if generation == "legacy" else "p<id>.sock",
+        "plugin": "p<id>.sock" if rules.current_layout else "plugin<id>.sock",
         "console": "nx-console.sock",
     }[kind]
 
 
-def _placement(kind: str, spot: _Spot, generation: str, sep: str = "/", prefix: str = "", user: str | None = None) -> SocketPlacement:
+def _placement(kind: str, spot: _Spot, rules: ReleaseRules, sep: str = "/", prefix: str = "", user: str | None = None) -> SocketPlacement:
     """A kind's placement at *spot*: its exact path where no pid or id is in it, its length for the longest name."""
-    name = _pattern_name(kind, generation)
+    name = _pattern_name(kind, rules)
     if spot.dir is None:
         measured_dir, pattern_dir = spot.root + sep + "x" * 20, spot.root + sep + PER_RUN
     else:
         measured_dir = pattern_dir = spot.dir
-    length = layout.path_length(measured_dir + sep + _file_name(kind, generation), generation)
+    length = layout.path_length(measured_dir + sep + _file_name(kind, rules), rules.budget_units)
     id_budget = None
     if kind == "plugin":
-        id_budget = layout.BUDGET - layout.path_length(measured_dir + sep + name.replace("<id>", ""), generation)
+        id_budget = layout.BUDGET - layout.path_length(measured_dir + sep + name.replace("<id>", ""), rules.budget_units)
     exact = None if spot.dir is None or kind in ("plugin", "forked") else prefix + spot.dir + sep + name
     return SocketPlacement(
         kind=kind,
@@ -514,30 +546,42 @@ def _unplaced(
 
 
 def _current_sockets(
-    env: Environment, sim: Simulation, generation: str, data: WorkspaceData
+    env: Environment, sim: Simulation, rules: ReleaseRules, data: WorkspaceData
 ) -> tuple[SocketRoot, dict[str, SocketPlacement]]:
-    """The root once, then each kind's leaf under it; a leaf refusal sends that kind alone to the workspace."""
-    root = _establish_root(env, sim, generation, data)
+    """The root once, then each kind's leaf under it; a leaf refusal sends that kind alone to the workspace.
+
+    The daemon runs in the workspace root: a relative configured directory is
+    resolved there for its socket, and against the caller's directory for the rest.
+    """
+    root = _establish_root(env, sim, rules, data)
     ws = env.workspace_root
+    daemon_root = root
+    configured = _configured_socket_dir(env, rules)
+    if configured is not None and not is_absolute(configured[1].value) and env.cwd != ws:
+        daemon_root = _establish_root(env._replace(cwd=ws), sim, rules, data)
     leaves = {"daemon": PER_RUN, "plugin": layout.plugin_leaf(ws), "console": layout.console_leaf(ws)}
     fallback: list[Refusal | None] = []  # the workspace directory, established at most once
     spots: dict[str, _Spot] = {}
     sockets: dict[str, SocketPlacement] = {}
     for kind in SOCKET_KINDS:
-        if kind == "console" and generation != "native":
+        kind_root = daemon_root if kind == "daemon" else root
+        if kind == "console" and not rules.console_socket:
             sockets[kind] = _unplaced(kind)
             continue
-        if root.tier is None or root.root is None:
-            sockets[kind] = _unplaced(kind, root.failure, placed=True)
+        if kind_root.tier is None or kind_root.root is None or root.tier is None or root.root is None:
+            failure = kind_root.failure if kind_root.tier is None else root.failure
+            sockets[kind] = _unplaced(kind, failure, placed=True)
             continue
         if kind == "forked":  # beside the daemon socket of the same process
-            if "daemon" in spots:
-                sockets[kind] = _placement(kind, spots["daemon"], generation)
+            if daemon_root is not root:
+                sockets[kind] = _placement(kind, _Spot(root.tier, root.root, root.root), rules)
+            elif "daemon" in spots:
+                sockets[kind] = _placement(kind, spots["daemon"], rules)
             else:
                 sockets[kind] = sockets["daemon"]._replace(kind=kind)
             continue
-        if root.tier in ("configured", "workspace"):
-            spot = _Spot(root.tier, root.root, root.root)
+        if kind_root.tier in ("configured", "workspace"):
+            spot = _Spot(kind_root.tier, kind_root.root, kind_root.root)
         else:
             leaf = join(root.root, leaves[kind])
             refusal = establish_private_dir(sim, leaf)
@@ -545,13 +589,13 @@ def _current_sockets(
                 spot = _Spot(root.tier, root.root, None if kind == "daemon" else leaf)
             else:
                 if not fallback:
-                    fallback.append(_establish_workspace_dir(sim, data.daemon_dir))
+                    fallback.append(_establish_workspace_dir(sim, data.socket_dir))
                 if fallback[0] is not None:
                     sockets[kind] = _unplaced(kind, fallback[0], placed=True, attempted_dir=leaf, refusals=(refusal,))
                     continue
-                spot = _Spot("workspace", data.daemon_dir, data.daemon_dir, leaf, (refusal,))
+                spot = _Spot("workspace", data.socket_dir, data.socket_dir, leaf, (refusal,))
         spots[kind] = spot
-        sockets[kind] = _placement(kind, spot, generation)
+        sockets[kind] = _placement(kind, spot, rules)
     return root, sockets
 
 
@@ -561,12 +605,19 @@ def _current_sockets(
 def _legacy_sockets(
     env: Environment, sim: Simulation, data: WorkspaceData
 ) -> tuple[SocketRoot, dict[str, SocketPlacement]]:
-    """``os.tmpdir()``-based, created at the umask, nothing checked; a failure falls to the workspace."""
-    configured = _configured_socket_dir(env, "legacy")
-    tmp = sim.view.realpath(resolve_path(env.node_tmpdir(), env.cwd))
+    """``os.tmpdir()``-based, created at the umask, nothing checked; a failure falls to the workspace.
+
+    The daemon runs in the workspace root, so a relative directory lands there for its socket.
+    """
+    rules = rules_for("23.1.1")
+    configured = _configured_socket_dir(env, rules)
     ws = env.workspace_root
     spots: dict[str, _Spot] = {}
-    for kind in ("daemon", "plugin"):
+    for kind in ("daemon", "forked", "plugin"):
+        cwd = ws if kind == "daemon" else env.cwd
+        if kind == "forked" and (configured is None or is_absolute(configured[1].value) or cwd == ws):
+            continue  # beside the daemon socket, unless a relative directory lands elsewhere for the caller
+        tmp = sim.view.realpath(resolve_path(env.node_tmpdir(), cwd))
         if configured is not None:
             tier, directory = "configured", configured[1].value
         elif isinstance(tmp, int):
@@ -575,17 +626,17 @@ def _legacy_sockets(
             tier = "temp"
             directory = join(tmp, layout.per_run_leaf(ws, PER_RUN)) if kind == "daemon" else tmp
         # ``mkdirSync(dir, {recursive: true})``; an empty value throws ENOENT.
-        if not directory or make_parents(sim, resolve_path(directory, env.cwd)) is not None:
-            tier, directory = "workspace", data.daemon_dir
-        directory = resolve_path(directory, env.cwd)
-        if kind == "daemon" and tier == "temp":
+        if not directory or make_parents(sim, resolve_path(directory, cwd)) is not None:
+            tier, directory = "workspace", data.socket_dir
+        directory = resolve_path(directory, cwd)
+        if kind in ("daemon", "forked") and tier == "temp":
             spots[kind] = _Spot(tier, dirname(directory), None)
         else:
             spots[kind] = _Spot(tier, directory, directory)
     sockets = {
-        "daemon": _placement("daemon", spots["daemon"], "legacy"),
-        "forked": _placement("forked", spots["daemon"], "legacy"),
-        "plugin": _placement("plugin", spots["plugin"], "legacy"),
+        "daemon": _placement("daemon", spots["daemon"], rules),
+        "forked": _placement("forked", spots.get("forked", spots["daemon"]), rules),
+        "plugin": _placement("plugin", spots["plugin"], rules),
         "console": _unplaced("console"),
     }
     daemon = spots["daemon"]
@@ -595,19 +646,19 @@ def _legacy_sockets(
 # -- Windows -----------------------------------------------------------------------
 
 
-def _resolve_windows(env: Environment, generation: str, data: WorkspaceData) -> Resolution:
+def _resolve_windows(env: Environment, rules: ReleaseRules, data: WorkspaceData) -> Resolution:
     """Named pipes: one tier, the OS temp dir; nothing to guard and nothing to allowlist."""
     import ntpath
 
     tmp = env.node_tmpdir()
     ws = env.workspace_root
-    configured = _configured_socket_dir(env, generation)
+    configured = _configured_socket_dir(env, rules)
     nx_dir = ntpath.join(tmp, ".nx")
     invalid = None
     root_dir, tier = tmp, "temp"
     if configured is not None:
         name, var = configured
-        root_dir, tier = ntpath.normpath(var.value), "configured"
+        root_dir, tier = ntpath.normpath(ntpath.join(env.cwd, var.value)), "configured"
         unusable = [(tmp, "os-temp-root"), (nx_dir, "nx-managed"), (ntpath.join(nx_dir, "native-cache"), "nx-managed")]
         for candidate, reason in unusable:
             if ntpath.normcase(ntpath.normpath(candidate)) == ntpath.normcase(root_dir):
@@ -619,7 +670,7 @@ def _resolve_windows(env: Environment, generation: str, data: WorkspaceData) -> 
     for kind in SOCKET_KINDS:
         if invalid is not None:
             sockets[kind] = _unplaced(kind, placed=True)
-        elif kind == "console" and generation != "native":
+        elif kind == "console" and not rules.console_socket:
             sockets[kind] = _unplaced(kind)
         else:
             if tier == "configured":
@@ -628,20 +679,22 @@ def _resolve_windows(env: Environment, generation: str, data: WorkspaceData) -> 
                 spot = _Spot(tier, root_dir, None)
             else:
                 spot = _Spot(tier, root_dir, ntpath.join(root_dir, leaves[kind]))
-            sockets[kind] = _placement(kind, spot, generation, "\\", layout.PIPE_PREFIX, env.username or "")
+            sockets[kind] = _placement(kind, spot, rules, "\\", layout.PIPE_PREFIX, env.username or "")
+    version = env.nx_version or rules.release
+    configured_cache = env.nonempty("NX_NATIVE_FILE_CACHE_DIRECTORY")
     if env.get("NX_SKIP_NATIVE_FILE_CACHE") == "true":
         cache = NativeCache(None, "NX_SKIP_NATIVE_FILE_CACHE=true", (), False)
-    elif env.nonempty("NX_NATIVE_FILE_CACHE_DIRECTORY"):
-        cache = NativeCache(ntpath.normpath(env.nonempty("NX_NATIVE_FILE_CACHE_DIRECTORY") or ""), None, (), True)
-    elif env.nx_version is None:
-        cache = NativeCache(None, "the Nx version is unknown, and the cache directory is named for it", (), False)
+    elif configured_cache:
+        cache = NativeCache(ntpath.normpath(ntpath.join(env.cwd, configured_cache)), None, (), True)
+    elif not rules.current_layout:
+        cache = NativeCache(ntpath.join(tmp, legacy_cache_name(env, version)), None, (), False)
     else:
-        cache = NativeCache(ntpath.join(nx_dir, "native-cache", env.nx_version), None, (), False)
+        cache = NativeCache(ntpath.join(nx_dir, "native-cache", version), None, (), False, ntpath.join(nx_dir, "native-cache"))
     return Resolution(
         environment=env,
-        layout="legacy" if generation == "legacy" else "current",
-        generation=generation,
-        layout_assumed=env.nx_version is None,
+        layout="current" if rules.current_layout else "legacy",
+        generation=rules.generation,
+        layout_assumed=rules.assumed,
         socket_root=root,
         sockets=sockets,
         native_cache=cache,
@@ -649,26 +702,54 @@ def _resolve_windows(env: Environment, generation: str, data: WorkspaceData) -> 
         daemon_record=None,
         actions=(),
         allowlist=Allowlist((), ()),
+        rules=rules,
     )
 
 
 # -- the daemon's record -------------------------------------------------------------
 
 
-def _daemon_record(view: FsView, daemon_dir: str) -> DaemonRecord | None:
+def client_socket_refusal(view: FsView, uid: int, socket_path: str, *, gid: int = -1) -> Refusal | None:
+    """Why a client of Nx ≥ 24.0.5 refuses to dial *socket_path* (``connectToDaemonSocket``), or ``None``.
+
+    Every level above the socket's directory must pass the ancestry walk
+    (yours or root's, not writable by others unless sticky), and the directory
+    itself must be a real directory of yours with no group or other bits at
+    all.  Nothing is created or tightened: the client only judges.  A refusal
+    reaches the client as ``ENOENT`` (or the directory's errno when it cannot
+    be examined), which its poll reads as "not up yet".
+    """
+    directory = dirname(socket_path)
+    sim = Simulation(view, uid, gid, (), 0o022)
+    refusal = walk_ancestry(sim, dirname(directory), create=False)
+    if refusal is not None:
+        return refusal
+    entry = view.lstat(directory)
+    if isinstance(entry, int):
+        return Refusal("not-inspectable", directory, errno=errno_name(entry))
+    if not entry.is_dir:
+        return Refusal("not-a-directory", directory, symlink=entry.is_link)
+    if entry.uid != uid:
+        return Refusal("foreign-owner", directory, uid=entry.uid)
+    if entry.mode & 0o077:
+        return Refusal("not-private", directory, mode=entry.mode & 0o7777)
+    return None
+
+
+def _daemon_record(view: FsView, daemon_dir: str, uid: int, rules: ReleaseRules) -> DaemonRecord | None:
     """``server-process.json``, when there is one: the recorded socket, whether its pid lives and it answers."""
     path = join(daemon_dir, "server-process.json")
     text = view.read_text(path)
     if isinstance(text, int):
         if text == _errno.ENOENT or text == _errno.ENOTDIR:
             return None
-        return DaemonRecord(path, None, None, None, None, None, f"could not be read ({errno_name(text)})")
+        return DaemonRecord(path, None, None, None, None, None, f"could not be read ({errno_name(text)})", rules.client_socket_check)
     try:
         data = json.loads(text)
     except ValueError:
-        return DaemonRecord(path, None, None, None, None, None, "is not valid JSON")
+        return DaemonRecord(path, None, None, None, None, None, "is not valid JSON", rules.client_socket_check)
     if not isinstance(data, dict):
-        return DaemonRecord(path, None, None, None, None, None, "is not a JSON object")
+        return DaemonRecord(path, None, None, None, None, None, "is not a JSON object", rules.client_socket_check)
     pid = data.get("processId")
     pid = pid if isinstance(pid, int) and not isinstance(pid, bool) else None
     socket_path = data.get("socketPath")
@@ -677,7 +758,15 @@ def _daemon_record(view: FsView, daemon_dir: str) -> DaemonRecord | None:
     version = version if isinstance(version, str) else None
     alive = view.pid_alive(pid) if pid is not None else None
     connect = view.probe_socket(socket_path) if socket_path is not None else None
-    return DaemonRecord(path, pid, socket_path, version, alive, connect, None)
+    refusal = None
+    if socket_path is not None and rules.client_socket_check:
+        refusal = client_socket_refusal(view, uid, socket_path)
+    return DaemonRecord(
+        path, pid, socket_path, version, alive, connect, None,
+        client_checks_socket=rules.client_socket_check,
+        client_will_connect=None if socket_path is None else refusal is None,
+        client_refusal=refusal,
+    )
 
 
 # -- what a sandbox must allow ------------------------------------------------------

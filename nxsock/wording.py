@@ -105,6 +105,8 @@ def describe(refusal: Refusal) -> str:
         return f"{d} is open to other users (mode {mode}) and cannot be restricted to 0700."
     if kind == "peer-writable-not-sticky":
         return f"{d} is writable by other users without the sticky bit (mode {mode}), so they could replace directories in it."
+    if kind == "not-private":
+        return f"{d} is open to other users (mode {mode}); Nx's client dials only a socket in an owner-only directory."
     return f"{d} was refused ({kind})."
 
 
@@ -149,7 +151,7 @@ def remedy_for(refusal: Refusal, ctx: RemedyContext) -> Remedy:
         )
     if kind == "foreign-ancestor":
         return Remedy(_export(ctx), f"{d} belongs to {_owner(refusal.uid)}; choose a directory where you or root own every level.")
-    if kind == "not-tightenable":
+    if kind in ("not-tightenable", "not-private"):
         return Remedy(f"chmod 0700 -- {q}", f"If the mode does not stick, the filesystem ignores modes. {elsewhere}")
     if kind == "peer-writable-not-sticky":
         if d == CONTAINER:

@@ -18,6 +18,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import threading
 import typing as t
 from pathlib import Path
 
@@ -25,6 +26,7 @@ import platformdirs
 
 REPO = Path(__file__).resolve().parent.parent
 ORACLE_SCRIPT = REPO / "tests" / "oracle" / "resolve.js"
+CLIENT_SCRIPT = REPO / "tests" / "oracle" / "client.js"
 
 # Test uids: NXSOCK_TEST_UID_BASE moves them, so that runs side by side (in parallel checkouts) never share
 # a uid that one run's ``pkill -u`` or planted processes could reach in another.
@@ -32,7 +34,7 @@ _UID_BASE = int(os.environ.get("NXSOCK_TEST_UID_BASE", "4100"))
 USER = _UID_BASE + 1  # the unprivileged user every scenario runs as
 PEER = _UID_BASE + 2  # another local user, the one who plants things
 THIRD = _UID_BASE + 3  # a third user, owner of what nobody else may touch
-NX_VERSIONS = {"native": "24.0.6", "ts": "23.3.2", "legacy": "23.1.1"}
+NX_VERSIONS = {"native": "24.0.6", "ts": "23.3.2", "legacy": "23.1.1"}  # one release per generation, for the other suites
 
 
 def missing_privileges() -> str | None:
@@ -120,10 +122,10 @@ def install_nx(version: str) -> Path:
     return target
 
 
-def stage_oracle() -> Path:
-    """The oracle script, copied where the scenario's uid can read it (the checkout may be under /tmp or a 0700 home)."""
-    source = ORACLE_SCRIPT.read_bytes()
-    target = cache_dir() / f"oracle-{hashlib.sha256(source).hexdigest()[:16]}.js"
+def stage_oracle(script: Path = ORACLE_SCRIPT) -> Path:
+    """An oracle script, copied where the scenario's uid can read it (the checkout may be under /tmp or a 0700 home)."""
+    source = script.read_bytes()
+    target = cache_dir() / f"{script.stem}-{hashlib.sha256(source).hexdigest()[:16]}.js"
     if not target.exists():
         partial = target.with_suffix(f".{os.getpid()}.tmp")
         partial.write_bytes(source)
@@ -234,8 +236,9 @@ class Scenario(t.NamedTuple):
     env: t.Mapping[str, str | None] = {}  # the user's environment; None unsets HOME
     workspace: str = "/tmp/ws"
     cwd: str | None = None  # defaults to the workspace
-    generations: tuple[str, ...] = ("native", "ts")
+    generations: tuple[str, ...] = ("legacy", "ts", "native")
     after: str = ""  # shell, as root, right before the runs (remounts)
+    daemon_decides: bool = False  # the daemon socket's place is the real daemon's to show, not a client's resolver
 
 
 class Outcome(t.NamedTuple):
@@ -311,6 +314,106 @@ echo '<<<END'
         tree_before=trees[0] if trees else "",
         tree_after=trees[1] if len(trees) > 1 else "",
         raw=out + proc.stderr.decode("utf-8", "replace"),
+    )
+
+
+def _scenario_body(scenario: Scenario, nx: Path, python: str, pythonpath: str, text: bool) -> str:
+    """One state, built on fresh tmpfs ``/tmp`` and ``/home``, then nxsock and Nx on it, then torn down."""
+    q = shlex.quote
+    ws = scenario.workspace
+    home_default = f"/home/u{USER}"
+    as_user = as_user_prefix(USER, scenario.env)
+    nxsock_cmd = f"{as_user} PYTHONPATH={q(pythonpath)} PYTHONDONTWRITEBYTECODE=1 {q(python)} -m nxsock paths --json"
+    text_cmd = nxsock_cmd.replace(" paths --json", " paths")
+    oracle_cmd = f"{as_user} node {q(str(stage_oracle()))} {q(str(nx))}"
+    text_run = f"""echo '<<<TEXT'; {text_cmd} 2>&1 >/dev/null; echo "<<<TEXTRC $?"
+""" if text else ""
+    return f"""
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=0755 tmpfs /home
+(
+set -e
+mkdir -p {q(home_default)} && chown {USER}:{USER} {q(home_default)}
+mkdir -p {q(ws)}/node_modules
+echo '{{}}' > {q(ws)}/nx.json
+ln -s {q(str(nx / 'node_modules' / 'nx'))} {q(ws)}/node_modules/nx
+chown -R {USER}:{USER} {q(ws)}
+{scenario.setup}
+{scenario.after}
+) </dev/null >&3 2>&3
+[ $? = 0 ] || echo '<<<SETUPFAILED'
+(
+cd {q(scenario.cwd or ws)}
+echo '<<<TREE'; {SNAPSHOT}
+echo '<<<NXSOCK'; {nxsock_cmd} 2>&3; echo "<<<RC $?"
+{text_run}echo '<<<TREE'; {SNAPSHOT}
+echo '<<<ORACLE'; {oracle_cmd} 2>/dev/null
+echo '<<<END'
+) </dev/null
+umount -R /tmp 2>/dev/null || umount -l /tmp
+umount -R /home 2>/dev/null || umount -l /home
+"""
+
+
+def run_release_batch(
+    release: str, scenarios: t.Sequence[Scenario], *, text: bool | None = None, timeout: float = 1500
+) -> list[Outcome]:
+    """Every state of *scenarios* against one release, in one private mount namespace: one Outcome each, in order.
+
+    Each state gets its own fresh tmpfs ``/tmp`` and ``/home``; nothing carries over from one to the next.
+    """
+    nx = install_nx(release)
+    python, pythonpath = stage_nxsock()
+    if text is None:  # the human output too, once per generation: its exit code must match the JSON's
+        text = release in NX_VERSIONS.values()
+    parts = ["exec 3>&2"]
+    for index, scenario in enumerate(scenarios):
+        parts.append(f"echo '<<<SCENARIO {index}'; echo '<<<SCENARIO {index}' >&3")
+        parts.append(_scenario_body(scenario, nx, python, pythonpath, text))
+    # Too long for one argument: the script goes in a file only root reads, removed afterwards.
+    script = cache_dir() / f"batch-{release}-{os.getpid()}-{threading.get_ident()}.sh"
+    script.write_bytes("\n".join(parts).encode("utf-8", "surrogateescape"))
+    script.chmod(0o600)
+    try:
+        proc = subprocess.run(
+            ["unshare", "-m", "--propagation", "private", "bash", str(script)],
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=timeout,
+        )
+    finally:
+        script.unlink(missing_ok=True)
+    out = proc.stdout.decode("utf-8", "replace").split("<<<SCENARIO ")
+    err = proc.stderr.decode("utf-8", "replace").split("<<<SCENARIO ")
+    by_index = {int(chunk.split("\n", 1)[0]): chunk for chunk in out[1:]}
+    errors = {int(chunk.split("\n", 1)[0]): chunk for chunk in err[1:]}
+    outcomes = []
+    for index in range(len(scenarios)):
+        chunk = by_index.get(index, "")
+        outcomes.append(_parse_outcome(chunk, errors.get(index, ""), text))
+    return outcomes
+
+
+def _parse_outcome(out: str, stderr: str, text: bool) -> Outcome:
+    sections = out.split("<<<")
+    trees = [s[len("TREE\n") :] for s in sections if s.startswith("TREE\n")]
+    nxsock_text = next((s[len("NXSOCK\n") :] for s in sections if s.startswith("NXSOCK\n")), "")
+    rc_text = next((s for s in sections if s.startswith("RC ")), "RC -1")
+    oracle_text = next((s[len("ORACLE\n") :] for s in sections if s.startswith("ORACLE\n")), "")
+    text_stderr = next((s[len("TEXT\n") :] for s in sections if s.startswith("TEXT\n")), "")
+    text_rc = next((s for s in sections if s.startswith("TEXTRC ")), f"TEXTRC {rc_text.split()[1]}" if not text else "TEXTRC -1")
+    if "<<<SETUPFAILED" in out:
+        stderr = "the state could not be built:\n" + stderr
+    return Outcome(
+        nxsock=_json_or_none(nxsock_text),
+        nxsock_rc=int(rc_text.split()[1]),
+        nxsock_stderr=stderr,
+        oracle=_json_or_none(oracle_text),
+        text_rc=int(text_rc.split()[1]),
+        text_stderr=text_stderr,
+        tree_before=trees[0] if trees else "",
+        tree_after=trees[1] if len(trees) > 1 else "",
+        raw=out + stderr,
     )
 
 
@@ -417,3 +520,100 @@ def changed_outside(before: str, after: str, removed: t.Iterable[str]) -> list[s
         f"removed {p}" for p in old.keys() - new.keys() if not any(p == r or p.startswith(r + "/") for r in allowed)
     ]
     return sorted(problems)
+
+
+class DaemonProbe(t.NamedTuple):
+    """A real daemon started from a subdirectory with a relative ``NX_SOCKET_DIR``, then judged by the real client."""
+
+    predicted: dict[str, t.Any] | None  # nxsock paths --json before the daemon started
+    record: dict[str, t.Any] | None  # the daemon's server-process.json
+    states: list[tuple[str, dict[str, t.Any] | None, dict[str, t.Any] | None]]  # (state, nxsock, the client's dial)
+    cache_path: str
+    cache_list: dict[str, t.Any] | None
+    verify: dict[str, t.Any] | None
+    verify_rc: int
+    doctor: dict[str, t.Any] | None
+    raw: str
+
+
+#: Changes made to the running daemon's directories, one state each, before nxsock and the client judge it.
+CLIENT_STATES = (
+    ("as the daemon left it", "true"),
+    ("socket directory widened to 0755", "chmod 0755 /tmp/ws/socks"),
+    ("workspace root made 0777 without sticky", "chmod 0700 /tmp/ws/socks; chmod 0777 /tmp/ws"),
+)
+
+
+def run_daemon_probe(release: str, timeout: float = 240) -> DaemonProbe:
+    """Start *release*'s real daemon from ``/tmp/ws/apps/one`` with ``NX_SOCKET_DIR=socks``; ask nxsock and the client."""
+    nx = install_nx(release)
+    python, pythonpath = stage_nxsock()
+    q = shlex.quote
+    env = {"NX_SOCKET_DIR": "socks", "NX_DAEMON": "true", "NX_NO_CLOUD": "true", "NX_TUI": "false"}
+    as_user = as_user_prefix(USER, env)
+    nxsock = f"{as_user} PYTHONPATH={q(pythonpath)} PYTHONDONTWRITEBYTECODE=1 {q(python)} -m nxsock"
+    client = f"{as_user} node {q(str(stage_oracle(CLIENT_SCRIPT)))} {q(str(nx))}"
+    states = "\n".join(
+        f"""echo '<<<STATE {name}'; {change}
+echo '<<<NXSOCK'; {nxsock} paths --json 2>&3
+echo '<<<CLIENT'; {client} "$SOCKET" 2>&3"""
+        for name, change in CLIENT_STATES
+    )
+    script = f"""
+exec 3>&2
+set -e
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=0755 tmpfs /home
+install -d -o {USER} -g {USER} /home/u{USER}
+mkdir -p /tmp/ws/node_modules /tmp/ws/apps/one
+echo '{{}}' > /tmp/ws/nx.json
+echo '{{"name": "ws", "private": true}}' > /tmp/ws/package.json
+ln -s {q(str(nx / 'node_modules' / 'nx'))} /tmp/ws/node_modules/nx
+chown -R {USER}:{USER} /tmp/ws
+cd /tmp/ws/apps/one
+set +e
+echo '<<<PREDICT'; {nxsock} paths --json 2>&3
+echo '<<<START'; timeout 90 {as_user} node /tmp/ws/node_modules/nx/dist/bin/nx.js daemon --start </dev/null >&3 2>&3
+echo '<<<RECORD'; cat /tmp/ws/.nx/workspace-data/d/server-process.json
+SOCKET=$(node -e 'try{{process.stdout.write(require("/tmp/ws/.nx/workspace-data/d/server-process.json").socketPath)}}catch(e){{}}')
+echo '<<<CACHEPATH'; {nxsock} cache path 2>&3
+echo '<<<CACHELIST'; {nxsock} cache list --json 2>&3
+echo '<<<VERIFY'; {nxsock} cache verify --json 2>&3; echo "<<<VERIFYRC $?"
+echo '<<<DOCTOR'; {nxsock} doctor --json 2>&3
+{states}
+echo '<<<END'
+"""
+    path = cache_dir() / f"daemon-{release}-{os.getpid()}-{threading.get_ident()}.sh"
+    path.write_text(script)
+    path.chmod(0o600)
+    try:
+        proc = subprocess.run(
+            ["unshare", "-m", "-p", "-f", "--mount-proc", "--kill-child", "--propagation", "private", "bash", str(path)],
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=timeout,
+        )
+    finally:
+        path.unlink(missing_ok=True)
+    out = proc.stdout.decode("utf-8", "replace")
+
+    def section(name: str, text: str = out) -> str:
+        marker = f"<<<{name}\n"
+        return text.split(marker, 1)[1].split("<<<", 1)[0] if marker in text else ""
+
+    judged = []
+    for chunk in out.split("<<<STATE ")[1:]:
+        name = chunk.split("\n", 1)[0]
+        judged.append((name, _json_or_none(section("NXSOCK", chunk)), _json_or_none(section("CLIENT", chunk))))
+    rc = next((s for s in out.split("<<<") if s.startswith("VERIFYRC ")), "VERIFYRC -1")
+    return DaemonProbe(
+        predicted=_json_or_none(section("PREDICT")),
+        record=_json_or_none(section("RECORD")),
+        states=judged,
+        cache_path=section("CACHEPATH").strip(),
+        cache_list=_json_or_none(section("CACHELIST")),
+        verify=_json_or_none(section("VERIFY")),
+        verify_rc=int(rc.split()[1]),
+        doctor=_json_or_none(section("DOCTOR")),
+        raw=out + proc.stderr.decode("utf-8", "replace"),
+    )

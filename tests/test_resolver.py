@@ -7,6 +7,7 @@ from conftest import PEER, STICKY, USER, environment, machine, mine
 from nxsock.fsview import Entry, MemoryView, UserNamespaceView
 from nxsock.guards import Action, Refusal
 from nxsock.layout import plugin_leaf
+from nxsock.releases import KNOWN_RELEASES, NEWEST_KNOWN, rules_for
 from nxsock.resolver import resolve
 
 
@@ -180,10 +181,43 @@ class TestGenerations:
         assert result.sockets["plugin"].pattern == "/tmp/plugin<id>.sock"
         assert result.native_cache.dir is not None and result.native_cache.dir.startswith("/tmp/nx-native-file-cache-")
 
-    def test_no_installed_version_assumes_the_current_layout_and_says_so(self) -> None:
+    def test_no_installed_version_assumes_the_newest_known_release_and_says_so(self) -> None:
+        """No Nx found: predicted as the newest release nxsock knows, its cache directory named for it."""
         result = resolve(environment(nx_version=None, nx_version_source=None), machine())
-        assert (result.layout, result.layout_assumed) == ("current", True)
-        assert result.native_cache.dir is None and result.native_cache.bypass_reason
+        assert (result.layout, result.layout_assumed, result.rules.release) == ("current", True, NEWEST_KNOWN)
+        assert result.native_cache.dir == f"/tmp/.nx/{USER}/native-cache/{NEWEST_KNOWN}"
+        assert result.native_cache.bypass_reason is None
+
+    def test_a_release_newer_than_any_known_follows_the_newest_and_says_so(self) -> None:
+        result = resolve(environment(nx_version="24.1.0"), machine())
+        assert (result.layout_assumed, result.rules.release) == (True, NEWEST_KNOWN)
+        assert result.native_cache.dir == f"/tmp/.nx/{USER}/native-cache/24.1.0"
+
+    def test_a_known_release_is_not_assumed(self) -> None:
+        for version in KNOWN_RELEASES:
+            result = resolve(environment(nx_version=version), machine())
+            assert (result.layout_assumed, result.rules.release) == (False, version)
+
+
+class TestReleaseRules:
+    """Rules that changed inside a generation are read from the release table, patch by patch."""
+
+    def test_24_0_2_uses_a_home_beneath_a_world_writable_directory(self) -> None:
+        state = machine({"/tmp/.nx": Entry("dir", PEER, PEER, 0o1777), "/home/ww": Entry("dir", 0, 0, 0o777),
+                         "/home/ww/u": mine(0o755)})
+        home = {"HOME": "/home/ww/u"}
+        old = resolve(environment(home, nx_version="24.0.2"), state)
+        new = resolve(environment(home, nx_version="24.0.5"), state)
+        assert old.socket_root.tier == "home" and new.socket_root.tier == "workspace"
+
+    def test_only_24_0_6_refuses_an_untrusted_workspace_data_directory(self) -> None:
+        state = machine({"/tmp/shared": Entry("dir", 0, 0, 0o777)})
+        data = {"NX_WORKSPACE_DATA_DIRECTORY": "/tmp/shared/data"}
+        refused = {v: resolve(environment(data, nx_version=v), state).workspace_data.refused for v in ("24.0.5", "24.0.6")}
+        assert refused == {"24.0.5": False, "24.0.6": True}
+
+    def test_the_client_check_arrives_with_24_0_5(self) -> None:
+        assert [rules_for(v).client_socket_check for v in ("23.3.2", "24.0.2", "24.0.5", "24.0.6")] == [False, False, True, True]
 
 
 class TestViews:

@@ -17,7 +17,7 @@ def _listing(host: HostOverrides) -> t.Any:
     from ..binding_cache import find_binding, host_triple, list_cache
 
     resolution, view = build_resolution(host)
-    binding = find_binding(resolution.environment, view, host_triple())
+    binding = find_binding(resolution.environment, view, host_triple(), resolution.rules)
     return resolution, view, list_cache(resolution, view, binding)
 
 
@@ -129,7 +129,8 @@ def cache_prune(dry_run: bool, json_flag: bool, host: HostOverrides) -> None:
                 finally:
                     os.close(fd)
             interrupted = stop.requested
-            if not dry_run and not interrupted and listing.dir and not resolution.native_cache.configured:
+            if (not dry_run and not interrupted and listing.dir and not resolution.native_cache.configured
+                    and resolution.rules.current_layout):
                 _remove_empty_version_dirs(listing.dir, resolution.environment.nx_version, uid)
     except Interrupted:
         interrupted = True

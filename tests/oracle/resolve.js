@@ -1,15 +1,22 @@
 // The reference: ask the real Nx where it puts its sockets and binding cache.
-// usage: node resolve.js <nx install dir> <generation: legacy|ts|native>
+// usage: node resolve.js <nx install dir> [generation: legacy|ts|native]
 // Runs in the workspace (cwd), prints one JSON document. Nx creates what it
-// decides on, exactly as it would for a real command.
+// decides on, exactly as it would for a real command. Without a generation it
+// is told from the installed release: ≤ 23.1.1 legacy, 23.x ts, else native.
 'use strict';
-const path = require('path');
-const [nxDir, generation] = process.argv.slice(2);
+const [nxDir, named] = process.argv.slice(2);
 const req = (m) => require(require.resolve(m, { paths: [nxDir] }));
+const version = req('nx/package.json').version;
+function generationOf(v) {
+  const [major, minor, patch] = v.split(/[.-]/).map(Number);
+  const n = major * 1e6 + minor * 1e3 + patch;
+  return n <= 23001001 ? 'legacy' : n < 24000000 ? 'ts' : 'native';
+}
+const generation = named || generationOf(version);
 
 const PLUGIN_ID = '1234567-1-abcdef01';
 const FORKED_ID = generation === 'native' ? '1234567-ready-1' : '1234567-1';
-const out = { generation, pid: process.pid, sockets: {}, native_cache: null, native_cache_error: null };
+const out = { generation, version, pid: process.pid, sockets: {}, native_cache: null, native_cache_error: null };
 
 function capture(fn) {
   try {
@@ -34,6 +41,11 @@ if (process.env.NX_SKIP_NATIVE_FILE_CACHE === 'true') {
 }
 // Only the socket resolution from here on: no copy of the binding.
 process.env.NX_SKIP_NATIVE_FILE_CACHE = 'true';
+
+// The workspace data directory, as the CLI settles it on import (24.0.6 refuses an untrusted one there).
+const data = capture(() => req('nx/src/utils/cache-directory').workspaceDataDirectory);
+out.workspace_data = data && data.error ? null : data;
+out.workspace_data_error = data && data.error ? data : null;
 
 if (generation === 'native') {
   const n = req('nx/src/native');
