@@ -93,10 +93,14 @@ def render_paths(resolution: Resolution) -> None:
     out = _console()
     refusals = _Refusals(out)
     env = resolution.environment
-    version = env.nx_version or "not installed"
-    assumed = "; assumed: no Nx found in the workspace" if resolution.layout_assumed else ""
+    version = env.nx_version or ("not given (--nx-version)" if env.simulated else "not installed")
+    assumed = ""
+    if resolution.layout_assumed:
+        newer = f"{printable(env.nx_version)} is newer than any it knows" if env.nx_version else "no version known"
+        assumed = f"; predicted as Nx {resolution.rules.release}, the newest release nxsock knows ({newer})"
     out.print(Text(f"Nx {printable(version)}: {GENERATION[resolution.generation]}{assumed}", style="bold"))
-    where = f"workspace {printable(env.workspace_root)} (found by {printable(env.workspace_source)})"
+    how = "from" if env.simulated else "found by"
+    where = f"workspace {printable(env.workspace_root)} ({how} {printable(env.workspace_source)})"
     who = "" if env.platform == "win32" else f", uid {env.uid}"
     out.print(Text(f"{where}, platform {env.platform}{who}" + (" — a fresh machine, not this host" if env.simulated else "")))
     for name, var in sorted(env.variables.items()):

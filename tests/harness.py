@@ -527,7 +527,7 @@ class DaemonProbe(t.NamedTuple):
 
     predicted: dict[str, t.Any] | None  # nxsock paths --json before the daemon started
     record: dict[str, t.Any] | None  # the daemon's server-process.json
-    states: list[tuple[str, dict[str, t.Any] | None, dict[str, t.Any] | None]]  # (state, nxsock, the client's dial)
+    states: list[tuple[str, dict[str, t.Any] | None, dict[str, t.Any] | None, dict[str, t.Any] | None]]  # (state, paths, dial, doctor)
     cache_path: str
     cache_list: dict[str, t.Any] | None
     verify: dict[str, t.Any] | None
@@ -556,7 +556,8 @@ def run_daemon_probe(release: str, timeout: float = 240) -> DaemonProbe:
     states = "\n".join(
         f"""echo '<<<STATE {name}'; {change}
 echo '<<<NXSOCK'; {nxsock} paths --json 2>&3
-echo '<<<CLIENT'; {client} "$SOCKET" 2>&3"""
+echo '<<<CLIENT'; {client} "$SOCKET" 2>&3
+echo '<<<STATEDOCTOR'; {nxsock} doctor --json --only daemon-record 2>&3"""
         for name, change in CLIENT_STATES
     )
     script = f"""
@@ -604,7 +605,12 @@ echo '<<<END'
     judged = []
     for chunk in out.split("<<<STATE ")[1:]:
         name = chunk.split("\n", 1)[0]
-        judged.append((name, _json_or_none(section("NXSOCK", chunk)), _json_or_none(section("CLIENT", chunk))))
+        judged.append((
+            name,
+            _json_or_none(section("NXSOCK", chunk)),
+            _json_or_none(section("CLIENT", chunk)),
+            _json_or_none(section("STATEDOCTOR", chunk)),
+        ))
     rc = next((s for s in out.split("<<<") if s.startswith("VERIFYRC ")), "VERIFYRC -1")
     return DaemonProbe(
         predicted=_json_or_none(section("PREDICT")),

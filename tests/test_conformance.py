@@ -341,13 +341,27 @@ class TestTheRealDaemon:
         """``daemon_record.client_will_connect`` is what the real client's dial then does, state by state."""
         probe = _probe(release)
         assert len(probe.states) == 3, probe.raw[-1500:]
-        for name, doc, client in probe.states:
+        for name, doc, client, _ in probe.states:
             assert doc is not None and client is not None, (name, probe.raw[-1500:])
             record = doc["daemon_record"]
             assert record["client_checks_socket"] == client["checked"], name
             assert record["client_will_connect"] == client["connected"], (name, record, client)
             if not client["connected"]:
                 assert record["client_refusal"]["dir"] in client["message"], (name, record, client)
+        assert [c["connected"] for _, _, c, _ in probe.states] == (
+            [True, False, False] if rules_for(release).client_socket_check else [True, True, True])
+
+    def test_doctor_says_why_the_client_will_not_use_the_daemon(self, release: str) -> None:
+        """A warning naming the refused level exactly where the real client refuses; none where it dials."""
+        probe = _probe(release)
+        for name, _, client, doctor in probe.states:
+            assert doctor is not None and client is not None, (name, probe.raw[-1500:])
+            said = [f for f in doctor["findings"] if "will not use the recorded daemon socket" in f["message"]]
+            if client["connected"]:
+                assert said == [], (name, said)
+            else:
+                assert len(said) == 1 and said[0]["severity"] == "warn", (name, doctor["findings"])
+                assert "NX_DAEMON=false" in (said[0]["hint"] or ""), said
 
     def test_the_cache_after_a_real_run_is_listed_and_verified(self, release: str) -> None:
         """``cache path`` names the directory Nx copied its binding to; ``list`` shows the entry, ``verify`` calls it fresh."""
