@@ -174,6 +174,13 @@ def render_paths(resolution: Resolution) -> None:
             if record["client_refusal"]:
                 out.print(Text(f"  but Nx {printable(version)}'s client refuses to dial it:", style="yellow"))
                 refusals.show(record["client_refusal"], "    ")
+    refused = doc["sockets"]["daemon"].get("client_refusal")
+    inside = (doc.get("user_namespace_sandbox") or {}).get("inside")
+    if refused and not record and not inside:  # no daemon yet: where it would bind (a sandbox says it itself)
+        out.print(Text(f"Nx {resolution.rules.release}'s client will not dial the daemon socket there: ", style="yellow")
+                  + Text(printable(refused["message"])))
+        out.print(Text("  it reads the refusal as ENOENT, waits for the daemon, then runs without it; "
+                       "run Nx with NX_DAEMON=false here", style="dim"))
     out.print()
 
     cache = doc["native_cache"]

@@ -112,6 +112,9 @@ def _socket_json(placement: SocketPlacement, resolution: Resolution, ctx: Remedy
         doc["recorded"] = record is not None and record.socket_path is not None
         doc["alive"] = None if record is None else record.alive
         doc["answers"] = None if record is None or record.connect is None else record.connect == "answers"
+        # Nx ≥ 24.0.5's client dials only a socket whose directory and ancestry it trusts.
+        doc["client_will_connect"] = None if placement.root is None else placement.client_refusal is None
+        doc["client_refusal"] = None if placement.client_refusal is None else refusal_json(placement.client_refusal, ctx)
     if placement.kind == "plugin":
         doc["id_budget"] = placement.id_budget
     return doc

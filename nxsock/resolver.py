@@ -88,6 +88,7 @@ class SocketPlacement(t.NamedTuple):
     attempted_dir: str | None  # a leaf refused, sending this kind to the workspace
     refusals: tuple[Refusal, ...]
     failure: Refusal | None
+    client_refusal: Refusal | None = None  # the daemon's: why this release's client would not dial it there
 
 
 class DaemonRecord(t.NamedTuple):
@@ -190,10 +191,13 @@ def resolve(env: Environment, view: FsView, *, layout_override: str | None = Non
     else:
         root, sockets = _current_sockets(env, sim, rules, data)
     record = _daemon_record(view, data.daemon_dir, env.uid, rules)
+    sockets = dict(sockets)
+    daemon = sockets["daemon"]
     if record is not None and record.socket_path:
-        sockets = dict(sockets)
-        daemon = sockets["daemon"]
-        sockets["daemon"] = daemon._replace(path=record.socket_path, dir=dirname(record.socket_path))
+        daemon = daemon._replace(path=record.socket_path, dir=dirname(record.socket_path), client_refusal=record.client_refusal)
+    elif rules.client_socket_check and daemon.root is not None:
+        daemon = daemon._replace(client_refusal=_predicted_client_refusal(env, view, daemon))
+    sockets["daemon"] = daemon
     return Resolution(
         environment=env,
         layout="current" if rules.current_layout else "legacy",
@@ -734,6 +738,19 @@ def client_socket_refusal(view: FsView, uid: int, socket_path: str, *, gid: int 
     if entry.mode & 0o077:
         return Refusal("not-private", directory, mode=entry.mode & 0o7777)
     return None
+
+
+def _predicted_client_refusal(env: Environment, view: FsView, daemon: SocketPlacement) -> Refusal | None:
+    """Where no daemon runs yet: would the client refuse the directory the daemon is predicted to bind in?
+
+    The daemon makes that directory itself, owner-only (the resolver already
+    judged it can), so only the levels above it decide: missing ones would be
+    the user's own when the daemon creates them.
+    """
+    assert daemon.root is not None
+    directory = daemon.dir or join(daemon.root, "x" * 20)
+    sim = Simulation(view, env.uid, env.gid, env.groups, env.umask)
+    return walk_ancestry(sim, dirname(directory), create=True)
 
 
 def _daemon_record(view: FsView, daemon_dir: str, uid: int, rules: ReleaseRules) -> DaemonRecord | None:

@@ -253,3 +253,19 @@ class TestTwoCheckouts:
         leftovers = [f["message"] for f in doc["findings"] if f["id"] == "leftovers" and "binding cache" in f["message"]]
         # The old checkout has its own previous release to prune; the new one has nothing of its own.
         assert leftovers == (["1 binding cache entry of other versions, interrupted or untrusted."] if checkout == "old" else [])
+
+
+class TestTheClientsVerdictOnAPrediction:
+    """With no daemon yet, ``sockets.daemon.client_will_connect`` says whether the client would dial where it binds."""
+
+    def test_inside_a_user_namespace_24_0_5_cannot_use_its_daemon_anywhere(self) -> None:
+        view = UserNamespaceView(machine({"/tmp/.nx": STICKY}), USER, USER)
+        for release, refused in (("24.0.2", False), ("24.0.5", True), ("24.0.6", True)):
+            daemon = resolve(environment(nx_version=release), view).sockets["daemon"]
+            assert (daemon.client_refusal is not None) == refused, release
+            if refused:
+                assert daemon.client_refusal is not None and daemon.client_refusal.dir == "/"
+
+    def test_on_an_ordinary_machine_the_client_dials_where_the_daemon_binds(self) -> None:
+        daemon = resolve(environment(), machine()).sockets["daemon"]
+        assert daemon.root is not None and daemon.client_refusal is None
