@@ -91,10 +91,11 @@ def check_environment(ctx: Context) -> list[Finding]:
     ]
     if env.nx_version is None:
         found.append(Finding("environment", "info", env.workspace_root,
-                             "No Nx is installed in this workspace; the current layout is assumed.",
+                             f"No Nx is installed in this workspace; predicted as Nx {res.rules.release}, the newest release nxsock knows.",
                              hint="Run nxsock in the workspace (or pass --workspace DIR), or pass --nx-version V to audit for that release."))
     else:
-        found.append(Finding("environment", "info", None, f"Nx {env.nx_version}, {res.layout} layout ({res.generation})."))
+        assumed = f"; newer than any release nxsock knows, predicted as Nx {res.rules.release}" if res.layout_assumed else ""
+        found.append(Finding("environment", "info", None, f"Nx {env.nx_version}, {res.layout} layout ({res.generation}){assumed}."))
     for name in RELEVANT_VARIABLES:
         var = env.variables.get(name)
         if var is not None and name.startswith("NX_"):
@@ -155,7 +156,7 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
 def check_tmpdir(ctx: Context) -> list[Finding]:
     res = ctx.resolution
     failure = res.socket_root.failure
-    if res.generation == "ts" and failure is not None and failure.kind == "not-inspectable" and failure.errno == "ENOENT":
+    if res.rules.tmpdir_enoent_fails and failure is not None and failure.kind == "not-inspectable" and failure.errno == "ENOENT":
         return [Finding("tmpdir", "error", failure.dir,
                         f"TMPDIR names {failure.dir}, which does not exist; Nx 23.1.2–23.3 fails every socket path with ENOENT.",
                         f"mkdir -p -- {shell_quote(failure.dir)}",

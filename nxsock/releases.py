@@ -32,6 +32,7 @@ __all__ = [
     "ReleaseRules",
     "parse_version",
     "rules_for",
+    "rules_of_generation",
 ]
 
 #: The releases measured, oldest first.  A new one is added here, with its changes below.
@@ -185,11 +186,6 @@ def rules_for(version: str | None) -> ReleaseRules:
 
 
 def rules_of_generation(generation: str) -> ReleaseRules:
-    """The newest known release of a generation, for ``--layout`` and the tests."""
+    """The newest known release of a generation, for ``--layout``."""
     newest = [r for r in KNOWN_RELEASES if _RULES[r]["generation"] == generation]
     return rules_for(newest[-1])
-
-
-def changed_rules() -> list[tuple[str, str, object]]:
-    """``(release, rule, value)`` for every change, for documentation and ``--explain``."""
-    return [(c.release, c.rule, c.value) for c in CHANGES]

@@ -27,7 +27,7 @@ from .guards import (
     make_parents,
     walk_ancestry,
 )
-from .releases import NEWEST_KNOWN, ReleaseRules, rules_for
+from .releases import NEWEST_KNOWN, ReleaseRules, rules_for, rules_of_generation
 from .sandbox_daemon import SandboxDaemon, client_refusal, judge_sandbox
 
 __all__ = [
@@ -172,7 +172,7 @@ def rules_in_force(env: Environment, layout_override: str | None = None) -> Rele
     """The release table's rules for the installed (or named) Nx, or for a forced layout."""
     rules = rules_for(env.nx_version)
     if layout_override == "legacy" and rules.current_layout:
-        return rules_for("23.1.1")._replace(assumed=False)
+        return rules_of_generation("legacy")
     if layout_override == "current" and not rules.current_layout:
         return rules_for(NEWEST_KNOWN)._replace(assumed=False)
     return rules
@@ -613,7 +613,7 @@ def _legacy_sockets(
 
     The daemon runs in the workspace root, so a relative directory lands there for its socket.
     """
-    rules = rules_for("23.1.1")
+    rules = rules_of_generation("legacy")
     configured = _configured_socket_dir(env, rules)
     ws = env.workspace_root
     spots: dict[str, _Spot] = {}
@@ -677,8 +677,8 @@ def _resolve_windows(env: Environment, rules: ReleaseRules, data: WorkspaceData)
         elif kind == "console" and not rules.console_socket:
             sockets[kind] = _unplaced(kind)
         else:
-            if tier == "configured":
-                spot = _Spot(tier, root_dir, root_dir)
+            if tier == "configured" or (kind == "plugin" and not rules.current_layout):
+                spot = _Spot(tier, root_dir, root_dir)  # the legacy layout puts plugin<id>.sock in the temp dir itself
             elif kind in ("daemon", "forked"):
                 spot = _Spot(tier, root_dir, None)
             else:
