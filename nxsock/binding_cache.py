@@ -240,7 +240,9 @@ def other_checkout(entry: CacheEntry, listing: CacheListing) -> bool:
 def prune_plan(listing: CacheListing, installed_version: str | None, uid: int) -> list[tuple[CacheEntry, str]]:
     """What ``cache prune`` removes, and why: other versions, interrupted copies, untrusted entries of yours.
 
-    Entries keyed by another checkout's binding path are that checkout's, not debris, and stay.
+    A trusted entry keyed by another binding path is another checkout's, which
+    that checkout's Nx still loads whatever release it runs: it is not debris
+    and stays.  An untrusted one goes whoever's key it carries.
     """
     plan = []
     for entry in listing.entries:
@@ -250,10 +252,10 @@ def prune_plan(listing: CacheListing, installed_version: str | None, uid: int) -
             continue
         if entry.partial:
             plan.append((entry, "an interrupted copy"))
+        elif not entry.trusted:
+            plan.append((entry, "untrusted"))
         elif other_checkout(entry, listing):
             continue
         elif installed_version is not None and entry.version != installed_version:
             plan.append((entry, f"version {entry.version}, not the installed {installed_version}"))
-        elif not entry.trusted:
-            plan.append((entry, "untrusted"))
     return plan
