@@ -354,10 +354,12 @@ def check_sockets(ctx: Context) -> list[Finding]:
             found.append(Finding("sockets", "error", path, f"{path} belongs to uid {entry.uid}: dialling it reaches another user's process.",
                                  f"sudo rm -- {shell_quote(path)}"))
             continue
-        made = ctx.resolution.rules.socket_mode
+        # Only the daemon's socket is chmodded after listen (from 23.1.2); plugin and task sockets keep the umask's
+        # mode, guarded by their owner-only directory.
+        made = ctx.resolution.rules.socket_mode if path.endswith("/d.sock") else None
         if made is not None and entry.mode & 0o077 & ~made:
             found.append(Finding("sockets", "warn", path, f"{path} has mode {_mode(entry)}; Nx {ctx.resolution.rules.release} "
-                                 f"makes its sockets {made:04o}.", f"chmod {made:04o} -- {shell_quote(path)}"))
+                                 f"makes its daemon socket {made:04o}.", f"chmod {made:04o} -- {shell_quote(path)}"))
         found.append(_probe_finding(view, path, result, uid))
     return found
 

@@ -82,7 +82,7 @@ class ReleaseRules(t.NamedTuple):
     cache_key_hashes_binding: bool  # entries named <version>-<H12(binding)>-<file> in per-version dirs; else <version>-<file>
     cache_freshness_by_mtime: bool  # fresh needs mtime ≥ the source's as well as equal size
     cache_entry_trust_checked: bool  # an entry not a regular file of yours without group/other write is re-copied
-    socket_mode: int | None  # the daemon socket's mode Nx leaves; None: whatever the umask gives
+    socket_mode: int | None  # the daemon socket's mode Nx leaves (plugin and task sockets keep the umask's); None: the umask's
 
 
 class Change(t.NamedTuple):

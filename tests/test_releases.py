@@ -269,3 +269,47 @@ class TestTheClientsVerdictOnAPrediction:
     def test_on_an_ordinary_machine_the_client_dials_where_the_daemon_binds(self) -> None:
         daemon = resolve(environment(), machine()).sockets["daemon"]
         assert daemon.root is not None and daemon.client_refusal is None
+
+
+class TestSocketModes:
+    """Only the daemon's socket is chmodded 0600 after listen (from 23.1.2); other sockets keep the umask's mode."""
+
+    @pytest.fixture(autouse=True)
+    def _needs_root_and_node(self) -> None:
+        from harness import missing_node, missing_privileges, missing_readable_python
+
+        for missing in (missing_privileges(), missing_node(), missing_readable_python()):
+            if missing is not None:
+                pytest.skip(missing)
+
+    @pytest.mark.parametrize(("release", "warned"), [("24.0.6", True), ("23.1.1", False)])
+    def test_a_widened_daemon_socket_is_flagged_and_a_plugin_socket_is_not(self, release: str, warned: bool) -> None:
+        from harness import USER as REAL_USER
+        from harness import install_nx, run_as_user
+
+        from nxsock.layout import plugin_leaf
+
+        ws = f"/home/u{REAL_USER}/ws"
+        nx = install_nx(release)
+        bind = "/usr/bin/python3 -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(); time.sleep(8)'"
+        if release == "23.1.1":
+            daemon_dir, plugin_dir = "/tmp/0123456789abcdef0123", "/tmp"
+            plugin = f"{plugin_dir}/plugin1-1-abcdef01.sock"
+        else:
+            sockets = f"/tmp/.nx/{REAL_USER}/sockets"
+            daemon_dir, plugin_dir = f"{sockets}/0123456789abcdef0123", f"{sockets}/{plugin_leaf(ws)}"
+            plugin = f"{plugin_dir}/p1-1-abcdef01.sock"
+        setup = (
+            f"install -d -o {REAL_USER} {ws}/node_modules; echo '{{}}' > {ws}/nx.json; "
+            f"ln -s {nx}/node_modules/nx {ws}/node_modules/nx; chown -R {REAL_USER} {ws}; "
+            + ("" if release == "23.1.1" else f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {REAL_USER} /tmp/.nx/{REAL_USER} {sockets} {plugin_dir}; ")
+            + f"install -d -m 0700 -o {REAL_USER} {daemon_dir}; "
+            f"(setpriv --reuid={REAL_USER} --regid={REAL_USER} --clear-groups {bind} {daemon_dir}/d.sock &); "
+            f"(setpriv --reuid={REAL_USER} --regid={REAL_USER} --clear-groups {bind} {plugin} &); sleep 1; "
+            f"chmod 0666 {daemon_dir}/d.sock; chmod 0755 {plugin}"
+        )
+        run = run_as_user(setup, ["doctor", "--json", "--only", "sockets"], cwd=ws)
+        assert run.stdout, run.stderr[-1500:]
+        doc = json.loads(run.stdout)
+        flagged = [f["path"] for f in doc["findings"] if "makes its daemon socket" in f["message"]]
+        assert flagged == ([f"{daemon_dir}/d.sock"] if warned else []), doc["findings"]
