@@ -716,28 +716,13 @@ def _resolve_windows(env: Environment, rules: ReleaseRules, data: WorkspaceData)
 def client_socket_refusal(view: FsView, uid: int, socket_path: str, *, gid: int = -1) -> Refusal | None:
     """Why a client of Nx ≥ 24.0.5 refuses to dial *socket_path* (``connectToDaemonSocket``), or ``None``.
 
-    Every level above the socket's directory must pass the ancestry walk
-    (yours or root's, not writable by others unless sticky), and the directory
-    itself must be a real directory of yours with no group or other bits at
-    all.  Nothing is created or tightened: the client only judges.  A refusal
-    reaches the client as ``ENOENT`` (or the directory's errno when it cannot
-    be examined), which its poll reads as "not up yet".
+    Every level above the socket's directory must pass the ancestry walk, and
+    the directory itself must be a real directory of yours with no group or
+    other bits at all; nothing is created or tightened.  A refusal reaches the
+    client as ``ENOENT``, which its poll reads as "not up yet".  The rule
+    itself is :func:`nxsock.sandbox_daemon.client_refusal`.
     """
-    directory = dirname(socket_path)
-    sim = Simulation(view, uid, gid, (), 0o022)
-    refusal = walk_ancestry(sim, dirname(directory), create=False)
-    if refusal is not None:
-        return refusal
-    entry = view.lstat(directory)
-    if isinstance(entry, int):
-        return Refusal("not-inspectable", directory, errno=errno_name(entry))
-    if not entry.is_dir:
-        return Refusal("not-a-directory", directory, symlink=entry.is_link)
-    if entry.uid != uid:
-        return Refusal("foreign-owner", directory, uid=entry.uid)
-    if entry.mode & 0o077:
-        return Refusal("not-private", directory, mode=entry.mode & 0o7777)
-    return None
+    return client_refusal(view, uid, gid, socket_path)
 
 
 def _predicted_client_refusal(env: Environment, view: FsView, daemon: SocketPlacement) -> Refusal | None:

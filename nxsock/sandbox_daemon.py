@@ -20,7 +20,7 @@ import typing as t
 from ._pathname import dirname, join
 from .fsview import OVERFLOW_UID, Entry, FsView, UserNamespaceView
 from .guards import Refusal, Simulation, errno_name, walk_ancestry
-from .layout import version_tuple
+from .releases import rules_for
 
 __all__ = [
     "CLEAR_MARKER",
@@ -46,16 +46,15 @@ CLEAR_MARKER = "nxsock reset --daemon-marker"
 def client_checks_socket_ancestry(nx_version: str | None) -> bool:
     """Whether this release's client judges the recorded socket before dialling it: Nx 24.0.5 and later.
 
-    The one place this rule lives.  An unknown version is taken as the newest,
-    as the layout is.
+    Read from the release table (``nxsock.releases``); an unknown version is
+    taken as the newest, as the layout is.
 
     >>> client_checks_socket_ancestry("24.0.2"), client_checks_socket_ancestry("24.0.5")
     (False, True)
     >>> client_checks_socket_ancestry("23.3.2"), client_checks_socket_ancestry(None)
     (False, True)
     """
-    parsed = None if nx_version is None else version_tuple(nx_version)
-    return parsed is None or parsed >= (24, 0, 5)
+    return rules_for(nx_version).client_socket_check
 
 
 def inside_user_namespace(view: FsView) -> str | None:

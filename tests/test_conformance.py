@@ -354,14 +354,15 @@ class TestTheRealDaemon:
     def test_doctor_says_why_the_client_will_not_use_the_daemon(self, release: str) -> None:
         """A warning naming the refused level exactly where the real client refuses; none where it dials."""
         probe = _probe(release)
-        for name, _, client, doctor in probe.states:
-            assert doctor is not None and client is not None, (name, probe.raw[-1500:])
-            said = [f for f in doctor["findings"] if "will not use the recorded daemon socket" in f["message"]]
+        for name, doc, client, doctor in probe.states:
+            assert doctor is not None and client is not None and doc is not None, (name, probe.raw[-1500:])
+            said = [f for f in doctor["findings"] if "client refuses its socket" in f["message"]]
             if client["connected"]:
                 assert said == [], (name, said)
             else:
+                refused = doc["daemon_record"]["client_refusal"]["dir"]
                 assert len(said) == 1 and said[0]["severity"] == "warn", (name, doctor["findings"])
-                assert "NX_DAEMON=false" in (said[0]["hint"] or ""), said
+                assert refused in said[0]["message"], said
 
     def test_the_cache_after_a_real_run_is_listed_and_verified(self, release: str) -> None:
         """``cache path`` names the directory Nx copied its binding to; ``list`` shows the entry, ``verify`` calls it fresh."""
