@@ -9,6 +9,7 @@ a key inside a list is checked on real elements, never on an empty list.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import typing as t
@@ -35,7 +36,7 @@ echo '{{"version": "24.0.6"}}' > {WS}/node_modules/nx/package.json
 head -c 4096 /dev/zero > {BINDING_DIR}/nx.linux-x64-gnu.node
 """
 #: Entries for reset (removed: a dead per-run directory and the marker; kept: a peer's entry), a daemon record,
-#: cache entries for list and prune (an old version's, removed).
+#: cache entries for list and prune (this checkout's old version's, removed: keyed by this binding's path).
 STATE = WORKSPACE + f"""
 install -d -m 1777 /tmp/.nx
 install -d -m 0700 -o {USER} -g {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/sockets /tmp/.nx/{USER}/native-cache \
@@ -43,7 +44,9 @@ install -d -m 0700 -o {USER} -g {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/sockets /
 install -d -m 0700 -o {USER} /tmp/.nx/{USER}/sockets/0123456789abcdef0123
 install -d -m 0700 -o {PEER} /tmp/.nx/{USER}/sockets/fedcba9876543210fedc
 touch -t 202001010000 /tmp/.nx/{USER}/sockets/*
-head -c 100 /dev/zero > /tmp/.nx/{USER}/native-cache/23.3.2/23.3.2-000000000000-nx.linux-x64-gnu.node
+key=$(python3 -c 'import hashlib,sys; print(hashlib.sha256(sys.argv[1].encode()).hexdigest()[:12])' \
+      {BINDING_DIR}/nx.linux-x64-gnu.node)
+head -c 100 /dev/zero > /tmp/.nx/{USER}/native-cache/23.3.2/23.3.2-$key-nx.linux-x64-gnu.node
 chown -R {USER}:{USER} /tmp/.nx/{USER}/native-cache
 echo 'went away' > {D}/disabled
 echo '{{"processId": 999999, "socketPath": "/tmp/.nx/{USER}/sockets/0123456789abcdef0123/d.sock", "nxVersion": "24.0.6"}}' \
@@ -185,5 +188,6 @@ def test_reset_and_prune_report_what_they_removed(documents: dict[str, dict[str,
     assert {r["what"] for r in reset["removed"]} == {"per-run directory", "daemon marker"}
     assert [k["path"] for k in reset["kept"]] == [f"/tmp/.nx/{USER}/sockets/fedcba9876543210fedc"]
     prune = documents["cache-prune"]
-    assert [r["path"].rsplit("/", 1)[1] for r in prune["removed"]] == ["23.3.2-000000000000-nx.linux-x64-gnu.node"]
+    key = hashlib.sha256(f"{BINDING_DIR}/nx.linux-x64-gnu.node".encode()).hexdigest()[:12]
+    assert [r["path"].rsplit("/", 1)[1] for r in prune["removed"]] == [f"23.3.2-{key}-nx.linux-x64-gnu.node"]
     assert prune["freed"] == sum(r["freed"] for r in prune["removed"]) > 0
