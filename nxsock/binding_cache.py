@@ -214,8 +214,12 @@ class Verdict(t.NamedTuple):
     remedy: str | None
 
 
-def verify(listing: CacheListing, shell_quote: t.Callable[[str], str]) -> Verdict:
-    """Fresh, or stale (size *and* mtime), untrusted or missing — each with the fix."""
+def verify(listing: CacheListing, remove_command: t.Callable[[str], str | None]) -> Verdict:
+    """Fresh, or stale (size *and* mtime), untrusted or missing — each with the fix.
+
+    *remove_command* gives the vetted command that removes an entry (or
+    ``None`` where no safe one exists): remedies are made in one place.
+    """
     binding = listing.binding
     if listing.bypass_reason is not None:
         return Verdict("bypassed", None, f"Nx loads the binding in place: {listing.bypass_reason}.", None)
@@ -224,7 +228,7 @@ def verify(listing: CacheListing, shell_quote: t.Callable[[str], str]) -> Verdic
     match = next((e for e in listing.entries if basename(e.path) == binding.entry_name), None)
     if match is None:
         return Verdict("missing", None, f"No cache entry {binding.entry_name} yet; Nx copies it on its next run.", None)
-    fix = f"rm -- {shell_quote(match.path)}"
+    fix = remove_command(match.path)
     if not match.trusted:
         return Verdict("untrusted", match.path, f"{match.path} is not a regular file of yours without group/other write.", fix)
     if not match.fresh:

@@ -183,6 +183,41 @@ class _Walker:
         finally:
             os.close(fd)
 
+    def dead_record(self, daemon_dir: str) -> None:
+        """Remove ``server-process.json`` when the daemon it names is gone: otherwise doctor's warning never clears.
+
+        Read through the directory's descriptor without following a link; kept
+        when its pid lives (or cannot be told), or it cannot be read as a record.
+        """
+        fd = self._open(daemon_dir)
+        if fd is None:
+            return
+        name = "server-process.json"
+        path = join(daemon_dir, name)
+        try:
+            try:
+                record = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+            except OSError:
+                return
+            try:
+                if not stat.S_ISREG(os.fstat(record).st_mode):
+                    return
+                text = os.read(record, 1 << 16)
+            finally:
+                os.close(record)
+            match = re.search(rb'"processId"\s*:\s*(\d{1,10})\b', text)
+            if match is None:
+                return
+            pid = int(match.group(1))
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                self._remove(fd, name, path, "daemon record", f"the daemon it names (pid {pid}) is not running")
+            except (PermissionError, OverflowError, OSError):
+                return  # alive (another user's), or unknowable: kept
+        finally:
+            os.close(fd)
+
     def _holds_only_sockets(self, fd: int, name: str) -> bool:
         inner = self._open_child(fd, name)
         if inner is None:
@@ -238,6 +273,7 @@ def reset(
     if socket_root.tier == "configured" and socket_root.root:
         walker.sockets_only(socket_root.root)
     walker.sockets_only(resolution.workspace_data.daemon_dir)
+    walker.dead_record(resolution.workspace_data.daemon_dir)
     marker_reason = None
     if daemon_marker:
         marker_reason = walker.daemon_marker(resolution.workspace_data.daemon_dir)

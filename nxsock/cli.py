@@ -26,10 +26,10 @@ def _paths_json(host: HostOverrides) -> int:
     from .snapshot import WorkspaceError, build_resolution
 
     try:
-        resolution, _ = build_resolution(host)
+        resolution, view = build_resolution(host)
     except WorkspaceError:
         return -1
-    return print_paths_json(resolution, sys.stdout)
+    return print_paths_json(resolution, sys.stdout, view)
 
 
 def _split_debug(args: t.Sequence[str]) -> tuple[bool, list[str]]:

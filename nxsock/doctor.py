@@ -15,7 +15,8 @@ from ._pathname import dirname, join
 from .environment import RELEVANT_VARIABLES
 from .fsview import OVERFLOW_UID, Entry, FsView, UserNamespaceView
 from .guards import Refusal
-from .layout import BUDGET, CONTAINER
+from .layout import BUDGET, CONTAINER, per_run_leaf
+from .remedy import Remedy, Step, Withheld
 from .resolver import Resolution, resolve
 from .sandbox_daemon import (
     RUN_INSIDE,
@@ -27,12 +28,15 @@ from .sandbox_daemon import (
 from .terminal import counted
 from .wording import (
     PROVISION_COMMAND,
+    Advice,
     RemedyContext,
+    configuration_fix,
     describe,
     describe_invalid,
+    format_mode,
     remedy_for,
     remedy_for_invalid,
-    shell_quote,
+    socket_export,
 )
 
 __all__ = ["CHECKS", "Context", "Finding", "run_checks"]
@@ -49,6 +53,7 @@ class Finding(t.NamedTuple):
     remedy: str | None = None
     hint: str | None = None
     detail: tuple[str, ...] = ()  # text read from disk (a marker's reason, a log's lines), shown as quoted lines
+    steps: tuple[Step, ...] = ()  # the remedy as values (what ``remedy`` renders)
 
 
 class Context(t.NamedTuple):
@@ -61,14 +66,25 @@ class Context(t.NamedTuple):
     legacy_state: t.Sequence[t.Any]
     sockets: t.Sequence[tuple[str, Entry, str | None]] = ()  # each *.sock found, and its probe (sockets only)
     sandbox: str | None = None  # the sandbox format the user named (--sandbox), if any
+    cache_room: int | None = None  # bytes free where the binding cache is copied to, where known
+    cache_binding_size: int | None = None  # the size of the binding Nx copies there
 
 
-def _refusal_finding(check: str, refusal: Refusal, severity: str, ctx: Context) -> Finding:
-    remedy = remedy_for(refusal, ctx.remedies)
+def _refusal_finding(check: str, refusal: Refusal, severity: str, ctx: Context, purpose: str = "sockets") -> Finding:
     advice = inside_advice(refusal, ctx.resolution.user_namespace_sandbox)
     if advice is not None:
-        return Finding(check, severity, refusal.dir, describe(refusal), None, advice)
-    return Finding(check, severity, refusal.dir, describe(refusal), remedy.command, remedy.hint)
+        return Finding(check, severity, refusal.dir, describe(refusal, purpose), None, advice)
+    remedy = remedy_for(refusal, ctx.remedies, purpose)
+    return Finding(check, severity, refusal.dir, describe(refusal, purpose), remedy.command, remedy.hint, steps=remedy.steps)
+
+
+def _advised(check: str, severity: str, path: str | None, message: str, advice: Advice, detail: tuple[str, ...] = ()) -> Finding:
+    return Finding(check, severity, path, message, advice.command, advice.hint, detail, advice.steps)
+
+
+def _offer(ctx: Context, steps: t.Sequence[Step], changes: str, *alternatives: Remedy | Withheld | None) -> Advice:
+    """A remedy built here, through the one policy."""
+    return ctx.remedies.offer(Remedy(tuple(steps), changes), *alternatives)
 
 
 def _mode(entry: Entry) -> str:
@@ -157,10 +173,9 @@ def check_tmpdir(ctx: Context) -> list[Finding]:
     res = ctx.resolution
     failure = res.socket_root.failure
     if res.rules.tmpdir_enoent_fails and failure is not None and failure.kind == "not-inspectable" and failure.errno == "ENOENT":
-        return [Finding("tmpdir", "error", failure.dir,
-                        f"TMPDIR names {failure.dir}, which does not exist; Nx 23.1.2–23.3 fails every socket path with ENOENT.",
-                        f"mkdir -p -- {shell_quote(failure.dir)}",
-                        "Or unset TMPDIR, or upgrade to Nx 24, which does not look it up.")]
+        return [_advised("tmpdir", "error", failure.dir,
+                         f"TMPDIR names {failure.dir}, which does not exist; Nx 23.1.2–23.3 fails every socket path with ENOENT.",
+                         remedy_for(failure, ctx.remedies))]
     return []
 
 
@@ -189,9 +204,11 @@ def check_levels(ctx: Context) -> list[Finding]:
             found.append(_refusal_finding("private-levels", refusal, "warn", ctx))
     for action in res.actions:
         if action.verb == "tighten":
-            found.append(Finding("private-levels", "warn", action.path,
-                                 f"{action.path} is open to other users; Nx will tighten it to 0700 on its next run.",
-                                 f"chmod 0700 -- {shell_quote(action.path)}"))
+            advice = _offer(ctx, [Step("chmod", action.path, mode=0o700)], f"Restricts {action.path} to you now, as Nx would.")
+            if advice.command is None:
+                advice = Advice(None, "Nx tightens it to 0700 itself on its next run; nxsock does not change a configured directory.")
+            found.append(_advised("private-levels", "warn", action.path,
+                                  f"{action.path} is open to other users; Nx will tighten it to 0700 on its next run.", advice))
     return found
 
 
@@ -210,10 +227,11 @@ def check_container(ctx: Context) -> list[Finding]:
     if entry.uid == 0 and entry.mode == 0o1777:
         return [Finding("container", "ok", CONTAINER, "/tmp/.nx is provisioned for sharing: root:root-owned, 1777.")]
     if entry.uid == env.uid and env.uid != 0:
-        return [Finding("container", "info", CONTAINER,
-                        "/tmp/.nx is yours (the first user to run Nx made it): normal on a single-user machine, "
-                        "but every other user will be demoted to ~/.nx.",
-                        f"sudo chown root:root {CONTAINER} && sudo chmod 1777 {CONTAINER}")]
+        advice = _offer(ctx, [Step("chown", CONTAINER, owner=0, group=0, needs_root=True), Step("chmod", CONTAINER, mode=0o1777, needs_root=True)],
+                        "Hands /tmp/.nx to root, 1777, so every user can keep a private directory in it.")
+        return [_advised("container", "info", CONTAINER,
+                         "/tmp/.nx is yours (the first user to run Nx made it): normal on a single-user machine, "
+                         "but every other user will be demoted to ~/.nx.", advice)]
     return [Finding("container", "ok", CONTAINER, f"/tmp/.nx passes the shared-root guard for you (owner uid {entry.uid}, mode {_mode(entry)}).")]
 
 
@@ -223,15 +241,20 @@ def check_outcome(ctx: Context) -> list[Finding]:
         return []  # the configuration check says it
     if root.tier is None:
         failure = root.failure
-        return [Finding("outcome", "error", failure.dir if failure else None,
-                        "Nx cannot establish any socket directory: every command that needs the daemon or plugins fails.",
-                        remedy_for(failure, ctx.remedies).command if failure else None)]
+        advice = remedy_for(failure, ctx.remedies) if failure else Advice(None, "No refusal was recorded to fix.")
+        return [_advised("outcome", "error", failure.dir if failure else None,
+                         "Nx cannot establish any socket directory: every command that needs the daemon or plugins fails.", advice)]
+    first = remedy_for(root.refusals[0], ctx.remedies) if root.refusals else Advice(None, None)
+    if first.command is not None:
+        first = first._replace(hint=f"The fix of the first refusal above, {root.refusals[0].dir}: {first.hint or ''}".rstrip(": "))
     if root.tier == "home":
-        return [Finding("outcome", "warn", root.root, f"Nx is demoted to {root.root}: the shared container could not be used.")]
+        return [_advised("outcome", "warn", root.root, f"Nx is demoted to {root.root}: the shared container could not be used.",
+                         first if first.command or first.hint else Advice(None, "Nx works from there; nothing needs fixing."))]
     if root.tier == "workspace":
-        return [Finding("outcome", "warn", root.root,
-                        f"Nx falls back to {root.root}, inside the workspace: its paths grow with the checkout's depth.",
-                        hint="A sandbox allowlist for /tmp/.nx or ~/.nx does not cover this directory.")]
+        note = "A sandbox allowlist for /tmp/.nx or ~/.nx does not cover this directory."
+        return [_advised("outcome", "warn", root.root,
+                         f"Nx falls back to {root.root}, inside the workspace: its paths grow with the checkout's depth.",
+                         first._replace(hint=" ".join(x for x in (first.hint, note) if x)))]
     return [Finding("outcome", "ok", root.root, f"Nx uses {root.root} ({root.tier}).")]
 
 
@@ -241,37 +264,19 @@ def check_configuration(ctx: Context) -> list[Finding]:
     found = []
     if root.invalid is not None:
         inv = root.invalid
-        remedy = remedy_for_invalid(inv.variable, inv.source, inv.dir)
-        found.append(Finding("configuration", "error", inv.dir, describe_invalid(inv.reason, inv.dir, inv.variable),
-                             remedy.command, remedy.hint))
+        found.append(_advised("configuration", "error", inv.dir, describe_invalid(inv.reason, inv.dir, inv.variable),
+                              remedy_for_invalid(inv.variable, ctx.remedies)))
     if root.refused_configured_dir is not None:
         name = root.configured[0] if root.configured else "NX_SOCKET_DIR"
-        found.append(Finding("configuration", "error", root.refused_configured_dir,
-                             f"{name}={root.refused_configured_dir} is refused, so Nx drops it for the workspace fallback.",
-                             f"unset {name}", "Or point it at a short directory you own on a filesystem that keeps modes."))
+        advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "socket directory"), socket_export(ctx.remedies))
+        found.append(_advised("configuration", "error", root.refused_configured_dir,
+                              f"{name}={root.refused_configured_dir} is refused, so Nx drops it for the workspace fallback.", advice))
     if data.untrusted_reason is not None:
-        found.append(Finding("configuration", "error" if data.refused else "warn", data.dir,
-                             f"The workspace data directory is not safe: {data.untrusted_reason}.",
-                             "unset NX_WORKSPACE_DATA_DIRECTORY NX_PROJECT_GRAPH_CACHE_DIRECTORY"))
+        name = data.source.split(" ", 1)[0]
+        advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "workspace data directory"))
+        found.append(_advised("configuration", "error" if data.refused else "warn", data.dir,
+                              f"The workspace data directory is not safe: {data.untrusted_reason}.", advice))
     return found
-
-
-def _short_socket_dir(ctx: Context) -> str | None:
-    """A short NX_SOCKET_DIR that itself passes every rule and fits every socket kind."""
-    from .environment import Variable
-
-    env = ctx.resolution.environment
-    candidates = []
-    runtime = env.nonempty("XDG_RUNTIME_DIR")
-    if runtime and runtime.startswith("/"):
-        candidates.append(runtime.rstrip("/") + "/nx")
-    candidates += [f"/tmp/nx-{env.uid}", join(env.get("HOME") or "/nonexistent", ".nxs")]
-    for candidate in candidates:
-        variables = dict(env.variables, NX_SOCKET_DIR=Variable(candidate, "suggestion"))
-        trial = resolve(env._replace(variables=variables), ctx.view)
-        if trial.socket_root.tier == "configured" and not any(p.too_long for p in trial.sockets.values()):
-            return candidate
-    return None
 
 
 def check_path_budget(ctx: Context) -> list[Finding]:
@@ -279,14 +284,12 @@ def check_path_budget(ctx: Context) -> list[Finding]:
     for kind, placement in ctx.resolution.sockets.items():
         if placement.too_long:
             found.append(Finding("path-budget", "error", placement.pattern,
-                                 f"The {kind} socket path is {placement.length} characters, over Nx's limit of {BUDGET}.",
-                                 None, None))
+                                 f"The {kind} socket path is {placement.length} characters, over Nx's limit of {BUDGET}."))
     if found:
-        short = _short_socket_dir(ctx)
-        if short is not None:
-            found = [f._replace(remedy=f"export NX_SOCKET_DIR={shell_quote(short)}") for f in found]
-        else:
-            found = [f._replace(hint="No shorter directory that passes every rule was found; choose one you own.") for f in found]
+        advice = ctx.remedies.offer(socket_export(ctx.remedies))
+        if advice.command is None:
+            advice = Advice(None, "No shorter directory that passes every rule was found; choose one you own. " + (advice.hint or ""))
+        found = [f._replace(remedy=advice.command, hint=advice.hint, steps=advice.steps) for f in found]
     return found
 
 
@@ -348,41 +351,68 @@ def check_sockets(ctx: Context) -> list[Finding]:
     found = []
     for path, entry, result in ctx.sockets:
         if entry.kind != "socket":
-            found.append(Finding("sockets", "warn", path, f"{path} is a {entry.kind}, not a socket.", f"rm -- {shell_quote(path)}"))
+            advice = _offer(ctx, [Step("remove", path)], f"Removes the {entry.kind} where Nx binds a socket; Nx binds a fresh one.")
+            found.append(_advised("sockets", "warn", path, f"{path} is a {entry.kind}, not a socket.", advice))
             continue
         if entry.uid != uid:
-            found.append(Finding("sockets", "error", path, f"{path} belongs to uid {entry.uid}: dialling it reaches another user's process.",
-                                 f"sudo rm -- {shell_quote(path)}"))
+            advice = _offer(ctx, [Step("remove", path)], f"Removes the socket of uid {entry.uid}, so your Nx binds its own there.")
+            found.append(_advised("sockets", "error", path, f"{path} belongs to uid {entry.uid}: dialling it reaches another user's process.", advice))
             continue
         # Only the daemon's socket is chmodded after listen (from 23.1.2); plugin and task sockets keep the umask's
         # mode, guarded by their owner-only directory.
         made = ctx.resolution.rules.socket_mode if path.endswith("/d.sock") else None
         if made is not None and entry.mode & 0o077 & ~made:
-            found.append(Finding("sockets", "warn", path, f"{path} has mode {_mode(entry)}; Nx {ctx.resolution.rules.release} "
-                                 f"makes its daemon socket {made:04o}.", f"chmod {made:04o} -- {shell_quote(path)}"))
-        found.append(_probe_finding(view, path, result, uid))
+            advice = _offer(ctx, [Step("chmod", path, mode=made)], "Restricts the socket to you, as Nx makes it.")
+            found.append(_advised("sockets", "warn", path, f"{path} has mode {_mode(entry)}; Nx {ctx.resolution.rules.release} "
+                                  f"makes its daemon socket {made:04o}.", advice))
+        found.append(_probe_finding(view, path, result, uid, ctx.remedies, _young(ctx)))
     return found
 
 
-def _probe_finding(view: FsView, path: str, result: str | None, uid: int) -> Finding:
+def _young(ctx: Context) -> bool:
+    """Whether a reset would keep a dead directory for its grace minute: the fix then needs ``--force``."""
+    return any(i.outcome == "kept" and (i.reason or "").startswith("modified less than a minute ago") for i in ctx.dead_state)
+
+
+def _reset(young: bool) -> Remedy:
+    if young:
+        return Remedy((Step("run-nxsock", value="reset --force"),),
+                      "Removes your dead Nx runtime state, including what changed in the last minute (reset keeps that unless forced).")
+    return Remedy((Step("run-nxsock", value="reset"),), "Removes your dead Nx runtime state: stale sockets, dead directories, a dead daemon's record.")
+
+
+def _probe_finding(view: FsView, path: str, result: str | None, uid: int, remedies: RemedyContext | None = None,
+                   young: bool = False) -> Finding:
+    if remedies is None:
+        from .wording import plain_context
+
+        remedies = plain_context(view, uid, uid)
     if result == "answers":
         return Finding("sockets", "ok", path, f"{path} answers.")
     if result == "ECONNREFUSED":
-        return Finding("sockets", "warn", path, f"ECONNREFUSED: nothing listens on {path}; it is stale.", "nxsock reset")
+        return _advised("sockets", "warn", path, f"ECONNREFUSED: nothing listens on {path}; it is stale.", remedies.offer(_reset(young)))
     if result == "EACCES":
         if _permits(view, path, uid):
             return Finding("sockets", "error", path,
                            f"EACCES connecting to {path} although its modes and owners allow it: a security policy "
                            "(SELinux, AppArmor, Landlock) refuses; chmod would not help.",
-                           hint="Allow unix-socket connects for Nx in that policy or sandbox.")
-        return Finding("sockets", "error", path, f"EACCES connecting to {path}: a mode or owner on it or a directory above refuses you.",
-                       f"chmod u+w -- {shell_quote(path)} && chmod u+x -- {shell_quote(dirname(path))}")
+                           hint="No command: allow unix-socket connects for Nx in that policy or sandbox.")
+        steps = []
+        sock = view.lstat(path)
+        holder = view.lstat(dirname(path))
+        if isinstance(sock, Entry) and not sock.mode & 0o200:
+            steps.append(Step("chmod", path, mode=sock.mode | 0o200))
+        if isinstance(holder, Entry) and holder.uid == uid and not holder.mode & 0o100:
+            steps.append(Step("chmod", dirname(path), mode=holder.mode | 0o100))
+        advice = remedies.offer(Remedy(tuple(steps), "Gives you back write on the socket and search on its directory.")) if steps else Advice(
+            None, "A level further up refuses you; nxsock changes only Nx's own levels.")
+        return _advised("sockets", "error", path, f"EACCES connecting to {path}: a mode or owner on it or a directory above refuses you.", advice)
     if result == "EPERM":
         return Finding("sockets", "error", path, f"EPERM connecting to {path}: a sandbox policy (seccomp, Seatbelt) forbids unix sockets.",
-                       hint="Allow unix sockets in the sandbox's settings (srt: allowAllUnixSockets).")
+                       hint="No command: allow unix sockets in the sandbox's settings (srt: allowAllUnixSockets).")
     if result == "EROFS":
         return Finding("sockets", "error", path, f"EROFS at {path}: a read-only mount, typically a sandbox's bind.",
-                       hint="Make the socket directory writable in the sandbox.")
+                       hint="No command: make the socket directory writable in the sandbox.")
     return Finding("sockets", "info", path, f"{path}: {result or 'not probed'}.")
 
 
@@ -444,22 +474,102 @@ def check_socket_owner(ctx: Context) -> list[Finding]:
     return found
 
 
+def _foreign_daemons(ctx: Context) -> list[tuple[int, int]]:
+    """``(pid, uid)`` of Nx daemons of another uid serving this workspace: found by the socket name, which hashes the pid."""
+    view = ctx.view
+    env = ctx.resolution.environment
+    table = view.read_text("/proc/net/unix", 8 << 20)
+    procs = view.listdir("/proc")
+    if isinstance(table, int) or isinstance(procs, int):
+        return []
+    found = []
+    for name in procs:
+        if not name.isdigit():
+            continue
+        cmdline = view.read_text(f"/proc/{name}/cmdline", 4096)
+        if isinstance(cmdline, int) or "daemon/server/start" not in cmdline:
+            continue
+        status = view.read_text(f"/proc/{name}/status", 8192)
+        owner = re.search(r"^Uid:\s+(\d+)", status, re.M) if isinstance(status, str) else None
+        if owner is None or int(owner.group(1)) == env.uid:
+            continue
+        if f"/{per_run_leaf(env.workspace_root, name)}/d.sock" in table:
+            found.append((int(name), int(owner.group(1))))
+    return found
+
+
+def _foreign_workspace_levels(ctx: Context) -> list[str]:
+    """The levels of the workspace's own Nx tree (``.nx``, ``workspace-data``, ``d``) that exist and are not yours."""
+    data = ctx.resolution.workspace_data
+    ws = ctx.resolution.environment.workspace_root
+    levels = [data.daemon_dir]
+    if data.source in ("default", "lerna workspace"):
+        levels = [join(ws, ".nx"), data.dir, data.daemon_dir] if data.source == "default" else [data.dir, data.daemon_dir]
+    uid = ctx.resolution.environment.uid
+    daemon_dir = ctx.view.lstat(data.daemon_dir)
+    if isinstance(daemon_dir, Entry) and daemon_dir.uid == uid:
+        return []  # the daemon's directory is yours: Nx writes its files there whoever made the levels above
+    found = []
+    for level in levels:
+        entry = ctx.view.lstat(level)
+        if isinstance(entry, Entry) and entry.uid != uid:
+            found.append(level)
+    return found
+
+
+def check_root_leftovers(ctx: Context) -> list[Finding]:
+    """What ``sudo nx`` leaves: a daemon of root's serving this workspace, and root's levels where Nx writes the daemon's files."""
+    daemons = _foreign_daemons(ctx)
+    foreign = _foreign_workspace_levels(ctx)
+    if not daemons and not foreign:
+        return []
+    view = ctx.view
+    # root's daemon is a leftover of sudo nx and is stopped; another user's is theirs to stop, never killed for you
+    steps = [Step("stop-process", pid=pid, owner=uid, needs_root=True) for pid, uid in daemons if uid == 0]
+    said = []
+    if daemons:
+        said.append("; ".join(f"pid {pid}, a daemon of {'root' if uid == 0 else f'uid {uid}'}, serves this workspace" for pid, uid in daemons))
+    if foreign:
+        top = foreign[0]
+        entry = view.lstat(top)
+        owner = entry.uid if isinstance(entry, Entry) else None
+        steps.append(Step("remove-tree", top, needs_root=True))
+        said.append(f"{top} belongs to {'root' if owner == 0 else f'uid {owner}'} (mode {format_mode(entry.mode) if isinstance(entry, Entry) else '?'}), "
+                    "so your Nx cannot write its daemon's log and record there (EACCES)")
+    owners = {uid for _, uid in daemons} | {e.uid for e in (view.lstat(level) for level in foreign) if isinstance(e, Entry)}
+    prefix = "Left by running Nx as root (sudo nx): " if owners == {0} else "Another user's Nx serves or owns this workspace: "
+    message = prefix + "; ".join(said) + "."
+    changes = ("Stops root's daemon and removes its files; " if steps and steps[0].verb == "stop-process" else "Removes them; ") + \
+        "your Nx recreates its own on the next command."
+    others = [f"pid {pid} is uid {uid}'s: ask them to stop it (nx daemon --stop)" for pid, uid in daemons if uid != 0]
+    advice = _offer(ctx, steps, changes) if steps else Advice(None, "No command: " + "; ".join(others) + ".")
+    if others and advice.command is not None:
+        advice = advice._replace(hint=f"{advice.hint} Another user's daemon is theirs to stop: " + "; ".join(others) + ".")
+    path = foreign[0] if foreign else ctx.resolution.workspace_data.daemon_dir
+    return [_advised("daemon-record", "error", path, message, advice)]
+
+
 def check_daemon(ctx: Context) -> list[Finding]:
     res = ctx.resolution
     view = ctx.view
-    found = []
+    found = check_root_leftovers(ctx)
     record = res.daemon_record
-    if record is not None:
+    if record is not None and not found:
         if record.problem:
-            found.append(Finding("daemon-record", "warn", record.file, f"The daemon's record {record.problem}.", f"rm -- {shell_quote(record.file)}"))
+            advice = _offer(ctx, [Step("remove", record.file)], "Removes the unreadable record; the daemon writes a new one when it starts.")
+            found.append(_advised("daemon-record", "warn", record.file, f"The daemon's record {record.problem}.", advice))
         else:
             if record.alive is False:
-                found.append(Finding("daemon-record", "warn", record.file, f"The recorded daemon (pid {record.pid}) is not running.", "nxsock reset"))
+                found.append(_advised("daemon-record", "warn", record.file, f"The recorded daemon (pid {record.pid}) is not running.",
+                                      ctx.remedies.offer(_reset(_young(ctx)))))
             if record.nx_version and res.environment.nx_version and record.nx_version != res.environment.nx_version:
-                found.append(Finding("daemon-record", "warn", record.file, f"The daemon runs Nx {record.nx_version}; "
-                                     f"{res.environment.nx_version} is installed. Nx restarts it on the next command.", "nx daemon --stop"))
+                stop = Remedy((Step("run-nx", value="daemon --stop"),), "Stops the old daemon; Nx starts one of the installed version on the next command.")
+                found.append(_advised("daemon-record", "warn", record.file, f"The daemon runs Nx {record.nx_version}; "
+                                      f"{res.environment.nx_version} is installed. Nx restarts it on the next command.", ctx.remedies.offer(stop)))
             if record.connect not in (None, "answers"):
-                found.append(Finding("daemon-record", "warn", record.socket_path, f"The recorded socket {record.socket_path} does not answer ({record.connect}).", "nxsock reset"))
+                found.append(_advised("daemon-record", "warn", record.socket_path,
+                                      f"The recorded socket {record.socket_path} does not answer ({record.connect}).",
+                                      ctx.remedies.offer(_reset(_young(ctx)))))
             elif record.connect == "answers" and record.client_refusal is not None:
                 found.append(_client_refuses(ctx, record.pid, record.socket_path, record.client_refusal))
             if not found:
@@ -468,10 +578,11 @@ def check_daemon(ctx: Context) -> list[Finding]:
     reason = view.read_text(marker, 4096)
     if isinstance(reason, str):
         lines = _text_lines(reason, 12)
-        found.append(Finding("daemon-disabled", "warn", marker,
-                             "The daemon is disabled until `nx reset`; the reason it recorded:" if lines
-                             else "The daemon is disabled until `nx reset` (the marker gives no reason).",
-                             f"rm -- {shell_quote(marker)}", "Or run `nx reset`, which also clears the caches.", lines))
+        advice = _offer(ctx, [Step("remove", marker)], "Removes the marker, so Nx starts its daemon again.",
+                        Remedy((Step("run-nx", value="reset"),), "Nx's own reset, which also clears its caches."))
+        found.append(_advised("daemon-disabled", "warn", marker,
+                              "The daemon is disabled until `nx reset`; the reason it recorded:" if lines
+                              else "The daemon is disabled until `nx reset` (the marker gives no reason).", advice, lines))
     log = join(res.workspace_data.daemon_dir, "daemon-error.log")
     text = view.read_text(log, 1 << 16)
     if isinstance(text, str) and text.strip():
@@ -532,46 +643,72 @@ def check_native_cache(ctx: Context) -> list[Finding]:
     if cache.bypass_reason is not None and not cache.refusals:
         found.append(Finding("native-cache", "info", cache.root, f"Nx loads the binding in place: {cache.bypass_reason}."))
     for refusal in cache.refusals:
-        refused = _refusal_finding("native-cache", refusal, "warn", ctx)
+        refused = _refusal_finding("native-cache", refusal, "warn", ctx, "cache")
         found.append(refused._replace(message="Nx loads the binding in place, uncached: " + refused.message))
-    if verdict is not None and verdict.state not in ("bypassed",):
-        found.append(Finding("native-cache", severity_for.get(verdict.state, "info"), verdict.entry or cache.dir, verdict.message, verdict.remedy))
+    if verdict is None or verdict.state in ("bypassed",):
+        return found
+    binding = ctx.cache_binding_size
+    if verdict.state == "missing" and ctx.cache_room is not None and binding is not None and ctx.cache_room < binding:
+        skip = Remedy((Step("export", variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
+                      "Nx then loads its binding in place and stops trying to copy it.")
+        prune = Remedy((Step("run-nxsock", value="cache prune"),), "Frees what other versions and interrupted copies hold.") if ctx.cache_leftovers else None
+        found.append(_advised("native-cache", "warn", cache.dir,
+                              f"Only {ctx.cache_room} bytes are free where Nx copies its binding ({cache.dir}); the copy needs {binding}, "
+                              "so it fails with ENOSPC on every run and Nx loads the binding in place.", ctx.remedies.offer(skip, prune)))
+        return found
+    severity = severity_for.get(verdict.state, "info")
+    if severity in ("warn", "error") and verdict.entry:
+        advice = _offer(ctx, [Step("remove", verdict.entry)], "Removes the entry; Nx copies a fresh one on its next run.")
+        found.append(_advised("native-cache", severity, verdict.entry, verdict.message, advice))
+    else:
+        found.append(Finding("native-cache", severity, verdict.entry or cache.dir, verdict.message))
     return found
 
 
 def check_leftovers(ctx: Context) -> list[Finding]:
     found = []
-    dead = [i for i in ctx.dead_state if i.outcome == "removed"]
+    dead = [i for i in ctx.dead_state if i.outcome == "removed" and i.what != "daemon record"]
     if dead:
-        found.append(Finding("leftovers", "warn", None, f"{len(dead)} dead socket director{'y' if len(dead) == 1 else 'ies'} or stale sockets of yours.", "nxsock reset"))
+        found.append(_advised("leftovers", "warn", None, f"{len(dead)} dead socket director{'y' if len(dead) == 1 else 'ies'} or stale sockets of yours.",
+                              ctx.remedies.offer(_reset(False))))
     if ctx.cache_leftovers:
-        found.append(Finding("leftovers", "warn", ctx.resolution.native_cache.root,
-                             f"{ctx.cache_leftovers} binding cache entr{'y' if ctx.cache_leftovers == 1 else 'ies'} of other versions, interrupted or untrusted.",
-                             "nxsock cache prune"))
+        prune = Remedy((Step("run-nxsock", value="cache prune"),), "Removes other versions' entries, interrupted copies and untrusted entries of yours.")
+        found.append(_advised("leftovers", "warn", ctx.resolution.native_cache.root,
+                              f"{ctx.cache_leftovers} binding cache entr{'y' if ctx.cache_leftovers == 1 else 'ies'} of other versions, interrupted or untrusted.",
+                              ctx.remedies.offer(prune)))
     # For Nx ≤ 23.1.1 the temp-directory layout is the current one, not a leftover.
     legacy = [i for i in ctx.legacy_state if i.outcome == "removed"] if ctx.resolution.rules.current_layout else []
     if legacy:
-        found.append(Finding("leftovers", "warn", None, f"{len(legacy)} leftover{'s' if len(legacy) != 1 else ''} of the legacy layout (Nx ≤ 23.1.1) in the temp directory.",
-                             "nxsock reset --legacy"))
+        clean = Remedy((Step("run-nxsock", value="reset --legacy"),), "Removes your leftovers of Nx ≤ 23.1.1 from the temp directory, by descriptor.")
+        found.append(_advised("leftovers", "warn", None, f"{len(legacy)} leftover{'s' if len(legacy) != 1 else ''} of the legacy layout (Nx ≤ 23.1.1) in the temp directory.",
+                              ctx.remedies.offer(clean)))
     return found
 
 
-def _tmpfiles_lines(view: FsView) -> list[tuple[str, str]]:
-    """Every tmpfiles.d rule on this host, with the file it is in; a name in an earlier directory masks later ones."""
-    seen: set[str] = set()
-    lines = []
+class TmpfilesLine(t.NamedTuple):
+    file: str
+    number: int
+    fields: tuple[str, ...]
+
+
+def _tmpfiles_lines(view: FsView) -> list[TmpfilesLine]:
+    """Every line of every ``tmpfiles.d`` file, in systemd's order: by file name, a name in an earlier directory masking later ones."""
+    chosen: dict[str, str] = {}
     for directory in TMPFILES_DIRS:
         names = view.listdir(directory)
         if isinstance(names, int):
             continue
         for name in sorted(names):
-            if not name.endswith(".conf") or name in seen:
-                continue
-            seen.add(name)
-            path = join(directory, name)
-            text = view.read_text(path)
-            if isinstance(text, str):
-                lines += [(path, line.strip()) for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+            if name.endswith(".conf") and name not in chosen:
+                chosen[name] = join(directory, name)
+    lines = []
+    for name in sorted(chosen):
+        text = view.read_text(chosen[name])
+        if isinstance(text, str):
+            for number, line in enumerate(text.splitlines(), 1):
+                fields = tuple(line.split())
+                if fields and not fields[0].startswith("#"):
+                    lines.append(TmpfilesLine(chosen[name], number, fields))
     return lines
 
 
@@ -581,45 +718,85 @@ def _systemd_runs(view: FsView) -> bool:
     return isinstance(entry, Entry) and entry.is_dir
 
 
+GOOD_TMPFILES_LINE = "d /tmp/.nx 1777 root root -"
+
+
+def _judge_tmpfiles(fields: tuple[str, ...]) -> str | None:
+    """What is wrong with a tmpfiles.d line for /tmp/.nx, or ``None`` for the good one (``d /tmp/.nx 1777 root root -``)."""
+    kind = fields[0]
+    values = (list(fields[2:6]) + ["-"] * 4)[:4]
+    mode, user, group, age = values
+    if kind.rstrip("!") not in ("d", "D", "v", "q", "Q"):
+        return f"its type {kind} does not create a directory"
+    if kind.rstrip("!") in ("D", "Q"):
+        return f"its type {kind} empties /tmp/.nx at every boot-time removal"
+    if kind.endswith("!"):
+        return "it applies only at boot"
+    if mode.lstrip("~") != "1777":
+        return f"its mode is {mode}, not 1777 (shared and sticky)"
+    if user not in ("root", "0") or group not in ("root", "0"):
+        return f"it hands /tmp/.nx to {user}:{group}, not root:root, at every boot"
+    if age not in ("-", ""):
+        return f"its age {age} lets systemd-tmpfiles age out the users' directories"
+    return None
+
+
 def check_boot_persistence(ctx: Context) -> list[Finding]:
-    """A root-provisioned container on a /tmp that is emptied at boot or aged, with no rule that recreates it.
+    """A root-provisioned container on a /tmp that is emptied at boot or aged, with no (good) rule that recreates it.
 
     What is said is what was seen: whether /tmp is a tmpfs, which tmpfiles.d
-    rules would clear or age it (file and line), and whether systemd runs
-    here to apply them.
+    rules would clear or age it (file and line), whether the rule for
+    /tmp/.nx is the good one (type, mode, owner, age), and whether systemd
+    runs here to apply them.
     """
     view = ctx.view
     entry = view.lstat(CONTAINER)
     if isinstance(entry, int) or not entry.is_dir or entry.uid != 0:
         return []
     lines = _tmpfiles_lines(view)
-    recreating = [(f, line) for f, line in lines if re.match(r"^[dDvqQ]\s+/tmp/\.nx/?\s", line)]
     systemd = _systemd_runs(view)
-    if recreating:
-        where, rule = recreating[0]
-        applied = "" if systemd else "; systemd does not run here, so it applies only when the host boots with systemd"
-        return [Finding("boot-persistence", "ok" if systemd else "info", CONTAINER,
-                        f"The tmpfiles.d rule `{rule}` in {where} recreates /tmp/.nx at boot{applied}.")]
+    ours = [line for line in lines if len(line.fields) >= 2 and line.fields[1].rstrip("/") == CONTAINER]
+    if ours:
+        first = ours[0]  # systemd-tmpfiles obeys the first line for a path and ignores the rest
+        problem = _judge_tmpfiles(first.fields)
+        if problem is None:
+            applied = "" if systemd else "; systemd does not run here, so it applies only when the host boots with systemd"
+            return [Finding("boot-persistence", "ok" if systemd else "info", CONTAINER,
+                            f"The tmpfiles.d rule `{' '.join(first.fields)}` in {first.file} recreates /tmp/.nx at boot{applied}.")]
+        where = f"{first.file}:{first.number}"
+        message = f"{where} sets up /tmp/.nx at boot, but {problem}."
+        from .tmpfiles import DROP_IN, MARKER
+
+        ours_file = view.read_text(first.file, 4096)
+        if first.file == DROP_IN and isinstance(ours_file, str) and ours_file.startswith(MARKER):
+            rewrite = Remedy((Step("run-nxsock", value="provision --tmpfiles --install", needs_root=True),),
+                             f"Rewrites nxsock's own drop-in with the line `{GOOD_TMPFILES_LINE}`.")
+            return [_advised("boot-persistence", "warn", CONTAINER, message, ctx.remedies.offer(rewrite))]
+        return [Finding("boot-persistence", "warn", CONTAINER, message, None,
+                        f"No command: nxsock does not edit another package's tmpfiles.d file. Change line {first.number} of "
+                        f"{first.file} to `{GOOD_TMPFILES_LINE}`.")]
     mounts = view.read_text("/proc/self/mountinfo")
     tmpfs = isinstance(mounts, str) and any(
         len(f := line.split()) > 8 and f[4] == "/tmp" and "tmpfs" in line.split(" - ", 1)[-1][:10] for line in mounts.splitlines()
     )
-    clearing = [(f, line) for f, line in lines
-                if re.match(r"^[Dq]\s+/tmp/?\s", line) or re.match(r"^[dvq]\s+/tmp/?\s+\S+\s+\S+\s+\S+\s+\d", line)]
-    remedy = "sudo nxsock provision --tmpfiles --install"
-    hint = "The drop-in is `d /tmp/.nx 1777 root root -`; `nxsock provision --tmpfiles` prints it."
+    clearing = [line for line in lines
+                if re.match(r"^[Dq]\s+/tmp/?\s", " ".join(line.fields) + " ")
+                or re.match(r"^[dvq]\s+/tmp/?\s+\S+\s+\S+\s+\S+\s+\d", " ".join(line.fields))]
+    install = ctx.remedies.offer(Remedy(
+        (Step("run-nxsock", value="provision --tmpfiles --install", needs_root=True),),
+        f"Installs a drop-in with `{GOOD_TMPFILES_LINE}`, which recreates /tmp/.nx at boot and exempts it from ageing; "
+        "`nxsock provision --tmpfiles` prints it."))
     consequence = "nothing recreates /tmp/.nx: after a reboot the first user to run Nx owns it and every other user is demoted."
     if tmpfs:
-        return [Finding("boot-persistence", "warn", CONTAINER, f"/tmp is a tmpfs, emptied at every boot, and {consequence}",
-                        remedy, hint)]
+        return [_advised("boot-persistence", "warn", CONTAINER, f"/tmp is a tmpfs, emptied at every boot, and {consequence}", install)]
     if not clearing:
         return []
-    where, rule = clearing[0]
+    where, rule = f"{clearing[0].file}:{clearing[0].number}", " ".join(clearing[0].fields)
     more = f" (and {counted(len(clearing) - 1, 'more rule')})" if len(clearing) > 1 else ""
     if systemd:
-        return [Finding("boot-persistence", "warn", CONTAINER,
-                        f"systemd runs here and the tmpfiles.d rule `{rule}` in {where}{more} clears or ages /tmp, and {consequence}",
-                        remedy, hint)]
+        return [_advised("boot-persistence", "warn", CONTAINER,
+                         f"systemd runs here and the tmpfiles.d rule `{rule}` in {where}{more} clears or ages /tmp, and {consequence}",
+                         install)]
     return [Finding("boot-persistence", "info", CONTAINER,
                     f"The tmpfiles.d rule `{rule}` in {where}{more} would clear or age /tmp, but systemd does not run here "
                     "(no /run/systemd/system), so nothing applies it now.",
@@ -676,19 +853,47 @@ def status_of(findings: t.Iterable[Finding], strict: bool) -> str:
 
 
 
-def gather(resolution: Resolution, view: FsView, sandbox: str | None = None) -> Context:
-    """Everything the checks read besides the resolution: the cache's state and what a reset would remove."""
+def gather(resolution: Resolution, view: FsView, sandbox: str | None = None, *, pasted_by_root: bool = False) -> Context:
+    """Everything the checks read besides the resolution: the cache's state and what a reset would remove.
+
+    *pasted_by_root*: root audits for another uid (``doctor --user``) and will
+    paste the remedies, so none may rest on a level that uid could swap.
+    """
     from .binding_cache import find_binding, host_triple, list_cache, prune_plan, verify
     from .cleanup import reset
-    from .report import remedy_context
+    from .wording import context_for
 
     env = resolution.environment
+    remedies = context_for(resolution, view, pasted_by_root=pasted_by_root)
+
+    def remove_command(path: str) -> str | None:
+        return remedies.offer(Remedy((Step("remove", path),), "Removes the entry; Nx copies a fresh one.")).command
+
     binding = find_binding(env, view, host_triple(), resolution.rules)
     listing = list_cache(resolution, view, binding)
-    verdict = verify(listing, shell_quote) if env.nx_version is not None else None
+    verdict = verify(listing, remove_command) if env.nx_version is not None else None
     leftovers = len(prune_plan(listing, env.nx_version, env.uid))
     dead, _ = reset(resolution, dry_run=True)
     legacy_all, _ = reset(resolution, dry_run=True, legacy=True)
     legacy = [i for i in legacy_all if i.what.startswith("legacy")]
     sockets = survey_sockets(resolution, view)
-    return Context(resolution, view, remedy_context(resolution), verdict, leftovers, dead, legacy, sockets, sandbox)
+    room = _free_bytes(resolution.native_cache.dir) if not env.simulated and resolution.native_cache.dir else None
+    size = binding.size if binding is not None else None
+    return Context(resolution, view, remedies, verdict, leftovers, dead, legacy, sockets, sandbox, room, size)
+
+
+def _free_bytes(directory: str) -> int | None:
+    """Bytes an unprivileged user may still write on the filesystem holding *directory* (or its nearest existing level)."""
+    import os
+
+    level = directory
+    while True:
+        try:
+            stats = os.statvfs(level)
+            return stats.f_bavail * stats.f_frsize
+        except FileNotFoundError:
+            if dirname(level) == level:
+                return None
+            level = dirname(level)
+        except (OSError, ValueError):
+            return None

@@ -12,10 +12,11 @@ import os
 import typing as t
 
 from . import exitcodes
-from .fsview import OVERFLOW_UID
+from .fsview import OVERFLOW_UID, FsView
 from .guards import Refusal
 from .layout import CONTAINER, node_string
 from .provisioning import ProvisionReport
+from .remedy import Step, step_json
 from .resolver import Resolution, SocketPlacement
 from .sandbox_daemon import (
     CLEAR_MARKER,
@@ -28,6 +29,7 @@ from .sandbox_daemon import (
 from .wording import (
     PROVISION_COMMAND,
     RemedyContext,
+    context_for,
     describe,
     describe_invalid,
     format_mode,
@@ -61,22 +63,29 @@ def _p(path: str | None) -> str | None:
     return None if path is None else node_string(path)
 
 
-def remedy_context(resolution: Resolution) -> RemedyContext:
-    """Who the remedies are for, and a directory to suggest for ``NX_SOCKET_DIR``."""
+def remedy_context(resolution: Resolution, view: FsView | None = None) -> RemedyContext:
+    """Who the remedies are for and the policy they pass, over *view* (this host, or the simulated machine)."""
+    if view is None:
+        view = _view_for(resolution)
+    return context_for(resolution, view)
+
+
+def _view_for(resolution: Resolution) -> FsView:
+    """The view a resolution was made over, when the caller did not keep it."""
+    from .environment import fresh_machine
+    from .fsview import LiveView, MemoryView
+
     env = resolution.environment
-    runtime = env.nonempty("XDG_RUNTIME_DIR")
-    if runtime and runtime.startswith("/"):
-        suggestion = runtime.rstrip("/") + "/nx"
-    else:
-        suggestion = f"/tmp/nx-{env.uid}"
-    return RemedyContext(env.uid, env.gid, suggestion)
+    if not env.simulated:
+        return LiveView()
+    return MemoryView({}) if env.platform == "win32" else fresh_machine(env)
 
 
-def refusal_json(refusal: Refusal, ctx: RemedyContext, sandbox: SandboxDaemon | None = None) -> Json:
-    remedy = remedy_for(refusal, ctx)
+def refusal_json(refusal: Refusal, ctx: RemedyContext, sandbox: SandboxDaemon | None = None, purpose: str = "sockets") -> Json:
+    remedy = remedy_for(refusal, ctx, purpose)
     advice = inside_advice(refusal, sandbox)
     if advice is not None:  # inside bwrap/srt/codex: no command typed there fixes it
-        remedy = remedy._replace(command=None, hint=advice)
+        remedy = remedy._replace(command=None, hint=advice, steps=())
     return {
         "kind": refusal.kind,
         "dir": _p(refusal.dir),
@@ -84,9 +93,10 @@ def refusal_json(refusal: Refusal, ctx: RemedyContext, sandbox: SandboxDaemon | 
         "mode": format_mode(refusal.mode),
         "errno": refusal.errno,
         "symlink": refusal.symlink,
-        "message": describe(refusal),
+        "message": describe(refusal, purpose),
         "remedy": remedy.command,
         "hint": remedy.hint,
+        "remedy_steps": [step_json(s) for s in remedy.steps] if remedy.command else None,
     }
 
 
@@ -129,14 +139,14 @@ def _rules_json(resolution: Resolution) -> Json:
     return rules
 
 
-def paths_document(resolution: Resolution) -> Json:
+def paths_document(resolution: Resolution, view: FsView | None = None) -> Json:
     """The ``paths --json`` document."""
     env = resolution.environment
-    ctx = remedy_context(resolution)
+    ctx = remedy_context(resolution, view)
     root = resolution.socket_root
     invalid = None
     if root.invalid is not None:
-        remedy = remedy_for_invalid(root.invalid.variable, root.invalid.source, root.invalid.dir)
+        remedy = remedy_for_invalid(root.invalid.variable, ctx)
         invalid = {
             "reason": root.invalid.reason,
             "dir": _p(root.invalid.dir),
@@ -145,6 +155,7 @@ def paths_document(resolution: Resolution) -> Json:
             "message": describe_invalid(root.invalid.reason, root.invalid.dir, root.invalid.variable),
             "remedy": remedy.command,
             "hint": remedy.hint,
+            "remedy_steps": [step_json(s) for s in remedy.steps] if remedy.command else None,
         }
     cache = resolution.native_cache
     data = resolution.workspace_data
@@ -179,7 +190,7 @@ def paths_document(resolution: Resolution) -> Json:
             "dir": None if cache.bypass_reason is not None else _p(cache.dir),
             "bypass_reason": cache.bypass_reason,
             "configured": cache.configured,
-            "refusals": [refusal_json(r, ctx, sandbox) for r in cache.refusals],
+            "refusals": [refusal_json(r, ctx, sandbox, "cache") for r in cache.refusals],
         },
         "workspace_data": {
             "dir": _p(data.dir),
@@ -216,7 +227,9 @@ def _client_refusal_json(refusal: Refusal, ctx: RemedyContext, sandbox: SandboxD
     """A refusal by Nx's client; a level shown as 65534 by a sandbox is answered with a daemonless run, never a directory."""
     doc = refusal_json(refusal, ctx, sandbox)
     if refusal.uid == OVERFLOW_UID and sandbox is not None and not sandbox.usable:
-        doc.update(remedy=f"export {RUN_INSIDE}", hint=marker_warning(sandbox))
+        name, _, value = RUN_INSIDE.partition("=")
+        doc.update(remedy=f"export {RUN_INSIDE}", hint=marker_warning(sandbox),
+                   remedy_steps=[step_json(Step("export", variable=name, value=value))])
     return doc
 
 
@@ -239,9 +252,9 @@ def _sandbox_json(resolution: Resolution, ctx: RemedyContext) -> Json | None:
     }
 
 
-def print_paths_json(resolution: Resolution, stream: t.TextIO) -> int:
+def print_paths_json(resolution: Resolution, stream: t.TextIO, view: FsView | None = None) -> int:
     """Write the ``paths --json`` document to *stream*; return the exit code it calls for."""
-    stream.write(dumps(paths_document(resolution), indent=stream.isatty()) + "\n")
+    stream.write(dumps(paths_document(resolution, view), indent=stream.isatty()) + "\n")
     return paths_exit_code(resolution)
 
 
@@ -268,10 +281,13 @@ def check_root_document(path: str, state: str, refusal: Refusal | None, ctx: Rem
     }
 
 
-def provision_document(report: ProvisionReport) -> Json:
+def provision_document(report: ProvisionReport, ctx: RemedyContext | None = None) -> Json:
     """The ``provision --json`` document: each step, done or planned, and whether anything changed."""
-    uid = 0 if report.as_root else os.geteuid()
-    ctx = RemedyContext(uid, 0 if report.as_root else os.getegid(), f"/tmp/nx-{uid}")
+    if ctx is None:
+        from .fsview import LiveView
+        from .wording import plain_context
+
+        ctx = plain_context(LiveView(), os.geteuid(), os.getegid(), os.environ.get("HOME"))
     return {
         "schema_version": SCHEMA_VERSION,
         "as_root": report.as_root,
@@ -351,7 +367,8 @@ def doctor_document(results: t.Sequence[tuple[str, t.Any]], status: str, explana
         "status": status,
         "findings": [
             {"id": f.id, "group": group, "severity": f.severity, "path": f.path, "message": f.message,
-             "remedy": f.remedy, "hint": f.hint, "detail": list(getattr(f, "detail", ()))}
+             "remedy": f.remedy, "hint": f.hint, "detail": list(getattr(f, "detail", ())),
+             "remedy_steps": [step_json(s) for s in getattr(f, "steps", ())] if f.remedy else None}
             for group, f in results
         ],
     }

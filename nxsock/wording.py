@@ -1,64 +1,49 @@
-"""Every sentence nxsock says about a refusal, and the exact command that fixes it.
+"""Every sentence nxsock says about a refusal, and the remedy that fixes it.
 
-Wording is decided here and nowhere else, and every path that goes into a
-command is quoted by :func:`shell_quote`.  A remedy is a line that can be
-pasted as it is (``sudo`` where root is needed); where only advice fits, the
-command is ``None`` and the advice is the hint.
+Wording is decided here and nowhere else.  A remedy is built as a value
+(:class:`~nxsock.remedy.Remedy`), passed through the one policy
+(:func:`~nxsock.remedy.vet`) and rendered by the one function
+(:func:`~nxsock.remedy.render`); what the user sees is an :class:`Advice` —
+the command to paste (``None`` where no safe command exists) and the sentence
+of what it changes, or why there is no command.
 """
+
+from __future__ import annotations
 
 import typing as t
 
-from ._pathname import dirname
+from ._pathname import dirname, join
+from .fsview import Entry, FsView
 from .guards import Refusal
-from .layout import CONTAINER
+from .layout import CONTAINER, short_hash
+from .remedy import CONFIGURED_VARIABLES, Policy, Remedy, Step, Withheld, render, shell_quote, suggestion_problem, vet
+
+if t.TYPE_CHECKING:
+    from .resolver import Resolution
 
 __all__ = [
     "PROVISION_COMMAND",
-    "Remedy",
+    "Advice",
     "RemedyContext",
+    "configuration_fix",
+    "context_for",
     "describe",
     "describe_invalid",
     "format_mode",
+    "plain_context",
     "remedy_for",
     "remedy_for_invalid",
     "shell_quote",
+    "socket_export",
 ]
 
 #: The command that makes ``/tmp/.nx`` a shared, root-owned, sticky container.
 PROVISION_COMMAND = f"sudo install -d -m 1777 -o root -g root {CONTAINER}"
 
-_SAFE_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-")
-
-
-def shell_quote(text: str) -> str:
-    """Quote *text* for a shell; plain paths stay bare.
-
-    A byte that is not UTF-8 (held as a surrogate) or a control character is
-    written ``$'\\xff'``, so the command still names the exact path.
-
-    >>> shell_quote("/tmp/.nx")
-    '/tmp/.nx'
-    >>> print(shell_quote("/home/o'brien/.nx"))
-    '/home/o'\\''brien/.nx'
-    >>> print(shell_quote("/tmp/caf\\udce9"))
-    $'/tmp/caf\\xe9'
-    """
-    if text and _SAFE_CHARACTERS.issuperset(text):
-        return text
-    if any(0xDC80 <= ord(ch) <= 0xDCFF or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text):
-        return "$'" + "".join(_ansi_c(ch) for ch in text) + "'"
-    return "'" + text.replace("'", "'\\''") + "'"
-
-
-def _ansi_c(ch: str) -> str:
-    code = ord(ch)
-    if 0xDC80 <= code <= 0xDCFF:
-        return f"\\x{code - 0xDC00:02x}"
-    if code < 0x20 or code == 0x7F:
-        return {"\n": "\\n", "\t": "\\t"}.get(ch, f"\\x{code:02x}")
-    if ch in "\\'":
-        return "\\" + ch
-    return ch
+PROVISION = Remedy(
+    (Step("create", CONTAINER, owner=0, group=0, mode=0o1777, needs_root=True),),
+    "Creates /tmp/.nx for every user: root's, mode 1777, so no user can take it over.",
+)
 
 
 def format_mode(mode: int | None) -> str | None:
@@ -66,25 +51,154 @@ def format_mode(mode: int | None) -> str | None:
     return None if mode is None else format(mode & 0o7777, "04o")
 
 
-class Remedy(t.NamedTuple):
+class Advice(t.NamedTuple):
+    """What is shown: the command to paste, or ``None``; and what it changes, or why there is none."""
+
     command: str | None
     hint: str | None
+    steps: tuple[Step, ...] = ()  # the vetted steps the command renders (empty when there is none)
 
 
-class RemedyContext(t.NamedTuple):
-    """What a remedy needs to know about the user it is for."""
+class RemedyContext:
+    """Who the remedies are for, the policy they must pass, and the directories one may suggest."""
 
-    uid: int
-    gid: int
-    socket_dir_suggestion: str  # a directory to offer as NX_SOCKET_DIR
+    def __init__(self, policy: Policy, resolution: Resolution | None = None) -> None:
+        self.policy = policy
+        self.resolution = resolution
+        self._socket_dir: list[str | None] = []
+        self._data_dir: list[str | None] = []
+
+    @property
+    def uid(self) -> int:
+        return self.policy.uid
+
+    @property
+    def gid(self) -> int:
+        return self.policy.gid
+
+    @property
+    def socket_dir_suggestion(self) -> str | None:
+        """A short ``NX_SOCKET_DIR`` only the user can own, that Nx accepts and every socket fits."""
+        if not self._socket_dir:
+            self._socket_dir.append(_suggest(self, "NX_SOCKET_DIR", ("nx", ".nxs")))
+        return self._socket_dir[0]
+
+    @property
+    def data_dir_suggestion(self) -> str | None:
+        """An ``NX_WORKSPACE_DATA_DIRECTORY`` of the user's own under which Nx can establish its daemon directory."""
+        if not self._data_dir:
+            ws = self.resolution.environment.workspace_root if self.resolution else self.policy.workspace_root
+            name = "nx-data-" + short_hash([ws], 8)
+            self._data_dir.append(_suggest(self, "NX_WORKSPACE_DATA_DIRECTORY", (name, f".cache/{name}")))
+        return self._data_dir[0]
+
+    def source_of(self, variable: str) -> str:
+        if self.resolution is None:
+            return "environment"
+        var = self.resolution.environment.variables.get(variable)
+        return "environment" if var is None else var.source
+
+    def offer(self, remedy: Remedy | Withheld, *alternatives: Remedy | Withheld | None) -> Advice:
+        """*remedy* vetted and rendered, with each alternative that passes too; or why there is no command.
+
+        Where the remedy itself is withheld, the first alternative that passes
+        becomes the command and the reason stays in the sentence.
+        """
+        verdict = vet(remedy, self.policy) if isinstance(remedy, Remedy) else remedy
+        passed = [v for v in (vet(a, self.policy) for a in alternatives if isinstance(a, Remedy)) if isinstance(v, Remedy)]
+        if isinstance(verdict, Withheld):
+            if not passed:
+                unsafe = [a.reason for a in alternatives if isinstance(a, Withheld)]
+                return Advice(None, " ".join([verdict.reason, *unsafe]))
+            first, rest = passed[0], passed[1:]
+            return Advice(render(first), f"{verdict.reason} {first.changes}" + _or(rest), first.steps)
+        return Advice(render(verdict), verdict.changes + _or(passed), verdict.steps)
+
+
+def _or(alternatives: list[Remedy]) -> str:
+    return "".join(f" Or: {render(a)} — {a.changes}" for a in alternatives)
+
+
+def _suggest(ctx: RemedyContext, variable: str, names: tuple[str, str]) -> str | None:
+    """The first candidate (under ``$XDG_RUNTIME_DIR``, else the home) that passes every rule, tried by resolving with it."""
+    from .environment import Variable, home_directory
+    from .resolver import resolve
+
+    res = ctx.resolution
+    if res is None:
+        return None
+    env = res.environment
+    candidates = []
+    runtime = env.nonempty("XDG_RUNTIME_DIR")
+    if runtime and runtime.startswith("/"):
+        candidates.append(join(runtime, names[0]))
+    home = home_directory(env, res.generation)
+    if home:
+        candidates.append(join(home, names[1]))
+    for candidate in candidates:
+        if suggestion_problem(ctx.policy, candidate) is not None:
+            continue
+        variables = dict(env.variables)
+        variables[variable] = Variable(candidate, "suggestion")
+        trial = resolve(env._replace(variables=variables), ctx.policy.view)
+        if variable == "NX_SOCKET_DIR":
+            if trial.socket_root.tier == "configured" and not any(p.too_long for p in trial.sockets.values()):
+                return candidate
+        elif trial.socket_root.tier is not None and not trial.workspace_data.refused:
+            return candidate
+    return None
+
+
+def context_for(resolution: Resolution, view: FsView, *, pasted_by_root: bool = False) -> RemedyContext:
+    """The remedy context for *resolution* over *view*: the user, Nx's levels, the configured directories."""
+    from ._pathname import resolve as resolve_path
+    from .environment import home_directory
+    from .guards import canonical_dir
+
+    env = resolution.environment
+    home = home_directory(env, resolution.generation)
+    configured = []
+    for name in CONFIGURED_VARIABLES:
+        value = env.nonempty(name)
+        if value is None:
+            continue
+        base = env.workspace_root if name in ("NX_WORKSPACE_DATA_DIRECTORY", "NX_PROJECT_GRAPH_CACHE_DIRECTORY") else env.cwd
+        directory = resolve_path(value, base)
+        configured.append((name, directory, canonical_dir(view, directory)))
+    data = resolution.workspace_data
+    policy = Policy(
+        view=view,
+        uid=env.uid,
+        gid=env.gid,
+        home_nx=join(home, ".nx") if home else None,
+        data_dir=resolve_path(data.dir, env.workspace_root),
+        data_dir_configured=data.source != "default" and data.source != "lerna workspace",
+        workspace_root=env.workspace_root,
+        configured=tuple(configured),
+        pasted_by_root=pasted_by_root,
+    )
+    return RemedyContext(policy, resolution)
+
+
+def plain_context(view: FsView, uid: int, gid: int, home: str | None = None) -> RemedyContext:
+    """A context without a resolution (nothing configured): for a container judged on its own."""
+    policy = Policy(view, uid, gid, join(home, ".nx") if home and home.startswith("/") else None,
+                    "/nonexistent/.nx/workspace-data", False, "/nonexistent")
+    return RemedyContext(policy)
+
+
+# -- sentences -------------------------------------------------------------------------
 
 
 def _owner(uid: int | None) -> str:
     return "root" if uid == 0 else f"uid {uid}"
 
 
-def describe(refusal: Refusal) -> str:
-    """One sentence saying what is wrong with the directory."""
+_PURPOSE = {"sockets": "keep sockets in it", "cache": "keep its binding cache in it"}
+
+
+def describe(refusal: Refusal, purpose: str = "sockets") -> str:
+    """One sentence saying what is wrong with the directory, for what Nx wanted it (*purpose*: sockets or cache)."""
     d, mode = refusal.dir, format_mode(refusal.mode)
     kind = refusal.kind
     if kind == "not-created":
@@ -96,7 +210,7 @@ def describe(refusal: Refusal) -> str:
             return f"{d} is a symlink where Nx expects a real directory; Nx never follows it."
         return f"{d} exists but is not a directory."
     if kind == "foreign-owner":
-        return f"{d} belongs to {_owner(refusal.uid)}, not to you, so Nx will not keep sockets in it."
+        return f"{d} belongs to {_owner(refusal.uid)}, not to you, so Nx will not {_PURPOSE.get(purpose, _PURPOSE['sockets'])}."
     if kind == "foreign-shared-container":
         return f"{d} belongs to {_owner(refusal.uid)}, so it could swap your private directory beneath it; Nx only trusts root or you here."
     if kind == "foreign-ancestor":
@@ -110,54 +224,157 @@ def describe(refusal: Refusal) -> str:
     return f"{d} was refused ({kind})."
 
 
-def _export(ctx: RemedyContext) -> str:
-    return f"export NX_SOCKET_DIR={shell_quote(ctx.socket_dir_suggestion)}"
+# -- remedies for refusals ---------------------------------------------------------------
 
 
-def remedy_for(refusal: Refusal, ctx: RemedyContext) -> Remedy:
-    """The command that fixes *refusal* for the user in *ctx*, or advice where no command fits."""
-    d, q = refusal.dir, shell_quote(refusal.dir)
+def _configured_variable(ctx: RemedyContext, directory: str, purpose: str) -> str | None:
+    """The variable whose directory *directory* is, or lies above (a refusal met on its chain)."""
+    wanted = ("NX_NATIVE_FILE_CACHE_DIRECTORY",) if purpose == "cache" else ("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR")
+    for variable, path, real in ctx.policy.configured:
+        if variable not in wanted:
+            continue
+        for candidate in (path, real):
+            if candidate == directory or candidate.startswith(directory.rstrip("/") + "/"):
+                return variable
+    return None
+
+
+def socket_export(ctx: RemedyContext) -> Remedy | Withheld:
+    suggestion = ctx.socket_dir_suggestion
+    if suggestion is None:
+        return Withheld("No directory only you can own (under $XDG_RUNTIME_DIR or your home) passes every rule to suggest as NX_SOCKET_DIR.")
+    return Remedy(
+        (Step("export", variable="NX_SOCKET_DIR", value=suggestion),),
+        f"Keeps Nx's sockets in {suggestion}, a directory only you can own (add it to your shell's profile to keep it).",
+    )
+
+
+def _env_file_line(ctx: RemedyContext, variable: str, path: str) -> int | None:
+    import re
+
+    text = ctx.policy.view.read_text(path)
+    if isinstance(text, int):
+        return None
+    pattern = re.compile(rf"[ \t]*(?:export[ \t]+)?{re.escape(variable)}[ \t]*[=:]")
+    for number, line in enumerate(text.splitlines(), 1):
+        if pattern.match(line):
+            return number
+    return None
+
+
+def configuration_fix(ctx: RemedyContext, variable: str, what: str) -> Remedy:
+    """Unset *variable* where it was set: in this shell, or by deleting its lines from the ``.env`` file that set it."""
+    source = ctx.source_of(variable)
+    if source.startswith("/"):
+        line = _env_file_line(ctx, variable, source)
+        where = f"line {line} of {source}" if line else source
+        return Remedy(
+            (Step("edit-env-file", source, variable=variable),),
+            f"{variable} is set in {where}; this deletes the lines there that set it, so Nx uses its default {what}.",
+        )
+    return Remedy(
+        (Step("unset", variable=variable),),
+        f"Unsets {variable} in this shell, so Nx uses its default {what}; remove it too wherever your profile or CI sets it.",
+    )
+
+
+def _what(purpose: str) -> str:
+    return "binding cache" if purpose == "cache" else "socket directory"
+
+
+def _build(refusal: Refusal, ctx: RemedyContext, purpose: str) -> tuple[Remedy | Withheld, Remedy | Withheld | None]:
+    """The remedy for *refusal* and an alternative, before the policy sees them."""
+    d = refusal.dir
     kind = refusal.kind
-    elsewhere = f"Or keep sockets elsewhere: {_export(ctx)}"
+    variable = _configured_variable(ctx, d, purpose)
+    if variable is not None:
+        fix = configuration_fix(ctx, variable, _what(purpose))
+        return fix, (socket_export(ctx) if purpose == "sockets" else None)
+    elsewhere = socket_export(ctx) if purpose == "sockets" else None
     if kind == "not-created":
         if d == CONTAINER:
-            return Remedy(PROVISION_COMMAND, "Only root can create the shared container when /tmp refuses you.")
+            return PROVISION, None
         if refusal.errno == "ENOENT":
-            return Remedy(f"mkdir -p -- {shell_quote(dirname(d))}", "A level above it does not exist.")
-        if refusal.errno == "EROFS":
-            return Remedy(_export(ctx), f"{dirname(d)} is on a read-only filesystem (a sandbox's bind mount, typically).")
+            return Remedy((Step("create", dirname(d)),), f"Creates {dirname(d)}, the missing level above it."), elsewhere
         if refusal.errno in ("EACCES", "EPERM"):
-            return Remedy(
-                f"sudo install -d -m 0700 -o {ctx.uid} -g {ctx.gid} -- {q}",
-                f"You may not write in {dirname(d)}. {elsewhere}",
-            )
-        return Remedy(_export(ctx), f"Creating it failed with {refusal.errno}.")
+            return _unwritable(ctx, d, purpose), elsewhere
+        return Withheld(f"Creating {d} failed with {refusal.errno}" + (f"; {dirname(d)} is on a read-only filesystem (a sandbox's bind mount, typically)." if refusal.errno == "EROFS" else ".")), elsewhere
     if kind == "not-inspectable":
         if refusal.errno == "ENOENT":
-            return Remedy(f"mkdir -p -- {q}", "Or unset the variable that names it (TMPDIR), or upgrade to Nx 24, which does not need it.")
-        return Remedy(_export(ctx), f"A level above {d} cannot be searched by you ({refusal.errno}).")
+            return (
+                Remedy((Step("create", d, mode=0o700),), f"Creates {d}, yours and private, which TMPDIR names; or unset TMPDIR, or upgrade to Nx 24, which does not need it."),
+                None,
+            )
+        return Withheld(f"A level above {d} cannot be searched by you ({refusal.errno})."), elsewhere
     if kind == "not-a-directory":
-        sudo = "" if refusal.uid == ctx.uid else "sudo "
-        then = f" && {PROVISION_COMMAND}" if d == CONTAINER else ""
-        if refusal.symlink:
-            return Remedy(f"{sudo}rm -- {q}{then}", "This removes the link itself, never what it points at. If you did not make it, treat it as hostile.")
-        return Remedy(f"{sudo}mv -- {q} {shell_quote(d + '.moved-aside')}{then}", "This moves it aside rather than deleting it; look at it before removing it.")
+        remove = Step("remove", d)
+        if d == CONTAINER:
+            return Remedy((remove, *PROVISION.steps), "Removes what stands at /tmp/.nx (a link goes as a link; what it points at is untouched) and creates the shared container: root's, 1777."), None
+        from .remedy import nx_level_root
+
+        if nx_level_root(ctx.policy, d) is None:
+            return Withheld(f"No safe command: {d} is not one of Nx's own directories; nxsock suggests no change to it."), None
+        what = "the link itself, never what it points at" if refusal.symlink else "the file"
+        return Remedy((remove,), f"Removes {what}; Nx then creates the directory it needs. If you did not make it, treat it as hostile."), elsewhere
     if kind == "foreign-owner":
-        return Remedy(f"sudo rm -rf -- {q}", f"Another user made it first; it is removed, never handed to you. {elsewhere}")
+        if refusal.uid == 0:
+            why = f"Removes {d}, left by running Nx as root (sudo); Nx recreates it, yours, on its next run."
+        else:
+            why = f"Removes {d}, which {_owner(refusal.uid)} made first; it is removed, never handed to you, and Nx recreates it, yours."
+        return Remedy((Step("remove-tree", d, needs_root=True),), why), elsewhere
     if kind == "foreign-shared-container":
         return Remedy(
-            f"sudo chown root:root {q} && sudo chmod 1777 {q}",
-            "Your own directory beneath it stays as it is.",
-        )
+            (Step("chown", d, owner=0, group=0, needs_root=True), Step("chmod", d, mode=0o1777, needs_root=True)),
+            f"Hands {d} to root and makes it 1777, shared and sticky; every user's directory beneath it stays as it is.",
+        ), None
     if kind == "foreign-ancestor":
-        return Remedy(_export(ctx), f"{d} belongs to {_owner(refusal.uid)}; choose a directory where you or root own every level.")
+        return Withheld(f"{d} is not Nx's; nxsock changes nothing there ({_owner(refusal.uid)} owns it)."), elsewhere
     if kind in ("not-tightenable", "not-private"):
-        return Remedy(f"chmod 0700 -- {q}", f"If the mode does not stick, the filesystem ignores modes. {elsewhere}")
+        return Remedy((Step("chmod", d, mode=0o700),), f"Restricts {d} to you; if the mode does not stick, the filesystem ignores modes."), elsewhere
     if kind == "peer-writable-not-sticky":
         if d == CONTAINER:
-            return Remedy(PROVISION_COMMAND, None)
-        return Remedy(f"sudo chmod +t -- {q}", "The sticky bit stops users replacing each other's entries.")
-    return Remedy(None, None)
+            return Remedy((Step("chmod", d, mode=0o1777, needs_root=True),), f"Makes {d} 1777: sticky, so users cannot replace each other's directories."), None
+        return Withheld(f"{d} is not Nx's; nxsock changes nothing there. Whoever runs the machine can make it sticky (chmod +t)."), elsewhere
+    return Withheld(f"{d} was refused ({kind})."), elsewhere
+
+
+def _unwritable(ctx: RemedyContext, level: str, purpose: str) -> Remedy | Withheld:
+    """*level* cannot be created: name the real blocker above it, and fix only what is Nx's."""
+    view = ctx.policy.view
+    blocker = dirname(level)
+    while isinstance(view.lstat(blocker), int) and dirname(blocker) != blocker:
+        blocker = dirname(blocker)
+    entry = view.lstat(blocker)
+    facts = f" (owner {_owner(entry.uid)}, mode {format_mode(entry.mode)})" if isinstance(entry, Entry) else ""
+    from .remedy import nx_level_root
+
+    if isinstance(entry, Entry) and entry.uid != ctx.uid and nx_level_root(ctx.policy, blocker) not in (None, CONTAINER):
+        top = blocker
+        while dirname(top) != top and nx_level_root(ctx.policy, dirname(top)) is not None and _foreign(view, dirname(top), ctx.uid):
+            top = dirname(top)
+        return Remedy(
+            (Step("remove-tree", top, needs_root=True),),
+            f"You may not write in {blocker}{facts}: it was left by running Nx as {_owner(entry.uid)}; this removes {top} and Nx recreates it, yours.",
+        )
+    data = ctx.data_dir_suggestion if purpose == "sockets" else None
+    reason = f"You may not write in {blocker}{facts}, so Nx cannot create {level}."
+    if data is not None:
+        return Remedy(
+            (Step("export", variable="NX_WORKSPACE_DATA_DIRECTORY", value=data),),
+            f"{reason} This keeps Nx's workspace data (its daemon's files and the workspace fallback) in {data}, which is yours.",
+        )
+    return Withheld(f"{reason} {blocker} is not Nx's; make it writable for uid {ctx.uid}, or set NX_WORKSPACE_DATA_DIRECTORY to a directory of yours.")
+
+
+def _foreign(view: FsView, path: str, uid: int) -> bool:
+    entry = view.lstat(path)
+    return isinstance(entry, Entry) and entry.is_dir and entry.uid != uid
+
+
+def remedy_for(refusal: Refusal, ctx: RemedyContext, purpose: str = "sockets") -> Advice:
+    """The command that fixes *refusal* for the user in *ctx*, vetted by the policy, or why there is none."""
+    remedy, alternative = _build(refusal, ctx, purpose)
+    return ctx.offer(remedy, alternative)
 
 
 _INVALID = {
@@ -172,10 +389,6 @@ def describe_invalid(reason: str, directory: str, variable: str) -> str:
     return f"{variable}: " + _INVALID.get(reason, "{dir} is refused.").format(dir=directory)
 
 
-def remedy_for_invalid(variable: str, source: str, directory: str) -> Remedy:
-    """Unset the variable where it was set; a directory nested beneath is fine."""
-    hint = f"A directory nested beneath it is fine, e.g. {variable}={shell_quote(directory.rstrip('/') + '/nx')}."
-    if source not in ("environment",) and not source.startswith("--"):
-        pattern = rf"/^[[:space:]]*\(export[[:space:]]\+\)\?{variable}[[:space:]]*=/d"
-        return Remedy(f"sed -i -e {shell_quote(pattern)} -- {shell_quote(source)}", f"It is set in {source}. {hint}")
-    return Remedy(f"unset {variable}", hint)
+def remedy_for_invalid(variable: str, ctx: RemedyContext) -> Advice:
+    """Unset the variable where it was set (this shell, or the ``.env`` file's lines), or a directory of one's own instead."""
+    return ctx.offer(configuration_fix(ctx, variable, "socket directory"), socket_export(ctx))

@@ -42,7 +42,7 @@ def test_the_peer_containers_remedy_works_and_check_root_then_passes() -> None:
     """The printed remedy, run as root, makes the same container pass."""
     refused = run_as_user(f"install -d -m 1777 -o {PEER} /tmp/.nx", ["check-root", "--json"])
     remedy = json.loads(refused.stdout)["refusal"]["remedy"]
-    assert remedy == "sudo chown root:root /tmp/.nx && sudo chmod 1777 /tmp/.nx"
+    assert remedy == "sudo chown -h root:root -- /tmp/.nx && test ! -L /tmp/.nx && sudo chmod 1777 -- /tmp/.nx"
     fixed = run_as_user(f"install -d -m 1777 -o {PEER} /tmp/.nx; {remedy.replace('sudo ', '')}", ["check-root", "--json"])
     assert fixed.returncode == 0 and json.loads(fixed.stdout)["state"] == "ok"
 
@@ -50,4 +50,4 @@ def test_the_peer_containers_remedy_works_and_check_root_then_passes() -> None:
 def test_human_check_root_reads_without_colour() -> None:
     run = run_as_user(f"install -d -m 1777 -o {PEER} /tmp/.nx", ["check-root"], env={"NO_COLOR": "1"})
     assert run.returncode == 1 and "✗ unsafe" in run.stdout and "\x1b[" not in run.stdout
-    assert "fix:  sudo chown root:root /tmp/.nx && sudo chmod 1777 /tmp/.nx" in run.stdout
+    assert "fix:  sudo chown -h root:root -- /tmp/.nx && test ! -L /tmp/.nx && sudo chmod 1777 -- /tmp/.nx" in run.stdout

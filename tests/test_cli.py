@@ -96,14 +96,15 @@ def test_check_root_on_a_missing_path_is_safe(runner: CliRunner, tmp_path: t.Any
     assert (result.exit_code, doc["safe"], doc["state"], doc["refusal"]) == (0, True, "absent", None)
 
 
-def test_check_root_refuses_a_symlink_with_its_remedy(runner: CliRunner, tmp_path: t.Any) -> None:
+def test_check_root_refuses_a_symlink_and_removes_nothing_that_is_not_nx(runner: CliRunner, tmp_path: t.Any) -> None:
+    """A link at a path that is not Nx's own (``check-root /lib``): refused, and no rm — the reason instead."""
     link = tmp_path / "link"
     link.symlink_to(tmp_path)
     result = runner.invoke(cli, ["check-root", "--json", str(link)])
     doc = json.loads(result.stdout)
     assert result.exit_code == 1 and doc["state"] == "refused"
     assert doc["refusal"]["kind"] == "not-a-directory" and doc["refusal"]["symlink"] is True
-    assert doc["refusal"]["remedy"] == f"rm -- {link}"
+    assert doc["refusal"]["remedy"] is None and "not one of Nx's own directories" in doc["refusal"]["hint"]
     assert link.is_symlink()  # judged, not touched
 
 

@@ -95,17 +95,20 @@ class TestStates:
     def test_an_over_long_path_proposes_a_short_socket_dir_that_works(self, mark: int) -> None:
         deep = f"{WS}/" + "d" * 70
         setup = f"install -d -m 1777 -o {PEER} /tmp/.nx; install -d -o {USER} {deep}; echo '{{}}' > {deep}/nx.json"
-        result = run_as_user(f"{MAKE_WS}; {setup}", ["doctor", "--json"], env={"HOME": ""}, cwd=deep)
+        setup += f"; install -d -m 0700 -o {USER} /tmp/xdg-{USER}"
+        xdg = {"HOME": "", "XDG_RUNTIME_DIR": f"/tmp/xdg-{USER}"}
+        result = run_as_user(f"{MAKE_WS}; {setup}", ["doctor", "--json"], env=xdg, cwd=deep)
         document = json.loads(result.stdout)
         too_long = finding(document, "path-budget")
-        assert result.returncode == 1 and too_long["remedy"] == f"export NX_SOCKET_DIR=/tmp/nx-{USER}"
-        fixed = run_as_user(f"{MAKE_WS}; {setup}", ["doctor", "--json"], env={"HOME": "", "NX_SOCKET_DIR": f"/tmp/nx-{USER}"}, cwd=deep)
+        # never /tmp/nx-<uid>, which anyone may create first: a directory under one only the user owns
+        assert result.returncode == 1 and too_long["remedy"] == f"export NX_SOCKET_DIR=/tmp/xdg-{USER}/nx"
+        fixed = run_as_user(f"{MAKE_WS}; {setup}", ["doctor", "--json"], env={**xdg, "NX_SOCKET_DIR": f"/tmp/xdg-{USER}/nx"}, cwd=deep)
         assert not [f for f in json.loads(fixed.stdout)["findings"] if f["id"] == "path-budget"]
 
     def test_a_missing_tmpdir_fails_nx_23_until_created(self, mark: int) -> None:
         nx_pkg = f"install -d -o {USER} {WS}/node_modules/nx; echo '{{\"version\": \"23.3.2\"}}' > {WS}/node_modules/nx/package.json"
         document, result = doctor(nx_pkg, env={"TMPDIR": "/tmp/claude"})
-        assert result.returncode == 1 and finding(document, "tmpdir")["remedy"] == "mkdir -p -- /tmp/claude"
+        assert result.returncode == 1 and finding(document, "tmpdir")["remedy"] == "mkdir -m 0700 -- /tmp/claude"
         fixed, _ = doctor(f"{nx_pkg}; install -d -m 0700 -o {USER} /tmp/claude", env={"TMPDIR": "/tmp/claude"})
         assert not [p for p in problems(fixed) if p[0] == "tmpdir"]
 
@@ -189,7 +192,7 @@ class TestStates:
 
     def test_human_output_reads_without_colour(self, mark: int) -> None:
         result = run_as_user(f"{MAKE_WS}; install -d -m 1777 -o {PEER} /tmp/.nx", ["doctor"], env={"NO_COLOR": "1"}, cwd=WS)
-        assert "⚠ warn" in result.stdout and "fix:  sudo chown root:root /tmp/.nx" in result.stdout
+        assert "⚠ warn" in result.stdout and "fix:  sudo chown -h root:root -- /tmp/.nx" in result.stdout
         assert "\x1b[" not in result.stdout and result.stdout.strip().splitlines()[-1].startswith("⚠ 0 errors")
 
 
@@ -284,7 +287,11 @@ class TestMoreStates:
         setup = f"install -d -m 1777 -o {PEER} /tmp/.nx; install -d -m 0755 -o {PEER} /home/peer; install -d -o {USER} /home/peer/u"
         document, _ = doctor(setup, env={"HOME": "/home/peer/u"})
         ancestry = finding(document, "ancestry")
-        assert "/home/peer" in ancestry["message"] and ancestry["remedy"].startswith("export NX_SOCKET_DIR=")
+        # nothing under the peer's directory is suggested: they could swap it
+        assert "/home/peer" in ancestry["message"] and ancestry["remedy"] is None and "passes every rule" in ancestry["hint"]
+        xdg = f"/tmp/xdg-{USER}"
+        document, _ = doctor(f"{setup}; install -d -m 0700 -o {USER} {xdg}", env={"HOME": "/home/peer/u", "XDG_RUNTIME_DIR": xdg})
+        assert finding(document, "ancestry")["remedy"] == f"export NX_SOCKET_DIR={xdg}/nx"
 
     def test_a_fifo_or_a_peers_file_where_a_socket_belongs_never_blocks(self) -> None:
         run_dir = f"/tmp/.nx/{USER}/sockets/0123456789abcdef0123"
@@ -323,3 +330,86 @@ class TestMoreStates:
         inside = next(f for f in findings if f["id"] == "user-namespace")
         assert "Running in a user namespace" in inside["message"] and f"{WS}/.nx/workspace-data/d (workspace)" in inside["message"]
         assert next(f for f in findings if f["id"] == "outcome")["severity"] == "warn"
+
+
+class TestRemedyPolicyLive:
+    """Remedies printed on real hostile states: pasted as written, they touch nothing outside Nx's own levels."""
+
+    pytestmark = live
+
+    def test_a_peers_socket_in_your_own_directory_is_removed_without_sudo(self) -> None:
+        """Your own non-sticky directory: ``rm`` works, so the remedy is ``rm``, not ``sudo rm``."""
+        sock_dir = f"/home/u{USER}/s"
+        setup = (f"install -d -m 0700 -o {USER} {sock_dir}; stale {sock_dir}/d.sock; chown {PEER} {sock_dir}/d.sock")
+        document, _ = doctor(setup, env={"NX_SOCKET_DIR": sock_dir})
+        foreign = finding(document, "sockets")
+        assert foreign["remedy"] == f"rm -- {sock_dir}/d.sock"
+        fixed, _ = doctor(f"{setup}; {as_user_prefix()} sh -c {shlex.quote(foreign['remedy'])}", env={"NX_SOCKET_DIR": sock_dir})
+        assert not [p for p in problems(fixed) if p[0] == "sockets"]
+
+    def test_root_auditing_an_attackers_workspace_prints_nothing_that_acts_through_its_links(self) -> None:
+        """The workspace's owner links a directory to root's files and points NX_* at it in ``.env``.
+
+        Root's ``doctor --user <owner>`` prints remedies; every one of them,
+        pasted as root, leaves root's directory exactly as it was.
+        """
+        ws = "/home/attacker/ws"
+        precious = "/home/rootetc"
+        setup = (
+            f"install -d -m 0755 {precious} {precious}/keep {precious}/systemd; echo secret > {precious}/file; "
+            f"install -d -m 0755 -o {PEER} /home/attacker {ws}; echo '{{}}' > {ws}/nx.json; ln -s {precious} {ws}/link; "
+            f"printf 'NX_SOCKET_DIR={ws}/link/keep\\nNX_NATIVE_FILE_CACHE_DIRECTORY={ws}/link/file\\n"
+            f"NX_WORKSPACE_DATA_DIRECTORY={ws}/link/systemd/system/x.d\\n' > {ws}/.env; chown -h -R {PEER} {ws}; "
+            f"install -d -m 1777 -o {PEER} /tmp/.nx"
+        )
+        python, pylib = stage_nxsock()
+        snapshot = f"find {precious} -printf '%y %U %m %p\\n' | sort"
+        audit = f"cd {ws} && PYTHONPATH={pylib} {python} -m nxsock doctor --json --user {PEER} > /tmp/audit.json || true; cd /"
+        paste = (
+            f"{python} -c \"import json; [print(f['remedy']) for f in json.load(open('/tmp/audit.json'))['findings'] if f['remedy']]\" "
+            "> /tmp/remedies.txt; "
+            f"cd {ws}; while read -r line; do bash -c \"${{line//sudo /}}\" >/dev/null 2>&1 || true; done < /tmp/remedies.txt; cd /"
+        )
+        post = f"{snapshot}; echo '@@@'; cat /tmp/remedies.txt"
+        result = run_as_user(f"{setup}; {snapshot} > /tmp/before.txt; {audit}; {paste}", ["--help"], uid=0, post=f"cat /tmp/before.txt; echo '@@@'; {post}")
+        assert result.post.count("@@@\n") == 2, (result.post, result.stderr[-2000:])
+        before, after, remedies = result.post.split("@@@\n")
+        assert before == after, (before, after, remedies)
+        assert remedies.strip(), "root's audit printed no remedy at all"
+        assert f"{ws}/link" not in remedies.replace(f"{ws}/.env", ""), remedies
+        # the owner's .env is theirs to change: root is told why, not handed a command that acts for them
+        assert "rm -rf" not in remedies and "install -d" not in remedies and "sed -i" not in remedies, remedies
+
+
+MARKED = "# Written by nxsock provision --tmpfiles --install."
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "verdict"),
+    [
+        ("nxsock.conf", f"{MARKED}\\nd /tmp/.nx 1777 root root -\\n", "ok"),
+        ("nxsock.conf", f"{MARKED}\\nd /tmp/.nx 0755 {USER} {USER} -\\n", "install"),
+        ("nxsock.conf", f"{MARKED}\\nd /tmp/.nx 1777 root root 10d\\n", "install"),
+        ("nxsock.conf", f"{MARKED}\\nD /tmp/.nx 1777 root root -\\n", "install"),
+        ("00-site.conf", "d /tmp/.nx 1777 root root 1h\\n", "hand-edit"),
+        ("nxsock.conf", "d /tmp/.nx 1777 nobody root -\\n", "hand-edit"),  # not nxsock's file: install would refuse it
+    ],
+)
+class TestBootPersistence:
+    """The tmpfiles.d line for /tmp/.nx is judged by type, mode, owner and age; ``d /tmp/.nx 1777 root root -`` is the good one."""
+
+    pytestmark = live
+
+    def test_the_line_is_judged_and_its_fix_fits_the_file(self, name: str, text: str, verdict: str) -> None:
+        setup = f"install -d -m 1777 /tmp/.nx; mount -t tmpfs tmpfs /etc/tmpfiles.d; printf '{text}' > /etc/tmpfiles.d/{name}"
+        document, _ = doctor(setup)
+        boot = [f for f in document["findings"] if f["id"] == "boot-persistence"]
+        assert len(boot) == 1, boot
+        if verdict == "ok":
+            assert boot[0]["severity"] == "ok"
+            return
+        assert boot[0]["severity"] == "warn" and f"/etc/tmpfiles.d/{name}:" in boot[0]["message"]
+        if verdict == "install":
+            assert boot[0]["remedy"] == "sudo nxsock provision --tmpfiles --install"
+        else:
+            assert boot[0]["remedy"] is None and "d /tmp/.nx 1777 root root -" in boot[0]["hint"]

@@ -118,7 +118,7 @@ class TestAsUser:
     def test_a_peers_container_needs_root_exit_77_with_the_sudo_command(self) -> None:
         run = run_as_user(f"install -d -m 1777 -o {PEER} /tmp/.nx", ["provision"])
         assert run.returncode == 77
-        assert "sudo chown root:root /tmp/.nx && sudo chmod 1777 /tmp/.nx" in run.stdout
+        assert "sudo chown -h root:root -- /tmp/.nx && test ! -L /tmp/.nx && sudo chmod 1777 -- /tmp/.nx" in run.stdout
         assert run.tree_before == run.tree_after
 
     def test_a_planted_per_user_directory_needs_root(self) -> None:

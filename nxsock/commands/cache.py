@@ -78,10 +78,12 @@ def cache_list(json_flag: bool, host: HostOverrides) -> None:
 def cache_verify(json_flag: bool, host: HostOverrides) -> None:
     """Exit 1 when the installed version's entry is stale (size and mtime), untrusted or missing."""
     from ..binding_cache import verify
-    from ..wording import shell_quote
+    from ..remedy import Remedy, Step
+    from ..wording import context_for
 
-    _, _, listing = _listing(host)
-    verdict = verify(listing, shell_quote)
+    resolution, view, listing = _listing(host)
+    remedies = context_for(resolution, view)
+    verdict = verify(listing, lambda path: remedies.offer(Remedy((Step("remove", path),), "Removes the entry.")).command)
     code = exitcodes.PROBLEM if verdict.state in ("stale", "untrusted", "missing") else exitcodes.OK
     if json_flag:
         from ..report import cache_verify_document

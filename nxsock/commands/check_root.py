@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import typing as t
 
 import click
 
@@ -24,7 +25,6 @@ def check_root(path: str, json_flag: bool) -> None:
     from ..fsview import LiveView
     from ..guards import Simulation, establish_shared_root
     from ..report import check_root_document, dumps
-    from ..wording import RemedyContext
 
     try:
         cwd = os.getcwd()
@@ -36,9 +36,7 @@ def check_root(path: str, json_flag: bool) -> None:
     sim = Simulation(view, os.getuid(), os.getgid(), os.getgroups())
     refusal = establish_shared_root(sim, target)
     state = "refused" if refusal else ("absent" if isinstance(existing, int) else "ok")
-    runtime = os.environ.get("XDG_RUNTIME_DIR") or ""
-    suggestion = runtime.rstrip("/") + "/nx" if runtime.startswith("/") else f"/tmp/nx-{os.getuid()}"
-    ctx = RemedyContext(os.getuid(), os.getgid(), suggestion)
+    ctx = _remedy_context(view)
     document = check_root_document(target, state, refusal, ctx)
     if json_flag:
         sys.stdout.write(dumps(document, indent=sys.stdout.isatty()) + "\n")
@@ -47,3 +45,15 @@ def check_root(path: str, json_flag: bool) -> None:
 
         render_check_root(document)
     sys.exit(exitcodes.OK if refusal is None else exitcodes.PROBLEM)
+
+
+def _remedy_context(view: object) -> t.Any:
+    """The remedies' context for this user and workspace; without a workspace to read, the user alone."""
+    from ..snapshot import build_resolution
+    from ..wording import context_for, plain_context
+
+    try:
+        resolution, _ = build_resolution()
+    except Exception:  # a workspace that cannot be read must not cost the verdict
+        return plain_context(view, os.getuid(), os.getgid(), os.environ.get("HOME"))  # type: ignore[arg-type]
+    return context_for(resolution, view)  # type: ignore[arg-type]

@@ -15,6 +15,7 @@ from ._resolution import build_resolution, host_options
 SANDBOX_FORMATS = ("bwrap", "srt", "claude", "codex", "codex-profile", "flatpak", "docker", "seatbelt")
 
 
+
 def _drop_to(uid: int) -> None:
     """Become *uid* (with its passwd group and home) in this process: a child forked for the audit."""
     import pwd
@@ -82,7 +83,7 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
         if pid == 0:  # the audit runs with that user's own permissions
             try:
                 _drop_to(user)
-                code = _audit(json_flag, strict, only, text, host, sandbox)
+                code = _audit(json_flag, strict, only, text, host, sandbox, pasted_by_root=True)
             except click.ClickException as exc:  # a bad value, found as that user
                 exc.show()
                 code = exc.exit_code
@@ -96,11 +97,11 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
 
 
 def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | None, host: HostOverrides,
-           sandbox: str | None = None) -> int:
+           sandbox: str | None = None, *, pasted_by_root: bool = False) -> int:
     from ..doctor import gather, run_checks, status_of
 
     resolution, view = build_resolution(host)
-    context = gather(resolution, view, sandbox)
+    context = gather(resolution, view, sandbox, pasted_by_root=pasted_by_root)
     explanation = None
     selected: tuple[str, ...] = only
     if text is not None:

@@ -36,7 +36,7 @@ def paths(json_flag: bool, output_format: str | None, portable: bool, host: Host
         raise click.UsageError("--portable goes with a sandbox --format (srt, bwrap, …), not with the report or JSON.")
     resolution, view = build_resolution(host)
     if wants_json(json_flag, output_format):
-        sys.exit(print_paths_json(resolution, sys.stdout))
+        sys.exit(print_paths_json(resolution, sys.stdout, view))
     if output_format is not None:
         from ..allowlists import SANDBOX_TMPDIR, plan_for, render, sandbox_kind
 

@@ -85,7 +85,9 @@ def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, insta
     code = report.exit_code
     if code == exitcodes.OK and check and report.changed:
         code = exitcodes.PROBLEM
-    document = provision_document(report)
+    from .check_root import _remedy_context
+
+    document = provision_document(report, _remedy_context(view))
     if json_flag:
         sys.stdout.write(dumps(document, indent=sys.stdout.isatty()) + "\n")
     else:
