@@ -405,8 +405,8 @@ class TestBootPersistence:
         document, _ = doctor(setup)
         boot = [f for f in document["findings"] if f["id"] == "boot-persistence"]
         assert len(boot) == 1, boot
-        if verdict == "ok":
-            assert boot[0]["severity"] == "ok"
+        if verdict == "ok":  # a note rather than ok where systemd does not run to apply it
+            assert boot[0]["severity"] in ("ok", "info") and "recreates /tmp/.nx at boot" in boot[0]["message"]
             return
         assert boot[0]["severity"] == "warn" and f"/etc/tmpfiles.d/{name}:" in boot[0]["message"]
         if verdict == "install":
