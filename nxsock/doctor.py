@@ -61,6 +61,7 @@ class Context(t.NamedTuple):
     legacy_state: t.Sequence[t.Any]
     sockets: t.Sequence[tuple[str, Entry, str | None]] = ()  # each *.sock found, and its probe (sockets only)
     sandbox: str | None = None  # the sandbox format the user named (--sandbox), if any
+    unix_sockets: str | None = None  # the errno name when this process may not even create a unix socket (a policy)
 
 
 def _refusal_finding(check: str, refusal: Refusal, severity: str, ctx: Context) -> Finding:
@@ -104,6 +105,19 @@ def check_environment(ctx: Context) -> list[Finding]:
     if markers:
         found.append(Finding("environment", "info", None, f"Sandbox markers set: {', '.join(markers)}."))
     return found
+
+
+def check_unix_sockets(ctx: Context) -> list[Finding]:
+    """A policy (seccomp in srt and codex, Seatbelt) that refuses unix sockets outright: no directory helps."""
+    if ctx.unix_sockets is None:
+        return []
+    from .explain import sandbox_remedy
+
+    env = ctx.resolution.environment
+    remedy = sandbox_remedy({m: v for m in SANDBOX_MARKERS if (v := env.get(m))}, env.platform)
+    return [Finding("unix-sockets", "error", None,
+                    f"This process may not create unix sockets ({ctx.unix_sockets}): a sandbox's policy refuses them, "
+                    "so Nx's daemon and plugin workers cannot listen anywhere.", remedy.command, remedy.hint)]
 
 
 def check_user_namespace(ctx: Context) -> list[Finding]:
@@ -274,6 +288,25 @@ def _short_socket_dir(ctx: Context) -> str | None:
     return None
 
 
+def check_workspace_data(ctx: Context) -> list[Finding]:
+    """The workspace data directory or its daemon directory made by another user (``sudo nx``): Nx cannot write there."""
+    data = ctx.resolution.workspace_data
+    uid = ctx.resolution.environment.uid
+    for directory in (data.dir, data.daemon_dir):
+        entry = ctx.view.lstat(directory)
+        if not isinstance(entry, Entry) or entry.uid == uid or (entry.is_dir and entry.mode & 0o002):
+            continue
+        if directory == data.daemon_dir or data.source == "default":
+            return [Finding("workspace-data", "error", directory,
+                            f"{directory} belongs to {'root' if entry.uid == 0 else f'uid {entry.uid}'}, so Nx cannot write "
+                            "its caches or daemon files there (EACCES, \"os error 13\").",
+                            f"sudo rm -rf -- {shell_quote(directory)}",
+                            "Nx's own state, left by running Nx as another user (`sudo nx`); Nx rebuilds it, as after `nx reset`.")]
+        return [Finding("workspace-data", "error", directory, f"{directory} ({data.source}) belongs to uid {entry.uid}; Nx cannot write there.",
+                        "unset NX_WORKSPACE_DATA_DIRECTORY NX_PROJECT_GRAPH_CACHE_DIRECTORY", None)]
+    return []
+
+
 def check_path_budget(ctx: Context) -> list[Finding]:
     found = []
     for kind, placement in ctx.resolution.sockets.items():
@@ -346,6 +379,12 @@ def check_sockets(ctx: Context) -> list[Finding]:
     view = ctx.view
     uid = ctx.resolution.environment.uid
     found = []
+    for directory in _socket_dirs(ctx.resolution, view):  # a per-run directory another user made: connects fail EACCES
+        level = view.lstat(directory)
+        if isinstance(level, Entry) and level.uid != uid and re.fullmatch(r"[0-9a-f]{20}", directory.rsplit("/", 1)[-1]):
+            found.append(Finding("sockets", "error", directory,
+                                 f"{directory} belongs to uid {level.uid}: connecting to the daemon socket in it fails (EACCES).",
+                                 f"sudo rm -rf -- {shell_quote(directory)}", "It removes that directory, never hands it to you."))
     for path, entry, result in ctx.sockets:
         if entry.kind != "socket":
             found.append(Finding("sockets", "warn", path, f"{path} is a {entry.kind}, not a socket.", f"rm -- {shell_quote(path)}"))
@@ -631,10 +670,12 @@ CHECKS: dict[str, tuple[str, t.Callable[[Context], list[Finding]]]] = {
     "environment": ("Environment", check_environment),
     "user-namespace": ("Environment", check_user_namespace),
     "tmpdir": ("Environment", check_tmpdir),
+    "unix-sockets": ("Environment", check_unix_sockets),
     "container": ("Shared container", check_container),
     "levels": ("Levels", check_levels),
     "outcome": ("Outcome", check_outcome),
     "configuration": ("Outcome", check_configuration),
+    "workspace-data": ("Outcome", check_workspace_data),
     "path-budget": ("Outcome", check_path_budget),
     "sockets": ("Sockets", check_sockets),
     "socket-owner": ("Sockets", check_socket_owner),
@@ -647,6 +688,7 @@ CHECKS: dict[str, tuple[str, t.Callable[[Context], list[Finding]]]] = {
 #: Finding ids each check can produce, for --list-checks and --only.
 FINDING_IDS = {
     "environment": ("environment",), "user-namespace": ("user-namespace", "sandbox-daemon"), "tmpdir": ("tmpdir",),
+    "unix-sockets": ("unix-sockets",), "workspace-data": ("workspace-data",),
     "container": ("container",), "levels": ("ancestry", "private-levels"), "outcome": ("outcome",),
     "configuration": ("configuration",), "path-budget": ("path-budget",), "sockets": ("sockets",),
     "socket-owner": ("socket-owner",), "daemon": ("daemon-record", "daemon-disabled", "daemon-error"),
@@ -691,4 +733,19 @@ def gather(resolution: Resolution, view: FsView, sandbox: str | None = None) -> 
     legacy_all, _ = reset(resolution, dry_run=True, legacy=True)
     legacy = [i for i in legacy_all if i.what.startswith("legacy")]
     sockets = survey_sockets(resolution, view)
-    return Context(resolution, view, remedy_context(resolution), verdict, leftovers, dead, legacy, sockets, sandbox)
+    return Context(resolution, view, remedy_context(resolution), verdict, leftovers, dead, legacy, sockets, sandbox,
+                   _unix_socket_refusal() if not env.simulated else None)
+
+
+def _unix_socket_refusal() -> str | None:
+    """The errno name when creating an (unbound) unix socket fails here; nothing is bound or left behind."""
+    import errno
+    import socket
+
+    if not hasattr(socket, "AF_UNIX"):
+        return None
+    try:
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close()
+    except OSError as exc:
+        return errno.errorcode.get(exc.errno or 0, "EPERM")
+    return None
