@@ -263,6 +263,15 @@ def check_configuration(ctx: Context) -> list[Finding]:
         found.append(Finding("configuration", "error", root.refused_configured_dir,
                              f"{name}={root.refused_configured_dir} is refused, so Nx drops it for the workspace fallback.",
                              f"unset {name}", "Or point it at a short directory you own on a filesystem that keeps modes."))
+    if ctx.resolution.generation == "legacy" and root.tier == "configured" and root.root is not None and root.configured:
+        entry = ctx.view.stat(root.root)  # legacy Nx checks nothing: it listens there or its daemon and workers die
+        uid = ctx.resolution.environment.uid
+        if isinstance(entry, Entry) and not (entry.mode & (0o200 if entry.uid == uid else 0o002)):
+            name = root.configured[0]
+            found.append(Finding("configuration", "error", root.root,
+                                 f"{name}={root.root} is not writable by you (owner uid {entry.uid}, mode {_mode(entry)}): "
+                                 "this Nx cannot listen there, so its daemon and plugin workers fail (EACCES).",
+                                 f"unset {name}", "Or point it at a short directory of your own."))
     if data.untrusted_reason is not None:
         found.append(Finding("configuration", "error" if data.refused else "warn", data.dir,
                              f"The workspace data directory is not safe: {data.untrusted_reason}.",
@@ -289,22 +298,34 @@ def _short_socket_dir(ctx: Context) -> str | None:
 
 
 def check_workspace_data(ctx: Context) -> list[Finding]:
-    """The workspace data directory or its daemon directory made by another user (``sudo nx``): Nx cannot write there."""
+    """Nx's directories in the workspace made by another user (``sudo nx``): Nx cannot write its caches or daemon files."""
     data = ctx.resolution.workspace_data
-    uid = ctx.resolution.environment.uid
-    for directory in (data.dir, data.daemon_dir):
+    env = ctx.resolution.environment
+    dot_nx = dirname(data.dir)
+    levels = [dot_nx, data.dir, join(dot_nx, "cache"), data.daemon_dir] if data.source == "default" else [data.dir, data.daemon_dir]
+    foreign = []
+    for directory in levels:
         entry = ctx.view.lstat(directory)
-        if not isinstance(entry, Entry) or entry.uid == uid or (entry.is_dir and entry.mode & 0o002):
-            continue
-        if directory == data.daemon_dir or data.source == "default":
-            return [Finding("workspace-data", "error", directory,
-                            f"{directory} belongs to {'root' if entry.uid == 0 else f'uid {entry.uid}'}, so Nx cannot write "
-                            "its caches or daemon files there (EACCES, \"os error 13\").",
-                            f"sudo rm -rf -- {shell_quote(directory)}",
-                            "Nx's own state, left by running Nx as another user (`sudo nx`); Nx rebuilds it, as after `nx reset`.")]
-        return [Finding("workspace-data", "error", directory, f"{directory} ({data.source}) belongs to uid {entry.uid}; Nx cannot write there.",
+        if isinstance(entry, Entry) and entry.uid != env.uid and not (entry.is_dir and entry.mode & 0o002):
+            foreign.append((directory, entry.uid))
+    if not foreign:
+        return []
+    first, owner = foreign[0]
+    whose = "root" if owner == 0 else f"uid {owner}"
+    if data.source != "default" and first == data.dir:
+        return [Finding("workspace-data", "error", first, f"{first} ({data.source}) belongs to {whose}; Nx cannot write there.",
                         "unset NX_WORKSPACE_DATA_DIRECTORY NX_PROJECT_GRAPH_CACHE_DIRECTORY", None)]
-    return []
+    removed = [d for d, _ in foreign if d != dot_nx or data.source != "default"]
+    removed = [d for d in removed if not any(d.startswith(r + "/") for r in removed)]
+    steps = [f"sudo rm -rf -- {shell_quote(d)}" for d in removed]
+    if data.source == "default" and any(d == dot_nx for d, _ in foreign):
+        steps.append(f"sudo chown {env.uid}:{env.gid} -- {shell_quote(dot_nx)}")
+    return [Finding("workspace-data", "error", first,
+                    f"{first} belongs to {whose}, so Nx cannot write its caches or daemon files there "
+                    "(EACCES, \"os error 13\").",
+                    " && ".join(steps),
+                    "Left by running Nx as another user (`sudo nx`): Nx's caches are removed and rebuilt, as after `nx reset`; "
+                    f"{dot_nx} itself, which may hold files you commit, is handed back to you rather than removed.")]
 
 
 def check_path_budget(ctx: Context) -> list[Finding]:
@@ -573,6 +594,11 @@ def check_native_cache(ctx: Context) -> list[Finding]:
     for refusal in cache.refusals:
         refused = _refusal_finding("native-cache", refusal, "warn", ctx)
         found.append(refused._replace(message="Nx loads the binding in place, uncached: " + refused.message))
+    level = ctx.view.lstat(cache.dir) if cache.dir and cache.bypass_reason is None and not cache.refusals else None
+    if cache.dir and isinstance(level, Entry) and level.is_dir and level.uid == ctx.resolution.environment.uid and level.mode & 0o700 != 0o700:
+        found.append(Finding("native-cache", "warn", cache.dir,
+                             f"{cache.dir} is yours but mode {_mode(level)}: Nx cannot copy its binding into it (EACCES) "
+                             "and loads it in place.", f"chmod 0700 -- {shell_quote(cache.dir)}"))
     if verdict is not None and verdict.state not in ("bypassed",):
         found.append(Finding("native-cache", severity_for.get(verdict.state, "info"), verdict.entry or cache.dir, verdict.message, verdict.remedy))
     return found

@@ -69,14 +69,14 @@ _KINDS: tuple[tuple[str, re.Pattern[str], str, tuple[str, ...]], ...] = (
     ("no-socket-directory", re.compile(r"could not establish a socket directory"),
      "No socket directory could be established, the workspace fallback included.", ("levels", "outcome", "container")),
     ("fallback", re.compile(rf"(?:fell back to|so it used) {_PATH}(?:\.\s+(?P<detail>/\S*) belongs to another user)?"),
-     "Nx could not use its usual socket directories and fell back to another.", ("user-namespace", "levels", "outcome", "container")),
+     "Nx could not use its usual socket directories and fell back to another.", ("levels", "outcome", "container")),
     ("untrusted-data-dir", re.compile(rf"configured Nx (?P<detail>[a-z ]+?) directory {_PATH} is not safe to use"),
      "A configured data or cache directory could be replaced by another user; Nx 24.0.6 refuses it.", ("configuration",)),
     ("native-cache-copy", re.compile(r"Failed to copy native module to cache[^(\n]*(?:\((?P<errno>E[A-Z0-9]+)\))?"),
      "Nx could not copy its binding into the cache and loads it in place.", ("native-cache", "levels")),
     ("native-binding-broken", re.compile(r"TypeError: (?:\(0 , )?(?:native_1\.\w+\)?|WorkspaceContext) is not a (?:function|constructor)"),
      "Nx's native binding did not load whole: a cut-short copy in the binding cache (a full disk), typically.",
-     ("native-cache", "leftovers")),
+     ("native-cache",)),
     ("fs-errno", re.compile(rf"\b{_ERRNO}: [a-z ]+, (?P<detail>[a-z]+) '(?P<path>/[^'\n]+)'"),
      "", ("workspace-data", "tmpdir", "configuration", "daemon", "native-cache")),
     ("os-permission-denied", re.compile(r"Permission denied \(os error 13\)"),
@@ -100,7 +100,7 @@ _KINDS: tuple[tuple[str, re.Pattern[str], str, tuple[str, ...]], ...] = (
      "Nx's plugin workers did not start; each line beneath names why.", _WRAPPED),
     ("plugin-worker-exited", re.compile(r"Plugin worker for \S+ exited with code \d+ before the connection"),
      "A plugin worker ended before Nx could connect to its socket: it could not listen (a sandbox, typically).",
-     ("unix-sockets", "sockets", "levels", "outcome", "daemon")),
+     ("unix-sockets", "configuration", "sockets", "levels", "outcome", "daemon")),
     ("socket-denied", re.compile(r"denied permission to use its unix socket"),
      "Nx was refused its unix socket (EACCES or EPERM): a policy or another user's directory.", _WRAPPED),
 )
@@ -134,7 +134,9 @@ def explain(text: str) -> Explanation:
             if name in ("socket-errno", "fs-errno"):
                 causes = _ERRNO_CAUSES if name == "socket-errno" else _FS_CAUSES
                 cause = f"{errno_name}: {causes.get(errno_name or '', 'the system refused it')}."
-            found.append(Message(name, errno_name, groups.get("path"), cause, checks, match.start(), match.end(), groups.get("detail")))
+            detail = groups.get("detail")
+            own = ("outcome",) if name == "fallback" and detail == "/" else checks  # only a user namespace shows / as foreign
+            found.append(Message(name, errno_name, groups.get("path"), cause, own, match.start(), match.end(), detail))
     found.sort(key=lambda m: m.start)
     messages: list[Message] = []
     for message in found:  # a span already claimed by an earlier (or a more specific) pattern is the same message
@@ -223,11 +225,9 @@ def general_remedy(message: Message, env: t.Mapping[str, str], platform: str, ui
         extra = " NX_PROJECT_GRAPH_CACHE_DIRECTORY" if variable == "NX_WORKSPACE_DATA_DIRECTORY" else ""
         return Remedy(f"unset {variable}{extra}", "Nx then keeps it in the workspace; or name a directory you own.")
     if kind == "native-cache-copy":
-        if errno_name in ("ENOSPC", "EDQUOT"):
-            return Remedy("export NX_SKIP_NATIVE_FILE_CACHE=true",
-                          "The disk (or quota) holding the cache is full: Nx then loads its binding in place. Free space to cache again.")
-        return Remedy("nxsock cache verify", "It names the cache entry or level that refuses, with its fix; "
-                      "or load in place: export NX_SKIP_NATIVE_FILE_CACHE=true")
+        why = ("The disk (or quota) holding the cache is full; free space to cache again."
+               if errno_name in ("ENOSPC", "EDQUOT") else "`nxsock cache verify` names the cache level that refuses, with its fix.")
+        return Remedy("export NX_SKIP_NATIVE_FILE_CACHE=true", f"Nx then loads its binding in place, without the warning. {why}")
     if kind == "daemon-disabled":
         return Remedy("npx nx reset", "It removes the disabled marker (and clears Nx's caches); the daemon runs again on the next command.")
     if kind == "daemon-not-running":
@@ -312,9 +312,9 @@ def answer(
     ids = {i for check in message.checks for i in finding_ids.get(check, (check,))}
     candidates = [f for f in findings if f.id in ids and f.severity in ("warn", "error") and f.remedy]
     if message.path is not None:
-        exact = [f for f in candidates if f.path is not None and f.path.rstrip("/") == message.path.rstrip("/")]
-        candidates = exact or [f for f in candidates if _related(f.path, message.path)]
-    if candidates:
-        best = candidates[0]
+        candidates = [f for f in candidates if _related(f.path, message.path)]
+    if candidates:  # an error before a warning; then the finding about exactly that path; then report order
+        exact = message.path.rstrip("/") if message.path else None
+        best = min(candidates, key=lambda f: (f.severity != "error", (f.path or "").rstrip("/") != exact))
         return Answer(message, t.cast(str, best.remedy), best.hint, "this machine", best.id)
     return Answer(message, t.cast(str, general.command), general.hint, "general", None)

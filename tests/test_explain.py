@@ -121,6 +121,28 @@ def test_every_recognised_message_gets_a_command_even_where_the_cause_is_not_vis
         assert item.remedy and item.remedy.strip() and item.source == "general"
 
 
+def test_the_finding_that_shows_the_cause_wins_over_a_symptom_of_it() -> None:
+    """A peer's run directory (an error) answers the EACCES, not the record that merely does not answer (a warning)."""
+    from nxsock.doctor import FINDING_IDS, Finding
+
+    run_dir = "/tmp/.nx/1000/sockets/0123456789abcdef0123"
+    message = explain(f"(connect EACCES {run_dir}/d.sock). Continuing").messages[0]
+    findings = [Finding("daemon-record", "warn", f"{run_dir}/d.sock", "does not answer", "nxsock reset"),
+                Finding("sockets", "error", run_dir, "belongs to uid 1001", f"sudo rm -rf -- {run_dir}"),
+                Finding("leftovers", "warn", "/elsewhere", "unrelated", "nxsock cache prune")]
+    chosen = answer_all([message], findings, FINDING_IDS, lambda m: general_remedy(m, {}, "linux", 1000, "/tmp/nx-1000"))[0]
+    assert (chosen.remedy, chosen.source, chosen.finding) == (f"sudo rm -rf -- {run_dir}", "this machine", "sockets")
+
+
+def test_a_message_that_carries_another_borrows_its_answer() -> None:
+    _, text = CAPTURES["24.0.6/socket-dir-shared--daemon-start.txt"]
+    messages = explain(text).messages
+    answers = answer_all(messages, [], {}, lambda m: general_remedy(m, {}, "linux", 1000, "/tmp/nx-1000"))
+    assert [a.message.matched for a in answers] == ["daemon-start-failed", "invalid-shared"]
+    assert answers[0].remedy == answers[1].remedy == "unset NX_SOCKET_DIR NX_DAEMON_SOCKET_DIR"
+    assert "invalid-shared" in (answers[0].hint or "")
+
+
 class TestSandboxRemedy:
     EPERM = "[plugin-worker] failed to listen on /tmp/.nx/1000/sockets/ab/p1.sock: listen EPERM: operation not permitted /tmp/.nx/1000/sockets/ab/p1.sock"
 
@@ -252,3 +274,24 @@ def test_the_remedy_given_for_each_message_makes_the_same_nx_command_stop_printi
         assert proof["after_rc"] == 0, proof["after"][-3000:]
     for step in fresh["applied"]:
         assert step["rc"] in (0, None), step
+
+
+class TestUnrecognisedTextOnRealStates:
+    pytestmark = live
+
+    @pytest.mark.parametrize(("setup", "env", "code"), [
+        ("install -d -m 1777 -o {peer} /tmp/.nx", {}, 0),  # warnings
+        ("install -d -m 0777 -o {peer} /tmp/peerdata", {"NX_WORKSPACE_DATA_DIRECTORY": "/tmp/peerdata"}, 1),  # an error
+    ], ids=["warnings", "error"])
+    def test_every_check_runs_and_the_exit_code_is_plain_doctors(self, setup: str, env: dict[str, str], code: int) -> None:
+        from harness import PEER, USER, run_as_user
+
+        ws = f"/home/u{USER}/ws"
+        state = f"install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; " + setup.format(peer=PEER)
+        plain = run_as_user(state, ["doctor", "--json"], env=env, cwd=ws)
+        explained = run_as_user(state, ["doctor", "--json", "--explain", "hello world"], env=env, cwd=ws)
+        document = json.loads(explained.stdout)
+        assert document["recognised"] is False
+        assert [f["id"] for f in document["findings"]] == [f["id"] for f in json.loads(plain.stdout)["findings"]]
+        assert any(f["severity"] in ("warn", "error") for f in document["findings"])
+        assert explained.returncode == plain.returncode == code

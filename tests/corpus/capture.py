@@ -106,7 +106,7 @@ STATES: tuple[State, ...] = (
 )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def nounix_helper() -> Path:
     """``nounix.c`` compiled once into the shared test cache, where the test uid can run it."""
     source = (HERE / "nounix.c").read_bytes()
@@ -119,7 +119,7 @@ def nounix_helper() -> Path:
     return target
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def nx_folder(release: str) -> Path:
     """The release installed once into the shared test cache (its lock is taken once per release, not per run)."""
     return harness.install_nx(release)
