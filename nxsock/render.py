@@ -378,6 +378,8 @@ def render_doctor(results: t.Sequence[tuple[str, t.Any]], status: str, explanati
             out.print(Text(f"  {label}", style="bold") + Text(printable(item.remedy), style="cyan"))
             if item.hint:
                 out.print(Text("  note: " + printable(item.hint), style="dim"))
+        if answers and not results:
+            out.print(Text("No check on this machine bears on these messages now; each fix above is the message's own.", style="dim"))
         out.print()
     group = None
     counts = {"ok": 0, "info": 0, "warn": 0, "error": 0}
