@@ -303,13 +303,22 @@ def check_workspace_data(ctx: Context) -> list[Finding]:
     env = ctx.resolution.environment
     dot_nx = dirname(data.dir)
     levels = [dot_nx, data.dir, join(dot_nx, "cache"), data.daemon_dir] if data.source == "default" else [data.dir, data.daemon_dir]
-    foreign = []
+    foreign, links = [], []
     for directory in levels:
         entry = ctx.view.lstat(directory)
-        if isinstance(entry, Entry) and entry.uid != env.uid and not (entry.is_dir and entry.mode & 0o002):
+        if not isinstance(entry, Entry):
+            continue
+        if entry.is_link:
+            links.append(directory)
+        if entry.uid != env.uid and not (entry.is_dir and entry.mode & 0o002):
             foreign.append((directory, entry.uid))
     if not foreign:
         return []
+    if links:  # a command here could act on what a link points at
+        return [Finding("workspace-data", "error", foreign[0][0],
+                        f"{foreign[0][0]} belongs to uid {foreign[0][1]}, and {links[0]} is a link on the way to it.", None,
+                        "No command is printed: rm, chown or chmod could act on what the link points at. Look at it; "
+                        "remove the link itself (not its target) if you did not make it.")]
     first, owner = foreign[0]
     whose = "root" if owner == 0 else f"uid {owner}"
     if data.source != "default" and first == data.dir:

@@ -192,9 +192,15 @@ def sandbox_remedy(env: t.Mapping[str, str], platform: str) -> Remedy:
 _NX_LEVELS = re.compile(r"^/tmp/\.nx/\d+/|/\.nx/sockets/|/workspace-data/d/")
 
 
+def _plain(path: str) -> bool:
+    """A path spelt with no ``.``/``..`` component, no doubled slash and no control character: what it names is what it says."""
+    parts = path.split("/")[1:]
+    return all(p not in ("", ".", "..") for p in parts) and path.isprintable()
+
+
 def _nx_level(path: str) -> bool:
     """Whether *path* lies in a directory Nx makes for its user (where removing a socket is Nx's own business)."""
-    return _NX_LEVELS.search(path) is not None
+    return _plain(path) and _NX_LEVELS.search(path) is not None
 
 
 def general_remedy(message: Message, env: t.Mapping[str, str], platform: str, uid: int, socket_dir_suggestion: str) -> Remedy:
@@ -234,7 +240,7 @@ def general_remedy(message: Message, env: t.Mapping[str, str], platform: str, ui
         return Remedy("npx nx daemon --start", None)
     if kind == "fs-errno" and path is not None:
         data = re.match(r"^(.*/\.nx/workspace-data)(?:/|$)", path)
-        if errno_name == "EACCES" and data is not None:
+        if errno_name == "EACCES" and data is not None and _plain(data.group(1)):
             return Remedy(f"sudo rm -rf -- {shell_quote(data.group(1))}",
                           "Where another user (root, after `sudo nx`) made it: Nx's own state, rebuilt on the next run, as after `nx reset`.")
         if errno_name == "ENOENT":

@@ -134,6 +134,16 @@ def test_the_finding_that_shows_the_cause_wins_over_a_symptom_of_it() -> None:
     assert (chosen.remedy, chosen.source, chosen.finding) == (f"sudo rm -rf -- {run_dir}", "this machine", "sockets")
 
 
+@pytest.mark.parametrize("path", ["/tmp/.nx/1000/../../etc/passwd", "/tmp/.nx/1000/sockets//x/d.sock",
+                                  "/tmp/.nx/1000/./sockets/d.sock"])
+def test_a_pasted_path_that_does_not_say_what_it_names_gets_no_root_command(path: str) -> None:
+    """The text is the user's paste, maybe crafted: ``..`` or ``//`` in it never reaches a ``sudo rm``."""
+    for text in (f"(connect EACCES {path}). Continuing", f"EACCES: permission denied, open '{path}/.nx/workspace-data/x'"):
+        for message in explain(text).messages:
+            remedy = general_remedy(message, {}, "linux", 1000, "/tmp/nx-1000")
+            assert "sudo" not in (remedy.command or ""), (text, remedy)
+
+
 def test_a_message_that_carries_another_borrows_its_answer() -> None:
     _, text = CAPTURES["24.0.6/socket-dir-shared--daemon-start.txt"]
     messages = explain(text).messages
@@ -295,3 +305,29 @@ class TestUnrecognisedTextOnRealStates:
         assert [f["id"] for f in document["findings"]] == [f["id"] for f in json.loads(plain.stdout)["findings"]]
         assert any(f["severity"] in ("warn", "error") for f in document["findings"])
         assert explained.returncode == plain.returncode == code
+
+
+class TestWorkspaceDataFinding:
+    pytestmark = live
+
+    def test_a_link_on_the_way_to_another_users_data_gets_no_command(self) -> None:
+        """Root's link where .nx belongs: rm, chown or chmod could act on its target, so no command is printed."""
+        from harness import USER, run_as_user
+
+        ws = f"/home/u{USER}/ws"
+        setup = (f"install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; install -d -m 0755 /tmp/target/workspace-data; "
+                 f"ln -s /tmp/target {ws}/.nx")
+        document = json.loads(run_as_user(setup, ["doctor", "--json", "--only", "workspace-data"], cwd=ws).stdout)
+        [found] = document["findings"]
+        assert found["severity"] == "error" and found["remedy"] is None and "link" in found["message"]
+
+    def test_sudo_nx_leftovers_are_removed_and_dot_nx_handed_back(self) -> None:
+        from harness import USER, run_as_user
+
+        ws = f"/home/u{USER}/ws"
+        setup = f"install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; install -d -m 0755 {ws}/.nx {ws}/.nx/workspace-data"
+        document = json.loads(run_as_user(setup, ["doctor", "--json", "--only", "workspace-data"], cwd=ws).stdout)
+        [found] = document["findings"]
+        assert found["remedy"] == f"sudo rm -rf -- {ws}/.nx/workspace-data && sudo chown {USER}:{USER} -- {ws}/.nx"
+        fixed = run_as_user(f"{setup}; {found['remedy'].replace('sudo ', '')}", ["doctor", "--json", "--only", "workspace-data"], cwd=ws)
+        assert json.loads(fixed.stdout)["findings"] == []
