@@ -327,8 +327,13 @@ def check_workspace_data(ctx: Context) -> list[Finding]:
     removed = [d for d, _ in foreign if d != dot_nx or data.source != "default"]
     removed = [d for d in removed if not any(d.startswith(r + "/") for r in removed)]
     steps = [f"sudo rm -rf -- {shell_quote(d)}" for d in removed]
-    if data.source == "default" and any(d == dot_nx for d, _ in foreign):
+    dot_nx_owner = next((u for d, u in foreign if d == dot_nx), None) if data.source == "default" else None
+    if dot_nx_owner == 0:  # root's, from `sudo nx` in your own workspace; another user's is never handed to you
         steps.append(f"sudo chown {env.uid}:{env.gid} -- {shell_quote(dot_nx)}")
+    elif dot_nx_owner is not None:
+        return [Finding("workspace-data", "error", dot_nx, f"{dot_nx} belongs to uid {dot_nx_owner}, not to you or root.", None,
+                        "No command is printed: another user's directory is never handed to you. Look at what it holds, "
+                        "then move it aside as root.")]
     return [Finding("workspace-data", "error", first,
                     f"{first} belongs to {whose}, so Nx cannot write its caches or daemon files there "
                     "(EACCES, \"os error 13\").",
