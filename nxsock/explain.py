@@ -5,7 +5,7 @@ The patterns are learnt from what the real releases print (the corpus under
 that tell one message from another; nothing of Nx's sentences is reproduced.
 Recognition is pure: :func:`explain` reads text and returns values.  Which
 remedy fits — the one this machine's state shows, or the message's general
-one — is decided by :func:`answer` from the doctor's findings.
+one — is decided by :func:`answer_all` from the doctor's findings.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import typing as t
 from ._pathname import dirname
 from .wording import Remedy, shell_quote
 
-__all__ = ["WRAPPERS", "Answer", "Explanation", "Message", "answer", "answer_all", "explain", "general_remedy", "sandbox_format", "sandbox_remedy"]
+__all__ = ["MAX_TEXT", "WRAPPERS", "Answer", "Explanation", "Message", "answer", "answer_all", "explain", "general_remedy", "sandbox_format", "sandbox_remedy"]
 
 
 class Message(t.NamedTuple):
@@ -39,6 +39,11 @@ class Explanation(t.NamedTuple):
     cause: str | None
     checks: tuple[str, ...]  # the doctor checks that answer every message
     messages: tuple[Message, ...] = ()  # every recognised message, in the order printed
+    truncated: bool = False  # the text was longer than MAX_TEXT; only its start was read
+
+
+#: What is read of a paste: Nx's output runs to kilobytes, and a longer text is answered in seconds, not read whole.
+MAX_TEXT = 1 << 20
 
 
 #: A path as Nx prints it: no spaces, and none of the punctuation that closes the sentence around it.
@@ -126,6 +131,8 @@ _FS_CAUSES = {
 
 def explain(text: str) -> Explanation:
     """Every recognised message in *text*, in order; the first one's errno, path and cause on top."""
+    truncated = len(text) > MAX_TEXT
+    text = text[:MAX_TEXT]
     found: list[Message] = []
     for name, pattern, cause, checks in _KINDS:
         for match in pattern.finditer(text):
@@ -137,16 +144,18 @@ def explain(text: str) -> Explanation:
             detail = groups.get("detail")
             own = ("outcome",) if name == "fallback" and detail == "/" else checks  # only a user namespace shows / as foreign
             found.append(Message(name, errno_name, groups.get("path"), cause, own, match.start(), match.end(), detail))
-    found.sort(key=lambda m: m.start)
+    found.sort(key=lambda m: m.start)  # stable: at one position the pattern listed first wins
     messages: list[Message] = []
-    for message in found:  # a span already claimed by an earlier (or a more specific) pattern is the same message
-        if not any(m.start <= message.start < m.end for m in messages):
+    claimed = 0  # where the text claimed so far ends: a message starting inside it is one already found
+    for message in found:
+        if message.start >= claimed:
             messages.append(message)
+            claimed = message.end
     if not messages:
-        return Explanation(None, None, None, None, ())
+        return Explanation(None, None, None, None, (), (), truncated)
     first = messages[0]
     checks = tuple(dict.fromkeys(c for m in messages for c in m.checks))
-    return Explanation(first.matched, first.errno, first.path, first.cause, checks, tuple(messages))
+    return Explanation(first.matched, first.errno, first.path, first.cause, checks, tuple(messages), truncated)
 
 
 # -- remedies --------------------------------------------------------------------------------

@@ -367,6 +367,8 @@ def render_doctor(results: t.Sequence[tuple[str, t.Any]], status: str, explanati
     """Grouped findings, one line each with a symbol and a word, remedies indented, then a summary."""
     out = _console()
     if explanation is not None:
+        if explanation.truncated:
+            out.print(Text("The text is longer than nxsock reads; only its first mebibyte was read.", style="yellow"))
         if not answers:
             out.print(Text("Not a message nxsock recognises; running every check.", style="yellow"))
         for item in answers:  # every message recognised, in the order Nx printed them

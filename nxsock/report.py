@@ -360,7 +360,8 @@ def doctor_document(results: t.Sequence[tuple[str, t.Any]], status: str, explana
         document.update(matched=explanation.matched, errno=explanation.errno, path=explanation.path,
                         cause=explanation.cause, remedy=first.remedy if first else None,
                         remedy_source=first.source if first else None, hint=first.hint if first else None,
-                        recognised=bool(answers), messages=[_answer_json(a) for a in answers])
+                        recognised=bool(answers), messages=[_answer_json(a) for a in answers],
+                        truncated=explanation.truncated)
     return document
 
 

@@ -331,3 +331,16 @@ class TestWorkspaceDataFinding:
         assert found["remedy"] == f"sudo rm -rf -- {ws}/.nx/workspace-data && sudo chown {USER}:{USER} -- {ws}/.nx"
         fixed = run_as_user(f"{setup}; {found['remedy'].replace('sudo ', '')}", ["doctor", "--json", "--only", "workspace-data"], cwd=ws)
         assert json.loads(fixed.stdout)["findings"] == []
+
+
+def test_a_huge_paste_is_answered_in_seconds_from_its_first_mebibyte(runner: CliRunner) -> None:
+    import time
+
+    from nxsock.explain import MAX_TEXT
+
+    text = "connect EACCES /" * (MAX_TEXT // 8)
+    started = time.monotonic()
+    result = runner.invoke(cli, ["doctor", "--json", "--explain", "-"], input=text)
+    document = json.loads(result.stdout)
+    assert document["truncated"] is True and document["matched"] == "socket-errno"
+    assert time.monotonic() - started < 60

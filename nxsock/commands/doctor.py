@@ -76,7 +76,9 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
         raise click.BadParameter(f"unknown check id {unknown[0]!r}; see --list-checks.", param_hint="--only")
     text = None
     if explain_text is not None:
-        text = sys.stdin.read() if explain_text == "-" else explain_text
+        from ..explain import MAX_TEXT
+
+        text = sys.stdin.read(MAX_TEXT + 1) if explain_text == "-" else explain_text  # never more than is read
     if user is not None and user != os.geteuid():
         if os.geteuid() != 0:
             click.echo("nxsock doctor: --user needs root: sudo nxsock doctor --user UID", err=True)
