@@ -1,6 +1,7 @@
 """Capture what the real Nx prints in real failure states: the corpus ``doctor --explain`` is tested on.
 
-Run as root, from the checkout::
+Run as root, from the checkout, with the interpreter the tests use (it needs
+nxsock's test dependencies: ``pip install -e '.[test]'``)::
 
     python3 tests/corpus/capture.py                      # every release, state and command
     python3 tests/corpus/capture.py --release 24.0.7     # a new release, the same states
@@ -34,7 +35,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-import harness  # noqa: E402
+try:
+    import harness
+except ImportError as exc:  # run with an interpreter that lacks the test dependencies
+    sys.exit(f"capture: {exc}; run it with the interpreter nxsock's tests use (pip install -e '.[test]')")
 
 RELEASES = ("24.0.6", "24.0.2", "23.3.2", "23.1.1")
 U = harness.USER
