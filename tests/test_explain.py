@@ -249,7 +249,8 @@ def _prove(file: str) -> tuple[dict[str, t.Any], dict[str, t.Any]]:
 def proofs(request: pytest.FixtureRequest) -> t.Iterator[dict[str, concurrent.futures.Future[t.Any]]]:
     """The selected proofs, run four at a time (each in its own namespaces), awaited by the test that needs one."""
     wanted = [item.callspec.params["file"] for item in request.session.items
-              if item.module is sys.modules[__name__] and item.name.startswith("test_the_remedy") and hasattr(item, "callspec")]
+              if getattr(item, "module", None) is sys.modules[__name__] and item.name.startswith("test_the_remedy")
+              and hasattr(item, "callspec")]
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
         yield {file: pool.submit(_prove, file) for file in dict.fromkeys(wanted)}
 
