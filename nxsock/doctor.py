@@ -114,7 +114,7 @@ def check_unix_sockets(ctx: Context) -> list[Finding]:
     from .explain import sandbox_remedy
 
     env = ctx.resolution.environment
-    remedy = sandbox_remedy({m: v for m in SANDBOX_MARKERS if (v := env.get(m))}, env.platform)
+    remedy = sandbox_remedy({m: v for m in SANDBOX_MARKERS if (v := env.get(m))}, env.platform, ctx.sandbox)
     return [Finding("unix-sockets", "error", None,
                     f"This process may not create unix sockets ({ctx.unix_sockets}): a sandbox's policy refuses them, "
                     "so Nx's daemon and plugin workers cannot listen anywhere.", remedy.command, remedy.hint)]

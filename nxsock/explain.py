@@ -184,8 +184,9 @@ def sandbox_format(env: t.Mapping[str, str], platform: str) -> str | None:
     return None
 
 
-def sandbox_remedy(env: t.Mapping[str, str], platform: str) -> Remedy:
-    fmt = sandbox_format(env, platform)
+def sandbox_remedy(env: t.Mapping[str, str], platform: str, named: str | None = None) -> Remedy:
+    """The sandbox's allowlist, in the format the user named (``doctor --sandbox``) or its variables show."""
+    fmt = named or sandbox_format(env, platform)
     unknown = [name for name in ("GEMINI_SANDBOX", "CURSOR_SANDBOX") if env.get(name)]
     if fmt is not None:
         return Remedy(f"nxsock paths --format {fmt}",
@@ -212,13 +213,15 @@ def _nx_level(path: str) -> bool:
     return _plain(path) and _NX_LEVELS.search(path) is not None
 
 
-def general_remedy(message: Message, env: t.Mapping[str, str], platform: str, uid: int, socket_dir_suggestion: str) -> Remedy:
+def general_remedy(
+    message: Message, env: t.Mapping[str, str], platform: str, uid: int, socket_dir_suggestion: str, sandbox: str | None = None
+) -> Remedy:
     """The message's own remedy, for a machine that does not (or no longer) shows its cause."""
     kind, path, errno_name = message.matched, message.path, message.errno
     export = f"export NX_SOCKET_DIR={shell_quote(socket_dir_suggestion)}"
     if kind in ("socket-errno", "exit-78"):
         if errno_name in ("EPERM", "EROFS") or kind == "exit-78":
-            return sandbox_remedy(env, platform)
+            return sandbox_remedy(env, platform, sandbox)
         if errno_name in ("ECONNREFUSED", "EADDRINUSE"):
             return Remedy("nxsock reset", "It removes your dead sockets and socket directories; a live daemon's are kept.")
         if errno_name == "ENOENT":
@@ -227,7 +230,7 @@ def general_remedy(message: Message, env: t.Mapping[str, str], platform: str, ui
             if _nx_level(path):
                 return Remedy(f"sudo rm -- {shell_quote(path)}",
                               "Where the socket is another user's (a daemon left by `sudo nx`): it removes the socket, never a "
-                              f"directory. If the socket is yours, a policy refuses: {sandbox_remedy(env, platform).command}.")
+                              f"directory. If the socket is yours, a policy refuses: {sandbox_remedy(env, platform, sandbox).command}.")
             return Remedy(export, f"{dirname(path)} is not one of Nx's own directories; keep the sockets in one of yours.")
         return Remedy("nxsock doctor", "Run it where Nx printed the message: it names the level that refuses.")
     if kind == "path-too-long":
@@ -260,7 +263,7 @@ def general_remedy(message: Message, env: t.Mapping[str, str], platform: str, ui
         return Remedy("export NX_SKIP_NATIVE_FILE_CACHE=true",
                       "Nx then loads its binding in place; free space where the cache is, and `nxsock reset --legacy` removes cut-short copies.")
     if kind == "plugin-worker-exited":
-        return sandbox_remedy(env, platform)
+        return sandbox_remedy(env, platform, sandbox)
     if kind == "os-permission-denied":
         return Remedy("nxsock doctor", "Run it in the workspace as the user who saw the message: most often `sudo nx` left "
                       ".nx/workspace-data owned by root, and doctor names it with the command that fixes it.")
@@ -268,7 +271,7 @@ def general_remedy(message: Message, env: t.Mapping[str, str], platform: str, ui
         return Remedy("export NX_ISOLATE_PLUGINS=false",
                       "Only a sandbox's user namespace shows / as another user's: Nx 24 then always falls back to the workspace "
                       "for its plugin workers' sockets, and works. Without plugin workers it needs no socket there; or allow "
-                      f"that directory in the sandbox: {sandbox_remedy(env, platform).command}")
+                      f"that directory in the sandbox: {sandbox_remedy(env, platform, sandbox).command}")
     if kind in ("fallback", "no-socket-directory"):
         return Remedy("nxsock doctor", "Run it where Nx printed the message: it names each refused level with its fix.")
     return Remedy("nxsock doctor", "Run it where Nx printed the message: it names what this message is about, with its fix.")

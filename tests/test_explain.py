@@ -345,3 +345,9 @@ def test_a_huge_paste_is_answered_in_seconds_from_its_first_mebibyte(runner: Cli
     document = json.loads(result.stdout)
     assert document["truncated"] is True and document["matched"] == "socket-errno"
     assert time.monotonic() - started < 60
+
+
+def test_eperm_takes_the_sandbox_doctor_was_told_of(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["doctor", "--json", "--sandbox", "bwrap", "--explain", TestSandboxRemedy.EPERM],
+                           env={"SANDBOX_RUNTIME": None, "CODEX_SANDBOX": None})
+    assert json.loads(result.stdout)["remedy"] == "nxsock paths --format bwrap"

@@ -145,7 +145,7 @@ def _explain(text: str, results: t.Sequence[tuple[str, t.Any]], context: t.Any) 
     findings = [f for _, f in results]
     suggestion = context.remedies.socket_dir_suggestion
     answers = answer_all(explanation.messages, findings, FINDING_IDS,
-                         lambda m: general_remedy(m, hints, env.platform, env.uid, suggestion))
+                         lambda m: general_remedy(m, hints, env.platform, env.uid, suggestion, context.sandbox))
     return explanation, answers
 
 
