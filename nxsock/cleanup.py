@@ -18,24 +18,29 @@ import time
 import typing as t
 
 from ._pathname import join
+from .environment import Environment
 from .fsview import connect_probe
 from .layout import console_leaf, plugin_leaf
-from .removal import open_directory, remove_entry
+from .removal import UntrustedPath, open_directory, remove_entry
 from .resolver import Resolution
+from .trust import describe_distrust, steering_refusal
 
-__all__ = ["ResetItem", "reset"]
+__all__ = ["FLOOD_LIMIT", "ResetItem", "reset"]
 
 HEX20 = re.compile(r"^[0-9a-f]{20}$")
 HEX8 = re.compile(r"^[0-9a-f]{8}$")
 GRACE = 60.0  # seconds a young per-run directory is presumed to belong to a starting daemon
+#: Entries of other users listed one by one per directory; the rest are counted in one item.
+FLOOD_LIMIT = 10
 
 
 class ResetItem(t.NamedTuple):
     path: str
     what: str  # "per-run directory", "plugin directory", "stale socket", "daemon marker", "legacy …"
-    outcome: str  # "removed" | "kept" | "failed"
+    outcome: str  # "removed" | "kept" | "failed" | "refused" (a directory the trust rule would not act in)
     reason: str | None
     freed: int
+    entries: int = 1  # entries this item stands for (a summary of other users' entries counts them all)
 
 
 def _probe(dir_fd: int, name: str) -> str:
@@ -108,16 +113,17 @@ class _Walker:
             except OSError:
                 continue
 
-    def socket_root(self, root: str, own_leaves: t.Mapping[str, str]) -> None:
+    def socket_root(self, root: str, own_leaves: t.Mapping[str, str], sources: t.Sequence[str] = ()) -> None:
         """A socket root: per-run directories of any workspace, this workspace's leaves, stale sockets elsewhere."""
-        fd = self._open(root)
+        fd = self._open(root, sources)
         if fd is None:
             return
+        foreign = _Foreign(root)
         try:
             for name, st in self._walk(fd):
                 path = join(root, name)
                 if st.st_uid != self.uid:
-                    self.items.append(ResetItem(path, "entry", "kept", f"owned by uid {st.st_uid}, not you", 0))
+                    foreign.add(path, st.st_uid, self.items)
                 elif stat.S_ISDIR(st.st_mode) and HEX20.match(name):
                     self.dead_directory(fd, name, path, "per-run directory", st)
                 elif stat.S_ISDIR(st.st_mode) and name in own_leaves:
@@ -133,18 +139,19 @@ class _Walker:
                     self._remove(fd, name, path, "stale socket", "nothing listens on it")
         finally:
             os.close(fd)
+        foreign.summarize(self.items)
 
-    def sockets_only(self, directory: str) -> None:
-        fd = self._open(directory)
+    def sockets_only(self, directory: str, sources: t.Sequence[str] = ()) -> None:
+        fd = self._open(directory, sources)
         if fd is not None:
             try:
                 self.stale_sockets(fd, directory)
             finally:
                 os.close(fd)
 
-    def legacy(self, tmp: str) -> None:
+    def legacy(self, tmp: str, sources: t.Sequence[str] = ()) -> None:
         """Leftovers of Nx ≤ 23.1.1 in the OS temp dir: only the shapes Nx made, and only yours."""
-        fd = self._open(tmp)
+        fd = self._open(tmp, sources)
         if fd is None:
             return
         try:
@@ -163,33 +170,37 @@ class _Walker:
         finally:
             os.close(fd)
 
-    def daemon_marker(self, daemon_dir: str) -> str | None:
-        """Remove the ``disabled`` marker; return the reason it held (read without following a link)."""
-        fd = self._open(daemon_dir)
+    def daemon_marker(self, daemon_dir: str, sources: t.Sequence[str] = ()) -> str | None:
+        """Remove the ``disabled`` marker, a regular file; return the reason it held (read without following a link)."""
+        fd = self._open(daemon_dir, sources)
         if fd is None:
             return None
         try:
+            path = join(daemon_dir, "disabled")
             try:
                 marker = os.open("disabled", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
             except OSError:
                 return None
             try:
-                regular = stat.S_ISREG(os.fstat(marker).st_mode)
-                reason = os.read(marker, 4096).decode("utf-8", "surrogateescape").strip() if regular else ""
+                st = os.fstat(marker)
+                if not stat.S_ISREG(st.st_mode):
+                    self.items.append(ResetItem(path, "daemon marker", "kept", "not a regular file, so not Nx's marker", 0))
+                    return None
+                reason = os.read(marker, 4096).decode("utf-8", "surrogateescape").strip()
             finally:
                 os.close(marker)
-            self._remove(fd, "disabled", join(daemon_dir, "disabled"), "daemon marker", "--daemon-marker")
+            self._remove(fd, "disabled", path, "daemon marker", "--daemon-marker")
             return reason or "(empty)"
         finally:
             os.close(fd)
 
-    def dead_record(self, daemon_dir: str) -> None:
+    def dead_record(self, daemon_dir: str, sources: t.Sequence[str] = ()) -> None:
         """Remove ``server-process.json`` when the daemon it names is gone: otherwise doctor's warning never clears.
 
         Read through the directory's descriptor without following a link; kept
         when its pid lives (or cannot be told), or it cannot be read as a record.
         """
-        fd = self._open(daemon_dir)
+        fd = self._open(daemon_dir, sources)
         if fd is None:
             return
         name = "server-process.json"
@@ -229,11 +240,22 @@ class _Walker:
         finally:
             os.close(inner)
 
-    def _open(self, directory: str) -> int | None:
+    def _open(self, directory: str, sources: t.Sequence[str] = ()) -> int | None:
+        """The directory's descriptor when the trust rule lets nxsock act in it; a refusal is reported."""
+        steered = steering_refusal(sources, self.uid)
+        if steered is not None:
+            source, refusal = steered
+            why = f"not acted on: it is set in {source}, and {describe_distrust(refusal)}"
+            self.items.append(ResetItem(directory, "directory", "refused", why, 0))
+            return None
         try:
             return open_directory(directory, self.uid)
-        except OSError:
+        except UntrustedPath as exc:
+            why = f"not acted on: {describe_distrust(exc.refusal)}"
+            self.items.append(ResetItem(directory, "directory", "refused", why, 0))
             return None
+        except OSError:
+            return None  # not there (or not reachable): nothing of Nx's to clean
 
     @staticmethod
     def _open_child(fd: int, name: str) -> int | None:
@@ -263,21 +285,58 @@ def reset(
     walker = _Walker(env.uid, dry_run=dry_run, force=force, now=time.time(), tick=tick, items=items)
     ws = env.workspace_root
     own = {plugin_leaf(ws): "plugin directory", console_leaf(ws): "console directory"}
-    roots = [join("/tmp/.nx", str(env.uid), "sockets")]
+    walker.socket_root(join("/tmp/.nx", str(env.uid), "sockets"), own)
+    home_var = env.variables.get("HOME")
     home = env.get("HOME") or env.passwd_home
     if home and home.startswith("/"):
-        roots.append(join(home, ".nx", "sockets"))
-    for root in roots:
-        walker.socket_root(root, own)
+        walker.socket_root(join(home, ".nx", "sockets"), own, _sources(home_var))
     socket_root = resolution.socket_root
     if socket_root.tier == "configured" and socket_root.root:
-        walker.sockets_only(socket_root.root)
-    walker.sockets_only(resolution.workspace_data.daemon_dir)
-    walker.dead_record(resolution.workspace_data.daemon_dir)
+        walker.sockets_only(socket_root.root, _sources(socket_root.configured[1] if socket_root.configured else None))
+    data_sources = _sources(*(env.variables.get(n) for n in ("NX_WORKSPACE_DATA_DIRECTORY", "NX_PROJECT_GRAPH_CACHE_DIRECTORY")))
+    walker.sockets_only(resolution.workspace_data.daemon_dir, data_sources)
+    walker.dead_record(resolution.workspace_data.daemon_dir, data_sources)
     marker_reason = None
     if daemon_marker:
-        marker_reason = walker.daemon_marker(resolution.workspace_data.daemon_dir)
+        marker_reason = walker.daemon_marker(resolution.workspace_data.daemon_dir, data_sources)
     if legacy:
-        real = os.path.realpath(env.node_tmpdir())
-        walker.legacy(real)
+        # The temp dir as spelled: a link in it is followed only when root's or yours, never resolved by realpath.
+        tmp = env.node_tmpdir()
+        walker.legacy(tmp if tmp.startswith("/") else f"{env.cwd}/{tmp}", _temp_sources(env))
     return walker.items, marker_reason
+
+
+def _sources(*variables: t.Any) -> tuple[str, ...]:
+    """Where each set variable came from (``environment``, an option, or a ``.env`` path)."""
+    return tuple(v.source for v in variables if v is not None)
+
+
+def _temp_sources(env: Environment) -> tuple[str, ...]:
+    """The source of the variable ``os.tmpdir()`` took its value from, if any."""
+    for name in ("TMPDIR", "TMP", "TEMP"):
+        if env.nonempty(name):
+            return _sources(env.variables.get(name))
+    return ()
+
+
+class _Foreign:
+    """Other users' entries in one directory: the first few one by one, the rest in one summary item."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.count = 0
+        self.owners: set[int] = set()
+
+    def add(self, path: str, uid: int, items: list[ResetItem]) -> None:
+        self.count += 1
+        if self.count <= FLOOD_LIMIT:
+            items.append(ResetItem(path, "entry", "kept", f"owned by uid {uid}, not you", 0))
+        else:
+            self.owners.add(uid)
+
+    def summarize(self, items: list[ResetItem]) -> None:
+        rest = self.count - FLOOD_LIMIT
+        if rest > 0:
+            owners = ", ".join(f"uid {u}" for u in sorted(self.owners)[:5]) + (", …" if len(self.owners) > 5 else "")
+            why = f"{rest} entries owned by other users ({owners}), not you, beyond the {FLOOD_LIMIT} listed"
+            items.append(ResetItem(self.directory, "entries of other users", "kept", why, 0, rest))

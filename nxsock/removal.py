@@ -15,9 +15,13 @@ import os
 import stat
 import typing as t
 
-__all__ = ["Removal", "open_directory", "remove_entry"]
+from .trust import UntrustedPath, open_trusted_directory
+
+__all__ = ["MAX_DEPTH", "Removal", "UntrustedPath", "open_directory", "remove_entry"]
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+#: How deep a tree ``remove_entry`` descends; anything deeper is kept, never a crash.
+MAX_DEPTH = 128
 
 
 class Removal(t.NamedTuple):
@@ -30,43 +34,19 @@ class Removal(t.NamedTuple):
 
 
 def open_directory(path: str, uid: int) -> int:
-    """A descriptor for *path*, walked from ``/`` with ``O_NOFOLLOW``; links followed only when root's or *uid*'s."""
-    fd = os.open("/", _DIR_FLAGS)
-    pending = [p for p in path.split("/") if p]
-    hops = 0
-    try:
-        while pending:
-            name = pending.pop(0)
-            if name in (".", ""):
-                continue
-            try:
-                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno not in (_errno.ELOOP, _errno.ENOTDIR):
-                    raise
-                st = os.lstat(name, dir_fd=fd)
-                hops += 1
-                if not stat.S_ISLNK(st.st_mode) or st.st_uid not in (0, uid) or hops > 40:
-                    raise
-                target = os.readlink(name, dir_fd=fd)
-                if target.startswith("/"):
-                    os.close(fd)
-                    fd = os.open("/", _DIR_FLAGS)
-                pending[:0] = [p for p in target.split("/") if p]
-                continue
-            os.close(fd)
-            fd = child
-        return fd
-    except BaseException:
-        os.close(fd)
-        raise
+    """A descriptor for *path*, every level judged by :mod:`nxsock.trust`'s rule on the way down.
+
+    Raises :class:`~nxsock.trust.UntrustedPath` where the rule refuses a level,
+    and the plain :class:`OSError` where a level cannot be reached.
+    """
+    return open_trusted_directory(path, uid)
 
 
 def _footprint(st: os.stat_result) -> int:
     return getattr(st, "st_blocks", 0) * 512 or st.st_size
 
 
-def remove_entry(dir_fd: int, name: str, path: str, uid: int, *, dry_run: bool) -> Removal:
+def remove_entry(dir_fd: int, name: str, path: str, uid: int, *, dry_run: bool, depth: int = 0) -> Removal:
     """Remove *name* in the directory *dir_fd* if *uid* owns it; a directory with everything in it that *uid* owns."""
     try:
         st = os.lstat(name, dir_fd=dir_fd)
@@ -81,6 +61,8 @@ def remove_entry(dir_fd: int, name: str, path: str, uid: int, *, dry_run: bool) 
             except OSError as exc:
                 return Removal(path, "failed", _errno.errorcode.get(exc.errno or 0, "EIO"), 0)
         return Removal(path, "removed", None, _footprint(st))
+    if depth >= MAX_DEPTH:
+        return Removal(path, "kept", f"nested deeper than {MAX_DEPTH} levels", 0)
     try:
         fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
@@ -90,7 +72,7 @@ def remove_entry(dir_fd: int, name: str, path: str, uid: int, *, dry_run: bool) 
         if os.fstat(fd).st_uid != uid:  # swapped since the lstat
             return Removal(path, "kept", "changed while it was examined", 0)
         for child in os.listdir(fd):
-            inner = remove_entry(fd, child, f"{path}/{child}", uid, dry_run=dry_run)
+            inner = remove_entry(fd, child, f"{path}/{child}", uid, dry_run=dry_run, depth=depth + 1)
             if inner.outcome != "removed":
                 return Removal(path, inner.outcome, f"{inner.path}: {inner.reason}", freed)
             freed += inner.freed

@@ -309,8 +309,9 @@ def reset_document(items: t.Sequence[t.Any], marker_reason: str | None, *, dry_r
         "interrupted": interrupted,
         "marker_reason": marker_reason,
         "removed": [{"path": i.path, "what": i.what, "reason": i.reason, "freed": i.freed} for i in items if i.outcome == "removed"],
-        "kept": [{"path": i.path, "what": i.what, "reason": i.reason} for i in items if i.outcome == "kept"],
+        "kept": [{"path": i.path, "what": i.what, "reason": i.reason, "count": i.entries} for i in items if i.outcome == "kept"],
         "failed": [{"path": i.path, "what": i.what, "reason": i.reason} for i in items if i.outcome == "failed"],
+        "refused": [{"path": i.path, "what": i.what, "reason": i.reason} for i in items if i.outcome == "refused"],
         "freed": sum(i.freed for i in items if i.outcome == "removed"),
     }
 

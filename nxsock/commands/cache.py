@@ -113,14 +113,18 @@ def cache_prune(dry_run: bool, json_flag: bool, host: HostOverrides) -> None:
 
     resolution, _, listing = _listing(host)
     uid = os.geteuid()
-    plan = prune_plan(listing, resolution.environment.nx_version, uid)
+    plan = prune_plan(listing, _trusted_version(resolution, uid), uid)
     results: list[tuple[Removal, str]] = []
     interrupted = False
+    steered = _steered_by_untrusted_file(resolution, uid)
     try:
         with between_entries() as stop:
             for entry, why in plan:
                 stop.check()
                 holder, name = entry.path.rsplit("/", 1)
+                if steered is not None:
+                    results.append((Removal(entry.path, "failed", steered, 0), why))
+                    continue
                 try:
                     fd = open_directory(holder, uid)
                 except OSError as exc:
@@ -131,7 +135,7 @@ def cache_prune(dry_run: bool, json_flag: bool, host: HostOverrides) -> None:
                 finally:
                     os.close(fd)
             interrupted = stop.requested
-            if (not dry_run and not interrupted and listing.dir and not resolution.native_cache.configured
+            if (not dry_run and not interrupted and steered is None and listing.dir and not resolution.native_cache.configured
                     and resolution.rules.current_layout):
                 _remove_empty_version_dirs(listing.dir, resolution.environment.nx_version, uid)
     except Interrupted:
@@ -150,6 +154,30 @@ def cache_prune(dry_run: bool, json_flag: bool, host: HostOverrides) -> None:
         click.echo("nxsock: interrupted", err=True)
         sys.exit(exitcodes.INTERRUPTED)
     sys.exit(exitcodes.PROBLEM if failed else exitcodes.OK)
+
+
+def _trusted_version(resolution: t.Any, uid: int) -> str | None:
+    """The installed version, when the package.json it was read from may steer an act (else only debris is pruned)."""
+    from ..trust import judge_path
+
+    env = resolution.environment
+    if env.nx_version_source != "installed":
+        return t.cast("str | None", env.nx_version)
+    manifest = f"{env.workspace_root}/node_modules/nx/package.json"
+    return None if judge_path(manifest, uid) is not None else t.cast("str | None", env.nx_version)
+
+
+def _steered_by_untrusted_file(resolution: t.Any, uid: int) -> str | None:
+    """Why a configured cache directory may not be acted on: it is set in a file the trust rule refuses."""
+    from ..trust import describe_distrust, steering_refusal
+
+    var = resolution.environment.variables.get("NX_NATIVE_FILE_CACHE_DIRECTORY")
+    if not resolution.native_cache.configured or var is None:
+        return None
+    steered = steering_refusal([var.source], uid)
+    if steered is None:
+        return None
+    return f"not acted on: NX_NATIVE_FILE_CACHE_DIRECTORY is set in {steered[0]}, and {describe_distrust(steered[1])}"
 
 
 def _remove_empty_version_dirs(root: str, keep: str | None, uid: int) -> None:

@@ -22,9 +22,11 @@ def reset(dry_run: bool, force: bool, daemon_marker: bool, legacy: bool, json_fl
     """Remove per-run socket directories nothing answers in, stale sockets, and this workspace's dead leaves.
 
     Never a live daemon's directory, never another user's entry, never through
-    a link (a link inside the tree is removed as a link).  Ctrl-C stops between
-    entries and reports what was removed (exit 130).  Exits 1 when something
-    it reports could not be removed.
+    a link (a link inside the tree is removed as a link), and nowhere a
+    link, a level of another user or a workspace's file of another user
+    steers.  Ctrl-C stops between entries and reports what was removed
+    (exit 130).  Exits 1 when something it reports could not be removed or a
+    directory was refused.
     """
     from ..cleanup import ResetItem
     from ..cleanup import reset as run_reset
@@ -54,7 +56,7 @@ def reset(dry_run: bool, force: bool, daemon_marker: bool, legacy: bool, json_fl
     finally:
         if progress:
             progress.stop()
-    failed = any(i.outcome == "failed" for i in items)
+    failed = any(i.outcome in ("failed", "refused") for i in items)
     if json_flag:
         from ..report import dumps, reset_document
 
@@ -63,7 +65,8 @@ def reset(dry_run: bool, force: bool, daemon_marker: bool, legacy: bool, json_fl
     else:
         from ..render import render_removals
 
-        rows = [(i.path, i.outcome, i.reason if i.outcome != "removed" else f"{i.what}: {i.reason}", i.freed) for i in items]
+        shown = sorted(items, key=lambda i: i.entries == 1)  # summaries of floods first: never cut from the listing
+        rows = [(i.path, i.outcome, i.reason if i.outcome != "removed" else f"{i.what}: {i.reason}", i.freed) for i in shown]
         render_removals(rows, dry_run, marker_reason=marker, interrupted=interrupted)
     if interrupted:
         click.echo("nxsock: interrupted", err=True)
