@@ -1,7 +1,10 @@
 """The guards that act: create one level, re-mode it through a descriptor, read the mode back.
 
-These are the only functions in nxsock that change a directory.  The final
-component is always reached relative to its parent's descriptor and opened
+These are the only functions in nxsock that change a directory.  The parent
+is reached from ``/`` one descriptor at a time and every level of it judged by
+:mod:`nxsock.trust`'s rule (never opened by path, so a level swapped for a link
+is refused, not followed); the final component is reached relative to the
+parent's descriptor and opened
 ``O_NOFOLLOW | O_NONBLOCK``, so a symlink planted there is refused, never
 followed, and a FIFO never blocks; every check after that is ``fstat`` on the
 same descriptor, so the path cannot be swapped between check and change.
@@ -17,10 +20,10 @@ import typing as t
 
 from ._pathname import basename, dirname
 from .guards import Action, Refusal, errno_name
+from .trust import UntrustedPath, open_trusted_directory
 
 __all__ = ["Outcome", "ensure_private_dir", "ensure_shared_root"]
 
-_OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _OPEN_LEAF = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -30,10 +33,14 @@ class Outcome(t.NamedTuple):
 
 
 def _open_parent(path: str) -> int | Refusal:
+    """The parent's descriptor, walked from ``/`` by descriptor and judged by the trust rule on the way."""
+    parent = dirname(path)
     try:
-        return os.open(dirname(path), _OPEN_DIR)
+        return open_trusted_directory(parent, os.geteuid())
+    except UntrustedPath as exc:
+        return exc.refusal
     except OSError as e:
-        return Refusal("not-inspectable", dirname(path), errno=errno_name(e.errno or _errno.EIO))
+        return Refusal("not-inspectable", parent, errno=errno_name(e.errno or _errno.EIO))
 
 
 def _open_leaf(parent_fd: int, name: str, path: str) -> int | Refusal:

@@ -14,11 +14,12 @@ import os
 import typing as t
 
 from . import exitcodes
-from ._pathname import join
+from ._pathname import dirname, join
 from .acting import ensure_private_dir, ensure_shared_root
 from .fsview import Entry, FsView
 from .guards import Action, Refusal, Simulation, establish_private_dir, establish_shared_root
 from .layout import CONTAINER
+from .trust import judge_path
 
 __all__ = ["ProvisionReport", "provision_for_everyone", "provision_for_user"]
 
@@ -44,6 +45,8 @@ def _user_levels(uid: int) -> tuple[str, ...]:
 
 def _refusal_exit(refusal: Refusal, uid: int) -> int:
     """1 for what stands where the container belongs; 77 when only root can help; 73 when creating failed."""
+    if refusal.kind in ("foreign-ancestor", "peer-writable-not-sticky") and refusal.dir != CONTAINER:
+        return exitcodes.PROBLEM if uid == 0 else exitcodes.NOPERM  # a level above: /tmp itself is unsafe
     if refusal.kind == "not-a-directory":
         return exitcodes.PROBLEM if refusal.uid == uid or uid == 0 else exitcodes.NOPERM
     if refusal.kind == "not-created":
@@ -55,6 +58,9 @@ def _refusal_exit(refusal: Refusal, uid: int) -> int:
 
 def provision_for_everyone(view: FsView, *, dry_run: bool) -> ProvisionReport:
     """As root: make ``/tmp/.nx`` a real ``root:root`` ``1777`` directory, one level, through a descriptor."""
+    unsafe = judge_path(dirname(CONTAINER), 0)
+    if unsafe is not None:
+        return ProvisionReport(True, dry_run, (), unsafe, _refusal_exit(unsafe, 0))
     entry = view.lstat(CONTAINER)
     if isinstance(entry, Entry) and not entry.is_dir:
         refusal = Refusal("not-a-directory", CONTAINER, uid=entry.uid, symlink=entry.is_link)
@@ -76,6 +82,9 @@ def provision_for_everyone(view: FsView, *, dry_run: bool) -> ProvisionReport:
 def provision_for_user(view: FsView, uid: int, gid: int, *, dry_run: bool) -> ProvisionReport:
     """As a user: the shared container if absent, then the user's own levels ``0700``, as Nx's guards do."""
     levels = _user_levels(uid)
+    unsafe = judge_path(dirname(CONTAINER), uid)
+    if unsafe is not None:  # a /tmp others may rename in: nothing beneath it can be trusted to stay
+        return ProvisionReport(False, dry_run, (), unsafe, _refusal_exit(unsafe, uid))
     if dry_run:
         sim = Simulation(view, uid, gid, os.getgroups() if uid == os.geteuid() else ())
         refusal = establish_shared_root(sim, CONTAINER)
