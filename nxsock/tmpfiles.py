@@ -7,15 +7,19 @@ owns the container and every other user is demoted.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
+import stat
 import subprocess
 import typing as t
 
+from .guards import errno_name
 from .layout import CONTAINER
+from .trust import UntrustedPath, describe_distrust, open_trusted_directory
 from .wording import PROVISION_COMMAND
 
-__all__ = ["DROP_IN", "MARKER", "TmpfilesChange", "drop_in_text", "install", "uninstall"]
+__all__ = ["APPLY_TIMEOUT", "DROP_IN", "MARKER", "TmpfilesChange", "apply", "drop_in_text", "install", "uninstall"]
 
 #: Where ``--tmpfiles --install`` writes, and what ``--uninstall`` removes.
 DROP_IN = "/etc/tmpfiles.d/nxsock.conf"
@@ -25,7 +29,7 @@ LINE = f"d {CONTAINER} 1777 root root -"
 
 
 class TmpfilesChange(t.NamedTuple):
-    verb: str  # "write" | "remove" | "apply" | "none" | "refuse"
+    verb: str  # "write" | "remove" | "apply" | "none" | "refuse" (exit 1) | "fail" (could not write: exit 73)
     path: str
     detail: str
 
@@ -45,55 +49,136 @@ def drop_in_text() -> str:
     )
 
 
-def install(*, dry_run: bool, path: str = DROP_IN) -> list[TmpfilesChange]:
-    """Write the drop-in (atomically, ``0644``) unless it is already there; refuse to overwrite another's file."""
-    text = drop_in_text()
+#: How long ``systemd-tmpfiles --create`` may take before it is killed and reported.
+APPLY_TIMEOUT = 20.0
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class _Place(t.NamedTuple):
+    dir_fd: int
+    name: str
+
+
+def _open_place(path: str) -> _Place | TmpfilesChange:
+    """The drop-in directory's descriptor (walked by the trust rule) and the file's name, or why not."""
+    directory, _, name = path.rpartition("/")
     try:
-        with open(path, encoding="utf-8") as existing:
-            current = existing.read()
+        return _Place(open_trusted_directory(directory or "/", os.geteuid()), name)
+    except UntrustedPath as exc:
+        return TmpfilesChange("refuse", directory, f"is not trusted: {describe_distrust(exc.refusal)}")
     except FileNotFoundError:
-        current = None
+        return TmpfilesChange("fail", directory, "does not exist: this system has no systemd-tmpfiles configuration; "
+                              f"provision at boot or in the image instead ({PROVISION_COMMAND})")
     except OSError as exc:
-        return [TmpfilesChange("refuse", path, f"cannot be read ({exc.strerror})")]
-    if current == text:
-        return [TmpfilesChange("none", path, "already installed")]
-    if current is not None and not current.startswith(MARKER):
-        return [TmpfilesChange("refuse", path, "exists and was not written by nxsock; it is left as it is")]
-    if dry_run:
-        return [TmpfilesChange("write", path, "would write the drop-in")]
-    partial = f"{path}.nxsock-{os.getpid()}"
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        return TmpfilesChange("fail", directory, f"cannot be opened ({errno_name(exc.errno or 0)})")
+
+
+def _read_existing(place: _Place, path: str) -> str | TmpfilesChange | None:
+    """The file's text, ``None`` when absent; never through a link, never blocking on a FIFO."""
     try:
-        os.write(fd, text.encode("utf-8"))
-        os.fchmod(fd, 0o644)
-        os.fsync(fd)
+        fd = os.open(place.name, _READ_FLAGS, dir_fd=place.dir_fd)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return TmpfilesChange("refuse", path, "is a symbolic link; it is left as it is")
+        return TmpfilesChange("refuse", path, f"cannot be read ({errno_name(exc.errno or 0)})")
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return TmpfilesChange("refuse", path, "is not a regular file (a FIFO, a device or a directory); it is left as it is")
+        return os.read(fd, 1 << 16).decode("utf-8", "replace")
+    except OSError as exc:
+        return TmpfilesChange("refuse", path, f"cannot be read ({errno_name(exc.errno or 0)})")
     finally:
         os.close(fd)
-    os.replace(partial, path)
-    return [TmpfilesChange("write", path, "wrote the drop-in")]
 
 
-def apply(path: str = DROP_IN) -> TmpfilesChange | None:
-    """Let systemd-tmpfiles create what the drop-in says, where it is installed; ``None`` where it is not."""
+def install(*, dry_run: bool, path: str = DROP_IN) -> list[TmpfilesChange]:
+    """Write the drop-in (atomically, ``0644``) unless it is already there; refuse to overwrite another's file.
+
+    Everything happens relative to the drop-in directory's descriptor: the
+    existing file is read ``O_NOFOLLOW | O_NONBLOCK`` and type-checked by
+    ``fstat``, the new one written beside it and renamed over it.
+    """
+    place = _open_place(path)
+    if isinstance(place, TmpfilesChange):
+        return [place]
+    try:
+        current = _read_existing(place, path)
+        if isinstance(current, TmpfilesChange):
+            return [current]
+        text = drop_in_text()
+        if current == text:
+            return [TmpfilesChange("none", path, "already installed")]
+        if current is not None and not current.startswith(MARKER):
+            return [TmpfilesChange("refuse", path, "exists and was not written by nxsock; it is left as it is")]
+        if dry_run:
+            return [TmpfilesChange("write", path, "would write the drop-in")]
+        partial = f"{place.name}.nxsock-{os.getpid()}"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(partial, flags, 0o644, dir_fd=place.dir_fd)
+        except OSError as exc:
+            return [TmpfilesChange("fail", path, f"cannot be written ({errno_name(exc.errno or 0)})")]
+        try:
+            try:
+                os.write(fd, text.encode("utf-8"))
+                os.fchmod(fd, 0o644)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(partial, place.name, src_dir_fd=place.dir_fd, dst_dir_fd=place.dir_fd)
+        except OSError as exc:
+            try:
+                os.unlink(partial, dir_fd=place.dir_fd)
+            except OSError:
+                pass
+            return [TmpfilesChange("fail", path, f"cannot be written ({errno_name(exc.errno or 0)})")]
+        return [TmpfilesChange("write", path, "wrote the drop-in")]
+    finally:
+        os.close(place.dir_fd)
+
+
+def apply(path: str = DROP_IN, timeout: float = APPLY_TIMEOUT) -> TmpfilesChange | None:
+    """Let systemd-tmpfiles create what the drop-in says, where it is installed; ``None`` where it is not.
+
+    Bounded in time: a tool that does not finish within *timeout* is killed and reported.
+    Its exit status is not the verdict — it exits 0 with a symlink at the
+    container — the caller judges the container afterwards.
+    """
     tool = shutil.which("systemd-tmpfiles")
     if tool is None:
         return None
-    result = subprocess.run([tool, "--create", path], capture_output=True, text=True, check=False)
+    try:
+        result = subprocess.run([tool, "--create", path], capture_output=True, text=True, check=False,
+                                stdin=subprocess.DEVNULL, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return TmpfilesChange("refuse", path, f"systemd-tmpfiles --create did not finish within {timeout:g} s and was stopped")
+    except OSError as exc:
+        return TmpfilesChange("refuse", path, f"systemd-tmpfiles could not be run ({errno_name(exc.errno or 0)})")
     detail = "applied with systemd-tmpfiles --create" if result.returncode == 0 else result.stderr.strip()[:200]
     return TmpfilesChange("apply" if result.returncode == 0 else "refuse", path, detail)
 
 
 def uninstall(*, dry_run: bool, path: str = DROP_IN) -> list[TmpfilesChange]:
     """Remove the drop-in nxsock installed; a file without nxsock's marker is never removed."""
+    place = _open_place(path)
+    if isinstance(place, TmpfilesChange):
+        return [TmpfilesChange("none", path, "not installed")] if place.verb == "fail" else [place]
     try:
-        with open(path, encoding="utf-8") as existing:
-            current = existing.read()
-    except FileNotFoundError:
-        return [TmpfilesChange("none", path, "not installed")]
-    except OSError as exc:
-        return [TmpfilesChange("refuse", path, f"cannot be read ({exc.strerror})")]
-    if not current.startswith(MARKER):
-        return [TmpfilesChange("refuse", path, "was not written by nxsock; it is left as it is")]
-    if not dry_run:
-        os.unlink(path)
-    return [TmpfilesChange("remove", path, "would remove the drop-in" if dry_run else "removed the drop-in")]
+        current = _read_existing(place, path)
+        if isinstance(current, TmpfilesChange):
+            return [current]
+        if current is None:
+            return [TmpfilesChange("none", path, "not installed")]
+        if not current.startswith(MARKER):
+            return [TmpfilesChange("refuse", path, "was not written by nxsock; it is left as it is")]
+        if not dry_run:
+            try:
+                os.unlink(place.name, dir_fd=place.dir_fd)
+            except OSError as exc:
+                return [TmpfilesChange("fail", path, f"cannot be removed ({errno_name(exc.errno or 0)})")]
+        return [TmpfilesChange("remove", path, "would remove the drop-in" if dry_run else "removed the drop-in")]
+    finally:
+        os.close(place.dir_fd)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import typing as t
 
 import click
 
@@ -50,17 +51,12 @@ def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, insta
             sys.exit(exitcodes.NOPERM)
         changes = drop_in.install(dry_run=dry) if install else drop_in.uninstall(dry_run=dry)
         if install and not dry and changes[0].verb in ("write", "none"):
-            applied = drop_in.apply()
-            if applied is None:  # no systemd-tmpfiles here: provision directly, to the same effect
-                from ..fsview import LiveView
-                from ..provisioning import provision_for_everyone
-
-                provision_for_everyone(LiveView(), dry_run=False)
-            else:
-                changes.append(applied)
+            changes += _apply_and_judge(drop_in)
         refused = any(c.verb == "refuse" for c in changes)
         changed = any(c.verb in ("write", "remove") for c in changes)
         code = exitcodes.PROBLEM if refused or (check and changed) else exitcodes.OK
+        if any(c.verb == "fail" for c in changes):
+            code = exitcodes.CANTCREAT
         if json_flag:
             document = {
                 "schema_version": 1,
@@ -95,3 +91,34 @@ def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, insta
 
         render_provision(document)
     sys.exit(code)
+
+
+def _apply_and_judge(drop_in: t.Any) -> list[t.Any]:
+    """Apply the drop-in now and judge the container after: success only for a real root:root 1777 directory.
+
+    systemd-tmpfiles exits 0 where a symlink stands at the container, so its
+    status is not the verdict; nxsock's own provisioning, through descriptors,
+    is.  Nothing is handed to the tool when something already stands there that
+    is not a directory.
+    """
+    from ..fsview import LiveView
+    from ..layout import CONTAINER
+    from ..provisioning import provision_for_everyone
+    from ..report import provision_document
+
+    def refused(report: t.Any) -> list[t.Any]:
+        refusal = provision_document(report)["refusal"]
+        detail = refusal["message"] + (f" Fix: {refusal['remedy']}" if refusal.get("remedy") else "")
+        return [drop_in.TmpfilesChange("refuse", CONTAINER, detail)]
+
+    before = provision_for_everyone(LiveView(), dry_run=True)
+    if before.refusal is not None:
+        return refused(before)
+    changes = []
+    applied = drop_in.apply()
+    if applied is not None:
+        changes.append(applied)
+    after = provision_for_everyone(LiveView(), dry_run=False)  # judges, and finishes what the tool did not
+    if after.refusal is not None:
+        changes += refused(after)
+    return changes
