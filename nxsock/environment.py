@@ -7,13 +7,13 @@ where it came from, so the resolver can be pure and so another machine
 (``--platform``) is just another snapshot.
 """
 
-import json
 import os
 import re
 import typing as t
 
 from ._pathname import is_absolute, join, normalize, resolve
 from .fsview import Entry, FsView, MemoryView
+from .json_input import JsonInputError, parse_json
 
 __all__ = [
     "RELEVANT_VARIABLES",
@@ -100,14 +100,27 @@ class Environment(t.NamedTuple):
         return resolve(self.nonempty("TMPDIR") or "/tmp", self.cwd)
 
 
+#: The most of a ``.env`` file read; the rest is ignored (a real one is a few hundred bytes).
+DOTENV_LIMIT = 1 << 20
+#: The longest value ``${VAR}`` expansion may build; beyond it the value is kept unexpanded.
+EXPANSION_LIMIT = 1 << 16
+
+# dotenv's own line pattern, but for the leading blank: horizontal only.  Its ``^\s*`` under MULTILINE
+# spans newlines, so every line start rescanned every blank line after it — quadratic in a file of
+# blank lines.  Each key still matches at its own line's start, so what is parsed is the same.
+_DOTENV_LINE = re.compile(
+    r"""^[^\S\n]*(?:export\s+)?([\w.-]+)(?:\s*=\s*?|:\s+?)(\s*'(?:\\'|[^'])*'|\s*"(?:\\"|[^"])*"|\s*`(?:\\`|[^`])*`|[^#\r\n]+)?\s*(?:\#.*)?$""",
+    re.MULTILINE,
+)
+
+
 def parse_dotenv(text: str) -> dict[str, str]:
-    """Parse a ``.env`` file as the ``dotenv`` package Nx uses does (first definition of a key wins later)."""
-    line = re.compile(
-        r"""^\s*(?:export\s+)?([\w.-]+)(?:\s*=\s*?|:\s+?)(\s*'(?:\\'|[^'])*'|\s*"(?:\\"|[^"])*"|\s*`(?:\\`|[^`])*`|[^#\r\n]+)?\s*(?:\#.*)?$""",
-        re.MULTILINE,
-    )
+    """Parse a ``.env`` file as the ``dotenv`` package Nx uses does (first definition of a key wins later).
+
+    Linear in the text, whatever it holds; at most :data:`DOTENV_LIMIT` characters are read.
+    """
     parsed: dict[str, str] = {}
-    for match in line.finditer(text.replace("\r\n", "\n").replace("\r", "\n")):
+    for match in _DOTENV_LINE.finditer(text[:DOTENV_LIMIT].replace("\r\n", "\n").replace("\r", "\n")):
         key, raw = match.group(1), (match.group(2) or "").strip()
         quote = raw[:1]
         if len(raw) >= 2 and quote in "'\"`" and raw.endswith(quote):
@@ -122,6 +135,8 @@ def _expand(value: str, lookup: t.Mapping[str, str]) -> str:
     """``${VAR}``, ``$VAR``, ``${VAR:-default}`` and ``${VAR:+alt}`` as ``dotenv-expand`` reads them."""
     expansion = re.compile(r"(?<!\\)\$\{([^{}]+)\}|(?<!\\)\$([A-Za-z_][A-Za-z0-9_]*)")
     for _ in range(64):  # self-reference stops, as it does there
+        if len(value) > EXPANSION_LIMIT:  # a value built to exhaust memory: no real path is this long
+            break
         match = expansion.search(value)
         if match is None:
             break
@@ -140,13 +155,17 @@ def _expand(value: str, lookup: t.Mapping[str, str]) -> str:
 
 
 def load_dotenv_variables(
-    view: FsView, workspace_root: str, environ: t.Mapping[str, str]
+    view: FsView, workspace_root: str, environ: t.Mapping[str, str], wanted: t.Container[str] | None = None
 ) -> dict[str, Variable]:
-    """The variables Nx's root ``.env`` files add: the environment wins, then the first file to set a key."""
+    """The variables (the *wanted* ones, else all) Nx's root ``.env`` files add: the environment wins, then the first file to set a key.
+
+    Only what is returned is expanded, each expansion bounded, so a file of
+    many keys referring to one long value costs no more than its few wanted keys.
+    """
     found: dict[str, Variable] = {}
     for name in DOTENV_FILES:
         path = join(workspace_root, name)
-        text = view.read_text(path)
+        text = view.read_text(path, DOTENV_LIMIT)
         if isinstance(text, int):
             continue
         for key, value in parse_dotenv(text).items():
@@ -157,7 +176,7 @@ def load_dotenv_variables(
     return {
         key: Variable(_expand(var.value, lookup), var.source)
         for key, var in found.items()
-        if not environ.get(key)
+        if not environ.get(key) and (wanted is None or key in wanted)
     }
 
 
@@ -190,8 +209,8 @@ def read_nx_version(view: FsView, workspace_root: str) -> str | None:
     if isinstance(text, int):
         return None
     try:
-        version = json.loads(text).get("version")
-    except (ValueError, AttributeError):
+        version = parse_json(text).get("version")
+    except (JsonInputError, AttributeError):
         return None
     return version if isinstance(version, str) and version else None
 
@@ -258,9 +277,8 @@ def host_environment(
     else:
         root, source = find_workspace_root(view, cwd, environ.get("NX_WORKSPACE_ROOT_PATH"))
     plain = {k: v.value for k, v in variables.items()}
-    for key, var in load_dotenv_variables(view, root, {**environ, **plain}).items():
-        if key in RELEVANT_VARIABLES:
-            variables[key] = var
+    for key, var in load_dotenv_variables(view, root, {**environ, **plain}, RELEVANT_VARIABLES).items():
+        variables[key] = var
     installed = read_nx_version(view, root)
     return Environment(
         platform="darwin" if os.uname().sysname == "Darwin" else "linux",
