@@ -8,7 +8,6 @@ filesystem.  What Nx *would* create or tighten comes back as actions.
 """
 
 import errno as _errno
-import json
 import typing as t
 
 from . import layout
@@ -27,6 +26,7 @@ from .guards import (
     make_parents,
     walk_ancestry,
 )
+from .json_input import JsonInputError, parse_json
 from .releases import NEWEST_KNOWN, ReleaseRules, rules_for, rules_of_generation
 from .sandbox_daemon import SandboxDaemon, client_refusal, judge_sandbox
 
@@ -747,9 +747,9 @@ def _daemon_record(view: FsView, daemon_dir: str, uid: int, rules: ReleaseRules)
             return None
         return DaemonRecord(path, None, None, None, None, None, f"could not be read ({errno_name(text)})", rules.client_socket_check)
     try:
-        data = json.loads(text)
-    except ValueError:
-        return DaemonRecord(path, None, None, None, None, None, "is not valid JSON", rules.client_socket_check)
+        data = parse_json(text)
+    except JsonInputError as exc:
+        return DaemonRecord(path, None, None, None, None, None, str(exc), rules.client_socket_check)
     if not isinstance(data, dict):
         return DaemonRecord(path, None, None, None, None, None, "is not a JSON object", rules.client_socket_check)
     pid = data.get("processId")
