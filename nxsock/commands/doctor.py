@@ -84,22 +84,96 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
         if os.geteuid() != 0:
             click.echo("nxsock doctor: --user needs root: sudo nxsock doctor --user UID", err=True)
             sys.exit(exitcodes.NOPERM)
-        sys.stdout.flush()
-        pid = os.fork()
-        if pid == 0:  # the audit runs with that user's own permissions
-            try:
-                _drop_to(user)
-                code = _audit(json_flag, strict, only, text, host, sandbox, pasted_by_root=True)
-            except click.ClickException as exc:  # a bad value, found as that user
-                exc.show()
-                code = exc.exit_code
-            except BaseException:  # a child must never return into the parent's code
-                code = exitcodes.SOFTWARE
-            sys.stdout.flush()
-            os._exit(code)
-        _, status = os.waitpid(pid, 0)
-        sys.exit(os.waitstatus_to_exitcode(status))
+        sys.exit(_audit_as(user, json_flag, strict, only, text, host, sandbox))
     sys.exit(_audit(json_flag, strict, only, text, host, sandbox))
+
+
+#: How long root waits for the audit it forked as another user; that user can stop or slow the child.
+CHILD_DEADLINE = 15.0
+
+
+def _audit_as(uid: int, json_flag: bool, strict: bool, only: tuple[str, ...], text: str | None, host: HostOverrides,
+              sandbox: str | None = None) -> int:
+    """Run the audit in a child that has become *uid*, bounded in time; a stopped or killed child is reported.
+
+    The child runs with the audited user's ids, so that user may signal it:
+    a stop is seen at once (``WUNTRACED``) and the child killed, as is one
+    still running after :data:`CHILD_DEADLINE` seconds.  With ``--json`` the
+    child's document comes back through a pipe and is printed only once the
+    child has exited by itself, so stdout always holds exactly one document.
+    """
+    import select
+    import signal
+    import time
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read_end, write_end = os.pipe() if json_flag else (-1, -1)
+    pid = os.fork()
+    if pid == 0:  # the audit runs with that user's own permissions
+        code = exitcodes.SOFTWARE
+        try:
+            if json_flag:
+                os.close(read_end)
+                os.dup2(write_end, 1)
+                os.close(write_end)
+            _drop_to(uid)
+            code = _audit(json_flag, strict, only, text, host, sandbox, pasted_by_root=True)
+            sys.stdout.flush()
+        except click.ClickException as exc:  # a bad value, found as that user
+            exc.show()
+            code = exc.exit_code
+        except BaseException:  # a child must never return into the parent's code
+            pass
+        os._exit(code)
+    if json_flag:
+        os.close(write_end)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + CHILD_DEADLINE
+    failure = None
+    status = 0
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG | os.WUNTRACED)
+        if done and os.WIFSTOPPED(status):
+            failure = f"was stopped by {signal.Signals(os.WSTOPSIG(status)).name} (the audited user can signal it)"
+        elif done:
+            break
+        elif time.monotonic() > deadline:
+            failure = f"did not finish within {CHILD_DEADLINE:g} s"
+        if failure is not None:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            break
+        if json_flag:
+            ready, _, _ = select.select([read_end], [], [], 0.05)
+            if ready:
+                chunk = os.read(read_end, 1 << 16)
+                if chunk:
+                    chunks.append(chunk)
+        else:
+            time.sleep(0.02)
+    if json_flag:
+        while failure is None:
+            chunk = os.read(read_end, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(read_end)
+    if failure is None and os.WIFSIGNALED(status):
+        failure = f"was killed by {signal.Signals(os.WTERMSIG(status)).name}"
+    if failure is not None:
+        message = f"the audit as uid {uid} {failure}; it was ended and nothing it found is reported."
+        click.echo(f"nxsock doctor: {message}", err=True)
+        if json_flag:
+            from ..report import dumps
+
+            document = {"schema_version": 1, "status": "error", "findings": [], "error": message}
+            sys.stdout.write(dumps(document, indent=sys.stdout.isatty()) + "\n")
+        return exitcodes.PROBLEM
+    if json_flag:
+        sys.stdout.buffer.write(b"".join(chunks))
+        sys.stdout.flush()
+    return os.waitstatus_to_exitcode(status)
 
 
 def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | None, host: HostOverrides,
