@@ -308,9 +308,14 @@ def render_verdict(verdict: t.Any) -> None:
         out.print(Text("    fix:  ", style="bold") + Text(printable(verdict.remedy), style="cyan"))
 
 
+#: Lines shown per outcome before the rest are only counted: a flood of entries is a summary, not a flood.
+REMOVAL_LINES = 20
+
+
 def render_removals(rows: t.Sequence[tuple[str, str, str | None, int]], dry_run: bool, *,
                     marker_reason: str | None = None, interrupted: bool = False) -> None:
-    """The marker's reason as lines, one line per entry, then a summary: counts, space freed, and an interruption."""
+    """The marker's reason as lines, one line per entry (at most :data:`REMOVAL_LINES` per outcome, the rest
+    counted), then a summary: counts, space freed, and an interruption."""
     out = _console()
     if marker_reason is not None:
         reason = printable_lines(marker_reason) or ["(no reason given)"]
@@ -319,14 +324,23 @@ def render_removals(rows: t.Sequence[tuple[str, str, str | None, int]], dry_run:
             out.print(Text(f"  | {line}", style="dim"))
     verb = "would remove" if dry_run else "removed"
     freed = 0
+    shown: dict[str, int] = {}
     for path, outcome, why, size in rows:
         if outcome == "removed":
             freed += size
+        shown[outcome] = shown.get(outcome, 0) + 1
+        if shown[outcome] > REMOVAL_LINES:
+            continue
+        if outcome == "removed":
             out.print(Text(f"  {verb} {printable(path)}  ({printable(why)}, {_size(size)})"))
         elif outcome == "failed":
             out.print(Text(f"  could not remove {printable(path)}: {printable(why)}", style="red"))
         else:
-            out.print(Text(f"  kept {printable(path)}: {printable(why)}", style="yellow"))
+            out.print(Text(f"  {outcome} {printable(path)}: {printable(why)}", style="yellow"))  # kept or refused
+    for outcome, count in shown.items():
+        if count > REMOVAL_LINES:
+            word = verb if outcome == "removed" else "could not be removed" if outcome == "failed" else outcome
+            out.print(Text(f"  … and {count - REMOVAL_LINES} more {word}, not listed (--json lists them)", style="dim"))
     removed = sum(1 for _, outcome, _, _ in rows if outcome == "removed")
     failed = sum(1 for _, outcome, _, _ in rows if outcome == "failed")
     summary = f"{'Would remove' if dry_run else 'Removed'} {counted(removed, 'entry', 'entries')}, {_size(freed)}"
