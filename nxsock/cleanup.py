@@ -251,6 +251,8 @@ class _Walker:
         try:
             return open_directory(directory, self.uid)
         except UntrustedPath as exc:
+            if not os.path.lexists(directory):  # nothing there to clean: nothing to report either
+                return None
             why = f"not acted on: {describe_distrust(exc.refusal)}"
             self.items.append(ResetItem(directory, "directory", "refused", why, 0))
             return None
