@@ -114,7 +114,7 @@ def attack(setup: str, commands: t.Sequence[Command], attacked: t.Sequence[str],
         ]
     lines += [f"echo '<<<ERR {i}'; cat /mnt/err.{i}" for i in range(len(commands))]
     lines.append("kill $(jobs -p) 2>/dev/null; wait")
-    proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", "\n".join(lines)],
+    proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", "\n".join(lines)], cwd="/",
                           capture_output=True, timeout=60 + len(commands) * (TIME_LIMIT + 5))
     sections: dict[tuple[str, int], str] = {}
     for chunk in proc.stdout.decode("utf-8", "replace").split("<<<")[1:]:
@@ -489,7 +489,7 @@ def _race(setup: str, driver: str, a: str, b: str) -> dict[str, int]:
         f"cd {HOME}; {as_user_prefix(U)} {body}",
         "kill $(jobs -p); wait; cat /tmp/flips.out",
     ])
-    proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], capture_output=True, timeout=300)
+    proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], cwd="/", capture_output=True, timeout=300)
     words = proc.stdout.decode().split()
     counts = {words[i]: int(words[i + 1]) for i in range(len(words) - 1) if words[i] in ("violations", "runs", "flips", "refused")}
     assert {"violations", "flips", "runs"} <= counts.keys(), proc.stdout.decode() + proc.stderr.decode()
