@@ -532,13 +532,14 @@ class TestParentSwaps:
         driver = f"""
             import os
             from nxsock.cleanup import reset
+            from nxsock.host_overrides import HostOverrides
             from nxsock.snapshot import build_resolution
             def state():
                 return sorted(os.listdir("{work}"))
             before = state()
             bad = 0
             for _ in range({RACE_RUNS}):
-                resolution, _ = build_resolution(workspace="{HOME}")
+                resolution, _ = build_resolution(HostOverrides(workspace="{HOME}", tmpdir="/tmp/t"))
                 reset(resolution, dry_run=False, force=True, legacy=True)
                 if state() != before:
                     bad += 1
@@ -547,7 +548,6 @@ class TestParentSwaps:
         """
         setup = (f"chmod 0777 /tmp; install -d -o {U} /tmp/t {work}; {_legacy_shapes(work)}; "
                  f"ln -s {work} /tmp/t-link; chown -h {P} /tmp/t-link")
-        driver = driver.replace("build_resolution(workspace=", "build_resolution(tmpdir='/tmp/t', workspace=")
         counts = _race(setup, driver, "/tmp/t", "/tmp/t-link")
         print(f"reset race: {counts}")
         COUNTS["violations"] += counts["violations"]
