@@ -245,19 +245,22 @@ class _Walker:
         steered = steering_refusal(sources, self.uid)
         if steered is not None:
             source, refusal = steered
-            why = f"not acted on: it is set in {source}, and {describe_distrust(refusal)}"
-            self.items.append(ResetItem(directory, "directory", "refused", why, 0))
+            self._refuse(directory, f"not acted on: it is set in {source}, and {describe_distrust(refusal)}")
             return None
         try:
             return open_directory(directory, self.uid)
         except UntrustedPath as exc:
             if not os.path.lexists(directory):  # nothing there to clean: nothing to report either
                 return None
-            why = f"not acted on: {describe_distrust(exc.refusal)}"
-            self.items.append(ResetItem(directory, "directory", "refused", why, 0))
+            self._refuse(directory, f"not acted on: {describe_distrust(exc.refusal)}")
             return None
         except OSError:
             return None  # not there (or not reachable): nothing of Nx's to clean
+
+    def _refuse(self, directory: str, why: str) -> None:
+        """Report a refused directory once, however many steps would have acted in it."""
+        if not any(i.outcome == "refused" and i.path == directory for i in self.items):
+            self.items.append(ResetItem(directory, "directory", "refused", why, 0))
 
     @staticmethod
     def _open_child(fd: int, name: str) -> int | None:
