@@ -361,7 +361,7 @@ def cache_prune_document(results: t.Sequence[tuple[t.Any, str]], *, dry_run: boo
     }
 
 
-def doctor_document(results: t.Sequence[tuple[str, t.Any]], status: str, explanation: t.Any = None, answers: t.Sequence[t.Any] = ()) -> Json:
+def doctor_document(results: t.Sequence[tuple[str, t.Any]], status: str, explanation: t.Any = None) -> Json:
     """The ``doctor --json`` document: the status and every finding; with ``--explain``, what was recognised."""
     document: Json = {
         "schema_version": SCHEMA_VERSION,
@@ -373,20 +373,11 @@ def doctor_document(results: t.Sequence[tuple[str, t.Any]], status: str, explana
             for group, f in results
         ],
     }
-    if explanation is not None:  # the first message's keys as before; then every message, each with its remedy
-        first = answers[0] if answers else None
+    if explanation is not None:
+        fix = next((f.remedy for _, f in results if f.remedy and f.severity in ("error", "warn")), None)
         document.update(matched=explanation.matched, errno=explanation.errno, path=explanation.path,
-                        cause=explanation.cause, remedy=first.remedy if first else None,
-                        remedy_source=first.source if first else None, hint=first.hint if first else None,
-                        recognised=bool(answers), messages=[_answer_json(a) for a in answers],
-                        truncated=explanation.truncated)
+                        cause=explanation.cause, remedy=fix)
     return document
-
-
-def _answer_json(item: t.Any) -> Json:
-    m = item.message
-    return {"matched": m.matched, "errno": m.errno, "path": m.path, "cause": m.cause, "remedy": item.remedy,
-            "remedy_source": item.source, "hint": item.hint, "finding": item.finding}
 
 
 def _printable(value: t.Any) -> t.Any:

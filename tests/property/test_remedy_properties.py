@@ -187,14 +187,7 @@ def test_no_remedy_shown_breaks_the_policy(
         resolution = resolve(env, view)
         context = wording.context_for(resolution, view, pasted_by_root=by_root)
         document = paths_document(resolution, view)
-        from nxsock.doctor import (
-            Context,
-            check_configuration,
-            check_container,
-            check_levels,
-            check_outcome,
-            check_path_budget,
-        )
+        from nxsock.doctor import Context, check_configuration, check_container, check_levels, check_outcome, check_path_budget
 
         doctor = Context(resolution, view, context, None, 0, (), (), ())
         findings = [f for check in (check_container, check_levels, check_outcome, check_configuration, check_path_budget) for f in check(doctor)]
