@@ -256,6 +256,18 @@ class Outcome(t.NamedTuple):
 SNAPSHOT = "find /tmp /home -xdev -path '*/node_modules/*' -prune -o -printf '%y %U %G %m %i %s %l %p\\n' 2>/dev/null | sort"
 
 
+def _workspace_setup(scenario: Scenario, nx: Path, home_default: str) -> str:
+    """Shell, as root: the user's home, the workspace with Nx linked in, then the scenario's own setup."""
+    q, ws = shlex.quote, scenario.workspace
+    return f"""mkdir -p {q(home_default)} && chown {USER}:{USER} {q(home_default)}
+mkdir -p {q(ws)}/node_modules
+echo '{{}}' > {q(ws)}/nx.json
+ln -s {q(str(nx / 'node_modules' / 'nx'))} {q(ws)}/node_modules/nx
+chown -R {USER}:{USER} {q(ws)}
+{scenario.setup}
+{scenario.after}"""
+
+
 def run_scenario(scenario: Scenario, generation: str, extra_args: t.Sequence[str] = ()) -> Outcome:
     """Build the state in a fresh namespace; run nxsock then Nx as :data:`USER`; return both answers."""
     nx = install_nx(NX_VERSIONS[generation])
@@ -274,13 +286,7 @@ def run_scenario(scenario: Scenario, generation: str, extra_args: t.Sequence[str
 set -e
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=0755 tmpfs /home
-mkdir -p {q(home_default)} && chown {USER}:{USER} {q(home_default)}
-mkdir -p {q(ws)}/node_modules
-echo '{{}}' > {q(ws)}/nx.json
-ln -s {q(str(nx / 'node_modules' / 'nx'))} {q(ws)}/node_modules/nx
-chown -R {USER}:{USER} {q(ws)}
-{scenario.setup}
-{scenario.after}
+{_workspace_setup(scenario, nx, home_default)}
 set +e
 cd {q(scenario.cwd or ws)}
 echo '<<<TREE'; {SNAPSHOT}
@@ -333,13 +339,7 @@ mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=0755 tmpfs /home
 (
 set -e
-mkdir -p {q(home_default)} && chown {USER}:{USER} {q(home_default)}
-mkdir -p {q(ws)}/node_modules
-echo '{{}}' > {q(ws)}/nx.json
-ln -s {q(str(nx / 'node_modules' / 'nx'))} {q(ws)}/node_modules/nx
-chown -R {USER}:{USER} {q(ws)}
-{scenario.setup}
-{scenario.after}
+{_workspace_setup(scenario, nx, home_default)}
 ) </dev/null >&3 2>&3
 [ $? = 0 ] || echo '<<<SETUPFAILED'
 (
