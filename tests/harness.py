@@ -537,6 +537,10 @@ class DaemonProbe(t.NamedTuple):
 
 
 #: Changes made to the running daemon's directories, one state each, before nxsock and the client judge it.
+#: The socket directory sits inside the workspace, so the daemon's watcher sees its plugin workers' sockets
+#: come and go and recomputes the graph; each new worker re-locks the directory to 0700. A state is therefore
+#: judged only when the modes it set held from before nxsock ran until after the client dialled (retried
+#: otherwise), and the daemon is first left to go quiet.
 CLIENT_STATES = (
     ("as the daemon left it", "true"),
     ("socket directory widened to 0755", "chmod 0755 /tmp/ws/socks"),
@@ -553,11 +557,19 @@ def run_daemon_probe(release: str, timeout: float = 240) -> DaemonProbe:
     as_user = as_user_prefix(USER, env)
     nxsock = f"{as_user} PYTHONPATH={q(pythonpath)} PYTHONDONTWRITEBYTECODE=1 {q(python)} -m nxsock"
     client = f"{as_user} node {q(str(stage_oracle(CLIENT_SCRIPT)))} {q(str(nx))}"
+    modes = "stat -c %a /tmp/ws /tmp/ws/socks | tr '\\n' ' '"
     states = "\n".join(
-        f"""echo '<<<STATE {name}'; {change}
-echo '<<<NXSOCK'; {nxsock} paths --json 2>&3
-echo '<<<CLIENT'; {client} "$SOCKET" 2>&3
-echo '<<<STATEDOCTOR'; {nxsock} doctor --json --only daemon-record 2>&3"""
+        f"""for attempt in 1 2 3 4 5; do
+  {change}; held=$({modes})
+  judged=$(echo '<<<STATE {name}'
+    echo '<<<NXSOCK'; {nxsock} paths --json 2>&3
+    echo '<<<CLIENT'; {client} "$SOCKET" 2>&3
+    echo '<<<STATEDOCTOR'; {nxsock} doctor --json --only daemon-record 2>&3)
+  [ "$held" = "$({modes})" ] && break
+  echo "state '{name}': Nx changed the modes ($held) while it was judged; again" >&3; sleep 1
+done
+printf '%s\n' "$judged"
+"""
         for name, change in CLIENT_STATES
     )
     script = f"""
@@ -581,6 +593,14 @@ echo '<<<CACHEPATH'; {nxsock} cache path 2>&3
 echo '<<<CACHELIST'; {nxsock} cache list --json 2>&3
 echo '<<<VERIFY'; {nxsock} cache verify --json 2>&3; echo "<<<VERIFYRC $?"
 echo '<<<DOCTOR'; {nxsock} doctor --json 2>&3
+# Let the daemon finish its graph (a real client request waits for it), then go quiet: no plugin worker's
+# socket left and the log still for a second.
+timeout 60 {as_user} node /tmp/ws/node_modules/nx/dist/bin/nx.js show projects </dev/null >/dev/null 2>&3
+log=/tmp/ws/.nx/workspace-data/d/daemon.log
+for wait in $(seq 30); do
+  size=$(stat -c %s "$log" 2>/dev/null); sleep 1
+  [ -z "$(ls /tmp/ws/socks | grep -v '^d.sock$')" ] && [ "$size" = "$(stat -c %s "$log" 2>/dev/null)" ] && break
+done
 {states}
 echo '<<<END'
 """
