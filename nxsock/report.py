@@ -72,7 +72,7 @@ def remedy_context(resolution: Resolution, view: FsView | None = None) -> Remedy
 
 def _view_for(resolution: Resolution) -> FsView:
     """The view a resolution was made over, when the caller did not keep it."""
-    from .environment import fresh_machine
+    from .fresh_machine import fresh_machine
     from .fsview import LiveView, MemoryView
 
     env = resolution.environment

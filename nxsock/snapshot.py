@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 
-from .environment import fresh_environment, fresh_machine, host_environment
+from .environment import host_environment
+from .fresh_machine import fresh_environment, fresh_machine
 from .fsview import FsView, LiveView, MemoryView
 from .host_overrides import HostOverrides
 from .resolver import Resolution, resolve

@@ -313,7 +313,7 @@ class TestSlowDotenv:
         """
         probe = textwrap.dedent("""
             import time
-            from nxsock.environment import parse_dotenv
+            from nxsock.dotenv import parse_dotenv
             n = 1 << 20
             shapes = ["\\n" * n, " \\t\\n" * (n // 3), "\\r" * n, "a" + "\\n" * n, "export\\n" * (n // 7), "a='" + "x" * n,
                       'a="' + "x\\n" * (n // 2), "a='" + "\\\\'" * (n // 2), "a='\\n" * (n // 4), "a='\\"`\\n" * (n // 6),

@@ -151,7 +151,7 @@ class TestBudget:
 
     def test_windows_reports_the_longest_user_name_that_fits(self) -> None:
         """Under the default temp dir: 39 for the daemon, 33 for plugins, 29 for tasks, 23 with readiness."""
-        from nxsock.environment import fresh_environment
+        from nxsock.fresh_machine import fresh_environment
 
         sockets = resolve(fresh_environment("win32", nx_version="24.0.6"), MemoryView({})).sockets
         assert sockets["daemon"].windows_max_username == 39
@@ -235,7 +235,7 @@ class TestViews:
         assert resolve(environment(nx_version="23.3.2"), root_owned).socket_root.tier == "home"
 
     def test_a_darwin_machine_allowlists_the_private_tmp_spelling(self) -> None:
-        from nxsock.environment import fresh_environment, fresh_machine
+        from nxsock.fresh_machine import fresh_environment, fresh_machine
 
         env = fresh_environment("darwin", nx_version="24.0.6")
         result = resolve(env, fresh_machine(env))
