@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import click
 
+from .commands.summaries import SUMMARIES
+
 __all__ = ["cli", "run"]
 
 #: Subcommand name → "module:attribute", in the order ``--help`` lists them.
@@ -20,14 +22,6 @@ COMMANDS = {
     "doctor": "nxsock.commands.doctor:doctor",
 }
 
-SHORT_HELP = {
-    "paths": "Where Nx will put its sockets and binding cache, and why.",
-    "check-root": "Judge the shared container /tmp/.nx for the current user.",
-    "provision": "Set up /tmp/.nx for everyone (root) or your own Nx tree (you).",
-    "cache": "Where the binding cache is, what it holds, whether it is fresh; prune it.",
-    "reset": "Remove this user's dead Nx runtime state, and nothing else.",
-    "doctor": "Audit every level Nx depends on, with the command that fixes each problem.",
-}
 
 
 class LazyGroup(click.Group):
@@ -48,7 +42,7 @@ class LazyGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Listing help from the table keeps ``--help`` from importing every command.
         with formatter.section("Commands"):
-            formatter.write_dl(list(SHORT_HELP.items()))
+            formatter.write_dl(list(SUMMARIES.items()))
 
 
 @click.group(cls=LazyGroup, name="nxsock", context_settings={"help_option_names": ["-h", "--help"]})

@@ -11,6 +11,7 @@ import click
 from .. import exitcodes
 from ..host_overrides import HostOverrides
 from ._resolution import build_resolution, workspace_option
+from .summaries import summarized
 
 
 def _listing(host: HostOverrides) -> t.Any:
@@ -28,8 +29,9 @@ def _write(document: dict[str, t.Any]) -> None:
 
 
 @click.group("cache")
+@summarized("cache")
 def cache() -> None:
-    """Inspect, verify and prune the native binding cache Nx loads its binding from."""
+    """Nx copies its native binding into this cache before loading it; each subcommand has its own --help."""
 
 
 @cache.command("path")

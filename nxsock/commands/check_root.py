@@ -10,14 +10,15 @@ import click
 
 from .. import exitcodes
 from ..layout import CONTAINER
+from .summaries import summarized
 
 
 @click.command("check-root")
 @click.argument("path", default=CONTAINER, required=False)
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
+@summarized("check-root")
 def check_root(path: str, json_flag: bool) -> None:
-    """Say whether PATH (default /tmp/.nx) is a safe shared container for you, and the exact fix when not.
-
+    """Says whether PATH (default /tmp/.nx) is a safe shared container for you, and the exact fix when not.
     A missing container is safe: Nx creates it, owned by you, 1777.  Nothing
     is created or changed.  Exits 0 when safe, 1 when not.
     """

@@ -10,6 +10,7 @@ import click
 from .. import exitcodes
 from ..host_overrides import HostOverrides
 from ._resolution import build_resolution, host_options
+from .summaries import summarized
 
 #: The sandboxes ``--sandbox`` names: the ``paths --format`` values that are sandboxes.
 SANDBOX_FORMATS = ("bwrap", "srt", "claude", "codex", "codex-profile", "flatpak", "docker", "seatbelt")
@@ -52,9 +53,10 @@ def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: 
 @click.option("--explain", "explain_text", metavar="TEXT", help="Explain a message Nx printed (- reads stdin), with the fix for this machine.")
 @click.option("--sandbox", "sandbox", type=click.Choice(SANDBOX_FORMATS), metavar="FORMAT",
               help="Judge for this sandbox as well (bwrap, srt, claude, codex, codex-profile, flatpak, docker, seatbelt).")
+@summarized("doctor")
 def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ...], user: int | None,
            explain_text: str | None, sandbox: str | None, host: HostOverrides) -> None:
-    """Audit every level Nx depends on: the shared container, your levels, sockets, the daemon, the cache.
+    """The shared container, your levels, the sockets, the daemon and the binding cache.
 
     Each finding has a stable id, a severity (ok, info, warn, error), the path
     it is about, one sentence and, where a command fixes it, that command.

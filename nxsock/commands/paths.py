@@ -8,6 +8,7 @@ import click
 
 from ..host_overrides import HostOverrides
 from ._resolution import build_resolution, resolution_options, wants_json
+from .summaries import summarized
 
 
 @click.command("paths")
@@ -20,14 +21,16 @@ from ._resolution import build_resolution, resolution_options, wants_json
     help="json: the document; the others: ready-to-paste entries for that sandbox (default: the human report).",
 )
 @click.option("--portable", is_flag=True, help="With a sandbox format: Nx-style /tmp/.nx, ~/.nx and ./ spellings fit to commit.")
+@summarized("paths")
 def paths(json_flag: bool, output_format: str | None, portable: bool, host: HostOverrides) -> None:
-    """Show where Nx will put each socket and its native binding cache, which tier it used and why.
+    """Lists each socket and the binding cache with the tier Nx chose for it.
 
     Predicts without changing anything: directories Nx would create or tighten
     are listed as such.  A sandbox --format prints what that sandbox must
     allow, computed over the sandbox's own view of the filesystem (inside a
-    Linux user namespace every other owner, root included, is uid 65534).  Exits 78 when Nx would refuse the configured
-    NX_SOCKET_DIR (or, Nx 24, the workspace data directory), 73 when it could
+    Linux user namespace every other owner, root included, is uid 65534).
+    Exits 78 when Nx would refuse the configured NX_SOCKET_DIR (or, Nx 24, the
+    workspace data directory), 73 when it could
     establish no socket directory at all.
     """
     from ..report import paths_exit_code, print_paths_json

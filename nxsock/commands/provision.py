@@ -9,6 +9,7 @@ import typing as t
 import click
 
 from .. import exitcodes
+from .summaries import summarized
 
 
 @click.command("provision")
@@ -18,8 +19,9 @@ from .. import exitcodes
 @click.option("--tmpfiles", is_flag=True, help="Print the systemd-tmpfiles drop-in that recreates /tmp/.nx at boot.")
 @click.option("--install", is_flag=True, help="With --tmpfiles: write the drop-in to /etc/tmpfiles.d/ and apply it (root).")
 @click.option("--uninstall", is_flag=True, help="With --tmpfiles: remove the drop-in nxsock installed (root).")
+@summarized("provision")
 def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, install: bool, uninstall: bool) -> None:
-    """Provision /tmp/.nx: as root, a real root:root 1777 directory; as a user, your own tree beneath it.
+    """As root: a real root:root 1777 directory.  As a user: your own tree beneath it.
 
     As root a container a user created first is handed to root; the users'
     directories beneath it stay exactly as they are.  A symlink, FIFO or file

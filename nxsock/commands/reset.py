@@ -9,6 +9,7 @@ import click
 from .. import exitcodes
 from ..host_overrides import HostOverrides
 from ._resolution import build_resolution, workspace_option
+from .summaries import summarized
 
 
 @click.command("reset")
@@ -18,8 +19,9 @@ from ._resolution import build_resolution, workspace_option
 @click.option("--daemon-marker", is_flag=True, help="Also remove the daemon's 'disabled' marker, printing its reason first.")
 @click.option("--legacy", is_flag=True, help="Also remove leftovers of Nx <= 23.1.1 in the OS temp dir that are yours.")
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
+@summarized("reset")
 def reset(dry_run: bool, force: bool, daemon_marker: bool, legacy: bool, json_flag: bool, host: HostOverrides) -> None:
-    """Remove per-run socket directories nothing answers in, stale sockets, and this workspace's dead leaves.
+    """Per-run socket directories nothing answers in, stale sockets, and this workspace's dead leaves.
 
     Never a live daemon's directory, never another user's entry, never through
     a link (a link inside the tree is removed as a link), and nowhere a
