@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import typing as t
 
 from . import exitcodes
@@ -254,7 +255,7 @@ def _sandbox_json(resolution: Resolution, ctx: RemedyContext) -> Json | None:
 
 def print_paths_json(resolution: Resolution, stream: t.TextIO, view: FsView | None = None) -> int:
     """Write the ``paths --json`` document to *stream*; return the exit code it calls for."""
-    stream.write(dumps(paths_document(resolution, view), indent=stream.isatty()) + "\n")
+    write_json(paths_document(resolution, view), stream)
     return paths_exit_code(resolution)
 
 
@@ -389,6 +390,32 @@ def _printable(value: t.Any) -> t.Any:
     if isinstance(value, list):
         return [_printable(v) for v in value]
     return value
+
+
+def write_json(document: Json, stream: t.TextIO | None = None) -> None:
+    """Write *document* as the one JSON document of a command's stdout: indented on a terminal, compact in a pipe."""
+    out = sys.stdout if stream is None else stream
+    out.write(dumps(document, indent=out.isatty()) + "\n")
+
+
+def tmpfiles_document(path: str, content: str) -> Json:
+    """The ``provision --tmpfiles --json`` document: where the drop-in goes and what it says."""
+    return {"schema_version": SCHEMA_VERSION, "path": path, "content": content}
+
+
+def tmpfiles_steps_document(steps: t.Sequence[t.Any], *, dry_run: bool, changed: bool) -> Json:
+    """The ``provision --tmpfiles --install/--uninstall/--check --json`` document: each step and its verb."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "dry_run": dry_run,
+        "changed": changed,
+        "steps": [{"verb": s.verb, "path": s.path, "detail": s.detail} for s in steps],
+    }
+
+
+def doctor_error_document(message: str) -> Json:
+    """The ``doctor --json`` document when the audit itself could not be made (``--user``'s child failed)."""
+    return {"schema_version": SCHEMA_VERSION, "status": "error", "findings": [], "error": message}
 
 
 def dumps(document: Json, *, indent: bool = False) -> str:

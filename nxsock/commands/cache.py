@@ -22,12 +22,6 @@ def _listing(host: HostOverrides) -> t.Any:
     return resolution, view, list_cache(resolution, view, binding)
 
 
-def _write(document: dict[str, t.Any]) -> None:
-    from ..report import dumps
-
-    sys.stdout.write(dumps(document, indent=sys.stdout.isatty()) + "\n")
-
-
 @click.group("cache")
 @summarized("cache")
 def cache() -> None:
@@ -39,13 +33,13 @@ def cache() -> None:
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 def cache_path(json_flag: bool, host: HostOverrides) -> None:
     """The cache directory for this workspace, or why Nx would load the binding in place."""
-    from ..report import cache_path_document
+    from ..report import cache_path_document, write_json
 
     resolution, _ = build_resolution(host)
     native = resolution.native_cache
     directory = native.dir if native.bypass_reason is None else None
     if json_flag:
-        _write(cache_path_document(directory, native.bypass_reason))
+        write_json(cache_path_document(directory, native.bypass_reason))
     elif directory:
         from ..terminal import printable
 
@@ -64,9 +58,9 @@ def cache_list(json_flag: bool, host: HostOverrides) -> None:
     """Every entry, by version: the binding it belongs to, size, trusted, fresh, in use, interrupted."""
     _, _, listing = _listing(host)
     if json_flag:
-        from ..report import cache_list_document
+        from ..report import cache_list_document, write_json
 
-        _write(cache_list_document(listing))
+        write_json(cache_list_document(listing))
     else:
         from ..render import render_cache_listing
 
@@ -88,9 +82,9 @@ def cache_verify(json_flag: bool, host: HostOverrides) -> None:
     verdict = verify(listing, lambda path: remedies.offer(Remedy((Step("remove", path),), "Removes the entry.")).command)
     code = exitcodes.PROBLEM if verdict.state in ("stale", "untrusted", "missing") else exitcodes.OK
     if json_flag:
-        from ..report import cache_verify_document
+        from ..report import cache_verify_document, write_json
 
-        _write(cache_verify_document(verdict, listing))
+        write_json(cache_verify_document(verdict, listing))
     else:
         from ..render import render_verdict
 
@@ -144,9 +138,9 @@ def cache_prune(dry_run: bool, json_flag: bool, host: HostOverrides) -> None:
         interrupted = True
     failed = any(r.outcome != "removed" for r, _ in results)
     if json_flag:
-        from ..report import cache_prune_document
+        from ..report import cache_prune_document, write_json
 
-        _write(cache_prune_document(results, dry_run=dry_run, interrupted=interrupted))
+        write_json(cache_prune_document(results, dry_run=dry_run, interrupted=interrupted))
     else:
         from ..render import render_removals
 

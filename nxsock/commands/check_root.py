@@ -25,7 +25,7 @@ def check_root(path: str, json_flag: bool) -> None:
     from .._pathname import resolve
     from ..fsview import LiveView
     from ..guards import Simulation, establish_shared_root
-    from ..report import check_root_document, dumps
+    from ..report import check_root_document, write_json
 
     try:
         cwd = os.getcwd()
@@ -40,7 +40,7 @@ def check_root(path: str, json_flag: bool) -> None:
     ctx = _remedy_context(view)
     document = check_root_document(target, state, refusal, ctx)
     if json_flag:
-        sys.stdout.write(dumps(document, indent=sys.stdout.isatty()) + "\n")
+        write_json(document)
     else:
         from ..render import render_check_root
 

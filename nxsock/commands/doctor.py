@@ -161,10 +161,9 @@ def _audit_as(uid: int, json_flag: bool, strict: bool, only: tuple[str, ...], te
         message = f"the audit as uid {uid} {failure}; it was ended and nothing it found is reported."
         click.echo(f"nxsock doctor: {message}", err=True)
         if json_flag:
-            from ..report import dumps
+            from ..report import doctor_error_document, write_json
 
-            document = {"schema_version": 1, "status": "error", "findings": [], "error": message}
-            sys.stdout.write(dumps(document, indent=sys.stdout.isatty()) + "\n")
+            write_json(doctor_error_document(message))
         return exitcodes.PROBLEM
     if json_flag:
         sys.stdout.buffer.write(b"".join(chunks))
@@ -193,9 +192,9 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
     findings = [f for _, f in results]
     status = status_of(findings, strict)
     if json_flag:
-        from ..report import doctor_document, dumps
+        from ..report import doctor_document, write_json
 
-        sys.stdout.write(dumps(doctor_document(results, status, explanation), indent=sys.stdout.isatty()) + "\n")
+        write_json(doctor_document(results, status, explanation))
     else:
         from ..render import render_doctor
 

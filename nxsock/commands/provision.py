@@ -29,7 +29,7 @@ def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, insta
     regular user, your levels are created 0700 as Nx would; where only root can
     help, nxsock exits 77 and prints the sudo command.
     """
-    from ..report import dumps
+    from ..report import tmpfiles_document, tmpfiles_steps_document, write_json
 
     if (install or uninstall) and not tmpfiles:
         raise click.UsageError("--install and --uninstall go with --tmpfiles.")
@@ -42,8 +42,10 @@ def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, insta
         from ..render import render_tmpfiles
 
         if not (install or uninstall or check):
-            document = {"schema_version": 1, "path": drop_in.DROP_IN, "content": drop_in.drop_in_text()}
-            sys.stdout.write(dumps(document, indent=sys.stdout.isatty()) + "\n" if json_flag else drop_in.drop_in_text())
+            if json_flag:
+                write_json(tmpfiles_document(drop_in.DROP_IN, drop_in.drop_in_text()))
+            else:
+                sys.stdout.write(drop_in.drop_in_text())
             sys.exit(exitcodes.OK)
         if not (install or uninstall):  # --check alone: would --install change anything?
             install = True
@@ -60,13 +62,7 @@ def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, insta
         if any(c.verb == "fail" for c in changes):
             code = exitcodes.CANTCREAT
         if json_flag:
-            document = {
-                "schema_version": 1,
-                "dry_run": dry,
-                "changed": changed,
-                "steps": [{"verb": c.verb, "path": c.path, "detail": c.detail} for c in changes],
-            }
-            sys.stdout.write(dumps(document, indent=sys.stdout.isatty()) + "\n")
+            write_json(tmpfiles_steps_document(changes, dry_run=dry, changed=changed))
         else:
             render_tmpfiles(changes, dry_run=dry)
         sys.exit(code)
@@ -87,7 +83,7 @@ def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, insta
 
     document = provision_document(report, _remedy_context(view))
     if json_flag:
-        sys.stdout.write(dumps(document, indent=sys.stdout.isatty()) + "\n")
+        write_json(document)
     else:
         from ..render import render_provision
 

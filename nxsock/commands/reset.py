@@ -60,10 +60,9 @@ def reset(dry_run: bool, force: bool, daemon_marker: bool, legacy: bool, json_fl
             progress.stop()
     failed = any(i.outcome in ("failed", "refused") for i in items)
     if json_flag:
-        from ..report import dumps, reset_document
+        from ..report import reset_document, write_json
 
-        sys.stdout.write(dumps(reset_document(items, marker, dry_run=dry_run, interrupted=interrupted),
-                               indent=sys.stdout.isatty()) + "\n")
+        write_json(reset_document(items, marker, dry_run=dry_run, interrupted=interrupted))
     else:
         from ..render import render_removals
 
