@@ -26,6 +26,11 @@ from .sandbox_daemon import (
     sandbox_statement,
 )
 from .terminal import counted
+
+if t.TYPE_CHECKING:
+    from .binding_cache import Verdict
+    from .cleanup import ResetItem
+
 from .wording import (
     PROVISION_COMMAND,
     Advice,
@@ -60,10 +65,10 @@ class Context(t.NamedTuple):
     resolution: Resolution
     view: FsView
     remedies: RemedyContext
-    cache_verdict: t.Any  # binding_cache.Verdict
+    cache_verdict: Verdict | None
     cache_leftovers: int  # entries cache prune would remove
-    dead_state: t.Sequence[t.Any]  # cleanup.ResetItem values a dry reset would remove
-    legacy_state: t.Sequence[t.Any]
+    dead_state: t.Sequence[ResetItem]  # what a dry reset would remove
+    legacy_state: t.Sequence[ResetItem]
     sockets: t.Sequence[tuple[str, Entry, str | None]] = ()  # each *.sock found, and its probe (sockets only)
     sandbox: str | None = None  # the sandbox format the user named (--sandbox), if any
     cache_room: int | None = None  # bytes free where the binding cache is copied to, where known

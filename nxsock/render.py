@@ -16,6 +16,12 @@ from .report import paths_document
 from .resolver import Resolution
 from .terminal import counted, printable, printable_lines
 
+if t.TYPE_CHECKING:
+    from .binding_cache import CacheListing, Verdict
+    from .doctor import Finding
+    from .explain import Explanation
+    from .tmpfiles import TmpfilesChange
+
 __all__ = ["render_check_root", "render_paths", "safe"]
 
 TIER_WHY = {
@@ -253,7 +259,7 @@ def render_provision(document: t.Mapping[str, t.Any]) -> None:
         out.print(Text("✓ provisioned ", style="green") + Text(who + "."))
 
 
-def render_tmpfiles(changes: t.Sequence[t.Any], dry_run: bool = False) -> None:
+def render_tmpfiles(changes: t.Sequence[TmpfilesChange], dry_run: bool = False) -> None:
     """Each change to the drop-in, then what a dry run or ``--check`` means."""
     out = _console()
     for change in changes:
@@ -271,7 +277,7 @@ def _size(n: float) -> str:
     return f"{n} B"  # pragma: no cover - the loop always returns
 
 
-def render_cache_listing(listing: t.Any) -> None:
+def render_cache_listing(listing: CacheListing) -> None:
     """Entries grouped by version, each with its state in words."""
     out = _console()
     if listing.bypass_reason:
@@ -299,7 +305,7 @@ def render_cache_listing(listing: t.Any) -> None:
     out.print(Text(counted(len(listing.entries), "entry", "entries") + ".", style="dim"))
 
 
-def render_verdict(verdict: t.Any) -> None:
+def render_verdict(verdict: Verdict) -> None:
     out = _console()
     good = verdict.state in ("fresh", "bypassed")
     mark = Text("✓ " + verdict.state + "  ", style="green") if good else Text("✗ " + verdict.state + "  ", style="red")
@@ -377,7 +383,7 @@ def progress_ticker(label: str) -> _Ticker:
 MARKS = {"ok": ("✓", "ok", "green"), "info": ("ℹ", "info", "blue"), "warn": ("⚠", "warn", "yellow"), "error": ("✗", "error", "red")}
 
 
-def render_doctor(results: t.Sequence[tuple[str, t.Any]], status: str, explanation: t.Any = None) -> None:
+def render_doctor(results: t.Sequence[tuple[str, Finding]], status: str, explanation: Explanation | None = None) -> None:
     """Grouped findings, one line each with a symbol and a word, remedies indented, then a summary."""
     out = _console()
     if explanation is not None:

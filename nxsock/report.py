@@ -27,6 +27,15 @@ from .sandbox_daemon import (
     marker_warning,
     sandbox_statement,
 )
+
+if t.TYPE_CHECKING:
+    from .binding_cache import CacheListing, Verdict
+    from .cleanup import ResetItem
+    from .doctor import Finding
+    from .explain import Explanation
+    from .removal import Removal
+    from .tmpfiles import TmpfilesChange
+
 from .wording import (
     PROVISION_COMMAND,
     RemedyContext,
@@ -302,7 +311,7 @@ def provision_document(report: ProvisionReport, ctx: RemedyContext | None = None
     }
 
 
-def reset_document(items: t.Sequence[t.Any], marker_reason: str | None, *, dry_run: bool, interrupted: bool) -> Json:
+def reset_document(items: t.Sequence[ResetItem], marker_reason: str | None, *, dry_run: bool, interrupted: bool) -> Json:
     """The ``reset --json`` document: each entry removed, kept or failed, the space freed, whether Ctrl-C stopped it."""
     return {
         "schema_version": SCHEMA_VERSION,
@@ -322,7 +331,7 @@ def cache_path_document(directory: str | None, bypass_reason: str | None) -> Jso
     return {"schema_version": SCHEMA_VERSION, "dir": directory, "bypass_reason": bypass_reason}
 
 
-def cache_list_document(listing: t.Any) -> Json:
+def cache_list_document(listing: CacheListing) -> Json:
     """The ``cache list --json`` document: every entry with the binding it belongs to and its state."""
     return {
         "schema_version": SCHEMA_VERSION,
@@ -337,7 +346,7 @@ def cache_list_document(listing: t.Any) -> Json:
     }
 
 
-def cache_verify_document(verdict: t.Any, listing: t.Any) -> Json:
+def cache_verify_document(verdict: Verdict, listing: CacheListing) -> Json:
     """The ``cache verify --json`` document: the installed version's entry, its state and the fix."""
     return {
         "schema_version": SCHEMA_VERSION,
@@ -349,7 +358,7 @@ def cache_verify_document(verdict: t.Any, listing: t.Any) -> Json:
     }
 
 
-def cache_prune_document(results: t.Sequence[tuple[t.Any, str]], *, dry_run: bool, interrupted: bool) -> Json:
+def cache_prune_document(results: t.Sequence[tuple[Removal, str]], *, dry_run: bool, interrupted: bool) -> Json:
     """The ``cache prune --json`` document: what was removed and why, what could not be, the space freed."""
     removed = [(r, why) for r, why in results if r.outcome == "removed"]
     return {
@@ -362,7 +371,7 @@ def cache_prune_document(results: t.Sequence[tuple[t.Any, str]], *, dry_run: boo
     }
 
 
-def doctor_document(results: t.Sequence[tuple[str, t.Any]], status: str, explanation: t.Any = None) -> Json:
+def doctor_document(results: t.Sequence[tuple[str, Finding]], status: str, explanation: Explanation | None = None) -> Json:
     """The ``doctor --json`` document: the status and every finding; with ``--explain``, what was recognised."""
     document: Json = {
         "schema_version": SCHEMA_VERSION,
@@ -403,7 +412,7 @@ def tmpfiles_document(path: str, content: str) -> Json:
     return {"schema_version": SCHEMA_VERSION, "path": path, "content": content}
 
 
-def tmpfiles_steps_document(steps: t.Sequence[t.Any], *, dry_run: bool, changed: bool) -> Json:
+def tmpfiles_steps_document(steps: t.Sequence[TmpfilesChange], *, dry_run: bool, changed: bool) -> Json:
     """The ``provision --tmpfiles --install/--uninstall/--check --json`` document: each step and its verb."""
     return {
         "schema_version": SCHEMA_VERSION,

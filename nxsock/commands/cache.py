@@ -13,8 +13,13 @@ from ..host_overrides import HostOverrides
 from ._resolution import build_resolution, workspace_option
 from .summaries import summarized
 
+if t.TYPE_CHECKING:
+    from ..binding_cache import CacheListing
+    from ..fsview import FsView
+    from ..resolver import Resolution
 
-def _listing(host: HostOverrides) -> t.Any:
+
+def _listing(host: HostOverrides) -> tuple[Resolution, FsView, CacheListing]:
     from ..binding_cache import find_binding, host_triple, list_cache
 
     resolution, view = build_resolution(host)
@@ -152,18 +157,18 @@ def cache_prune(dry_run: bool, json_flag: bool, host: HostOverrides) -> None:
     sys.exit(exitcodes.PROBLEM if failed else exitcodes.OK)
 
 
-def _trusted_version(resolution: t.Any, uid: int) -> str | None:
+def _trusted_version(resolution: Resolution, uid: int) -> str | None:
     """The installed version, when the package.json it was read from may steer an act (else only debris is pruned)."""
     from ..trust import judge_path
 
     env = resolution.environment
     if env.nx_version_source != "installed":
-        return t.cast("str | None", env.nx_version)
+        return env.nx_version
     manifest = f"{env.workspace_root}/node_modules/nx/package.json"
-    return None if judge_path(manifest, uid) is not None else t.cast("str | None", env.nx_version)
+    return None if judge_path(manifest, uid) is not None else env.nx_version
 
 
-def _steered_by_untrusted_file(resolution: t.Any, uid: int) -> str | None:
+def _steered_by_untrusted_file(resolution: Resolution, uid: int) -> str | None:
     """Why a configured cache directory may not be acted on: it is set in a file the trust rule refuses."""
     from ..trust import describe_distrust, steering_refusal
 

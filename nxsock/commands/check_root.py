@@ -12,6 +12,10 @@ from .. import exitcodes
 from ..layout import CONTAINER
 from .summaries import summarized
 
+if t.TYPE_CHECKING:
+    from ..fsview import FsView
+    from ..wording import RemedyContext
+
 
 @click.command("check-root")
 @click.argument("path", default=CONTAINER, required=False)
@@ -48,7 +52,7 @@ def check_root(path: str, json_flag: bool) -> None:
     sys.exit(exitcodes.OK if refusal is None else exitcodes.PROBLEM)
 
 
-def _remedy_context(view: object) -> t.Any:
+def _remedy_context(view: FsView) -> RemedyContext:
     """The remedies' context for this user and workspace; without a workspace to read, the user alone."""
     from ..snapshot import build_resolution
     from ..wording import context_for, plain_context
@@ -56,5 +60,5 @@ def _remedy_context(view: object) -> t.Any:
     try:
         resolution, _ = build_resolution()
     except Exception:  # a workspace that cannot be read must not cost the verdict
-        return plain_context(view, os.getuid(), os.getgid(), os.environ.get("HOME"))  # type: ignore[arg-type]
-    return context_for(resolution, view)  # type: ignore[arg-type]
+        return plain_context(view, os.getuid(), os.getgid(), os.environ.get("HOME"))
+    return context_for(resolution, view)

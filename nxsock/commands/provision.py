@@ -11,6 +11,12 @@ import click
 from .. import exitcodes
 from .summaries import summarized
 
+if t.TYPE_CHECKING:
+    from types import ModuleType
+
+    from ..provisioning import ProvisionReport
+    from ..tmpfiles import TmpfilesChange
+
 
 @click.command("provision")
 @click.option("--dry-run", is_flag=True, help="Say what would be done (\"would create\", \"would chmod\"); change nothing.")
@@ -91,7 +97,7 @@ def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, insta
     sys.exit(code)
 
 
-def _apply_and_judge(drop_in: t.Any) -> list[t.Any]:
+def _apply_and_judge(drop_in: ModuleType) -> list[TmpfilesChange]:
     """Apply the drop-in now and judge the container after: success only for a real root:root 1777 directory.
 
     systemd-tmpfiles exits 0 where a symlink stands at the container, so its
@@ -104,7 +110,7 @@ def _apply_and_judge(drop_in: t.Any) -> list[t.Any]:
     from ..provisioning import provision_for_everyone
     from ..report import provision_document
 
-    def refused(report: t.Any) -> list[t.Any]:
+    def refused(report: ProvisionReport) -> list[TmpfilesChange]:
         refusal = provision_document(report)["refusal"]
         detail = refusal["message"] + (f" Fix: {refusal['remedy']}" if refusal.get("remedy") else "")
         return [drop_in.TmpfilesChange("refuse", CONTAINER, detail)]
@@ -112,7 +118,7 @@ def _apply_and_judge(drop_in: t.Any) -> list[t.Any]:
     before = provision_for_everyone(LiveView(), dry_run=True)
     if before.refusal is not None:
         return refused(before)
-    changes = []
+    changes: list[TmpfilesChange] = []
     applied = drop_in.apply()
     if applied is not None:
         changes.append(applied)
