@@ -50,7 +50,8 @@ def test_paths_json_answers_any_environment(env: dict[str, str]) -> None:
 @given(values)
 def test_check_root_answers_any_path(path: str) -> None:
     path = path.split("\x00")[0] or "."
-    _check(CliRunner().invoke(cli, ["check-root", "--json", path]))
+    # After ``--``, as a script passes a path that may begin with a dash (``-0`` is an option otherwise).
+    _check(CliRunner().invoke(cli, ["check-root", "--json", "--", path]))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
