@@ -208,7 +208,7 @@ def _entry(
 class Verdict(t.NamedTuple):
     """``cache verify``: the installed version's entry and what is wrong with it, if anything."""
 
-    state: str  # "fresh" | "stale" | "untrusted" | "missing" | "bypassed" | "no-binding"
+    state: t.Literal["fresh", "stale", "untrusted", "missing", "bypassed", "no-binding"]
     entry: str | None
     message: str
     remedy: str | None

@@ -37,7 +37,7 @@ FLOOD_LIMIT = 10
 class ResetItem(t.NamedTuple):
     path: str
     what: str  # "per-run directory", "plugin directory", "stale socket", "daemon marker", "legacy …"
-    outcome: str  # "removed" | "kept" | "failed" | "refused" (a directory the trust rule would not act in)
+    outcome: t.Literal["removed", "kept", "failed", "refused"]  # refused: a directory the trust rule would not act in
     reason: str | None
     freed: int
     entries: int = 1  # entries this item stands for (a summary of other users' entries counts them all)

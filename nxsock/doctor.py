@@ -50,9 +50,13 @@ SANDBOX_MARKERS = ("SANDBOX_RUNTIME", "GEMINI_SANDBOX", "CODEX_SANDBOX", "CODEX_
 TMPFILES_DIRS = ("/etc/tmpfiles.d", "/run/tmpfiles.d", "/usr/local/lib/tmpfiles.d", "/usr/lib/tmpfiles.d")
 
 
+#: How much a finding matters, in rising order.
+Severity = t.Literal["ok", "info", "warn", "error"]
+
+
 class Finding(t.NamedTuple):
     id: str
-    severity: str  # "ok" | "info" | "warn" | "error"
+    severity: Severity
     path: str | None
     message: str
     remedy: str | None = None
@@ -75,7 +79,7 @@ class Context(t.NamedTuple):
     cache_binding_size: int | None = None  # the size of the binding Nx copies there
 
 
-def _refusal_finding(check: str, refusal: Refusal, severity: str, ctx: Context, purpose: str = "sockets") -> Finding:
+def _refusal_finding(check: str, refusal: Refusal, severity: Severity, ctx: Context, purpose: str = "sockets") -> Finding:
     advice = inside_advice(refusal, ctx.resolution.user_namespace_sandbox)
     if advice is not None:
         return Finding(check, severity, refusal.dir, describe(refusal, purpose), None, advice)
@@ -83,7 +87,7 @@ def _refusal_finding(check: str, refusal: Refusal, severity: str, ctx: Context, 
     return Finding(check, severity, refusal.dir, describe(refusal, purpose), remedy.command, remedy.hint, steps=remedy.steps)
 
 
-def _advised(check: str, severity: str, path: str | None, message: str, advice: Advice, detail: tuple[str, ...] = ()) -> Finding:
+def _advised(check: str, severity: Severity, path: str | None, message: str, advice: Advice, detail: tuple[str, ...] = ()) -> Finding:
     return Finding(check, severity, path, message, advice.command, advice.hint, detail, advice.steps)
 
 
@@ -161,6 +165,7 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
                                   + ("" if verdict is None or verdict.usable else
                                      " That lets Nx run there, but without its daemon, which no allowlist makes usable (see sandbox-daemon).")))
     if verdict is not None and not verdict.usable:
+        severity: Severity
         if verdict.inside:
             remedy, severity = f"export {RUN_INSIDE}", "warn"
         elif named:
@@ -198,7 +203,7 @@ def _level_of(refusal: Refusal) -> str:
 def check_levels(ctx: Context) -> list[Finding]:
     """Every refusal met on the way, at the level it was met, severe when Nx ends up with nothing."""
     res = ctx.resolution
-    severity = "warn" if res.socket_root.tier is not None else "error"
+    severity: Severity = "warn" if res.socket_root.tier is not None else "error"
     found = []
     for refusal in res.socket_root.refusals:
         if refusal == res.socket_root.failure or refusal.dir == CONTAINER:
@@ -472,7 +477,7 @@ def check_socket_owner(ctx: Context) -> list[Finding]:
         ws = res.environment.workspace_root
         serves_other = isinstance(cwd, str) and not (cwd == ws or cwd.startswith(ws.rstrip("/") + "/"))
         not_recorded = path.endswith("/d.sock") and record is not None and record.pid is not None and record.pid != pid
-        severity = "warn" if serves_other or not_recorded else "ok"
+        severity: Severity = "warn" if serves_other or not_recorded else "ok"
         why = (" — it serves another workspace" if serves_other else "") + (" — not the recorded daemon" if not_recorded else "")
         found.append(Finding("socket-owner", severity, path, f"pid {pid} listens on {path}: {command} (in {where}){why}.",
                              None, "Give each checkout its own NX_SOCKET_DIR (or none)." if severity == "warn" else None))
@@ -643,7 +648,7 @@ def _classify(text: str) -> str:
 def check_native_cache(ctx: Context) -> list[Finding]:
     cache = ctx.resolution.native_cache
     verdict = ctx.cache_verdict
-    severity_for = {"fresh": "ok", "stale": "warn", "untrusted": "warn", "missing": "info", "bypassed": "info", "no-binding": "info"}
+    severity_for: dict[str, Severity] = {"fresh": "ok", "stale": "warn", "untrusted": "warn", "missing": "info", "bypassed": "info", "no-binding": "info"}
     found = []
     if cache.bypass_reason is not None and not cache.refusals:
         found.append(Finding("native-cache", "info", cache.root, f"Nx loads the binding in place: {cache.bypass_reason}."))

@@ -12,6 +12,7 @@ import typing as t
 
 from ._pathname import is_absolute, normalize, resolve
 from .fsview import FsView
+from .host_overrides import Platform
 
 __all__ = [
     "RELEVANT_VARIABLES",
@@ -57,7 +58,7 @@ class Variable(t.NamedTuple):
 class Environment(t.NamedTuple):
     """Who, where and with what settings Nx would run."""
 
-    platform: str  # "linux" | "darwin" | "win32"
+    platform: Platform
     uid: int
     gid: int
     groups: tuple[int, ...]

@@ -3,12 +3,13 @@
 from ._pathname import join, normalize
 from .environment import Environment, Variable, dirname_of
 from .fsview import Entry, MemoryView
+from .host_overrides import Platform
 
 __all__ = ["DARWIN_USER_TMPDIR", "fresh_environment", "fresh_machine"]
 
 
 def fresh_environment(
-    platform: str,
+    platform: Platform,
     *,
     uid: int | None = None,
     username: str | None = None,

@@ -25,10 +25,14 @@ __all__ = [
 OVERFLOW_UID = 65534
 
 
+#: What a directory entry is.
+EntryKind = t.Literal["dir", "link", "file", "fifo", "socket", "other"]
+
+
 class Entry(t.NamedTuple):
     """One inode as ``lstat`` reports it: its type, owner and permission bits."""
 
-    kind: str  # "dir" | "link" | "file" | "fifo" | "socket" | "other"
+    kind: EntryKind
     uid: int
     gid: int
     mode: int  # permission bits with setuid/setgid/sticky, no type bits
@@ -44,7 +48,7 @@ class Entry(t.NamedTuple):
         return self.kind == "link"
 
 
-def _kind(st_mode: int) -> str:
+def _kind(st_mode: int) -> EntryKind:
     if stat.S_ISDIR(st_mode):
         return "dir"
     if stat.S_ISLNK(st_mode):

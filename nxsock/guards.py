@@ -33,10 +33,24 @@ MAX_LINKS = 40
 S_ISVTX = 0o1000
 
 
+#: Why a guard refuses a directory (SPEC §2).
+RefusalKind = t.Literal[
+    "foreign-ancestor",
+    "foreign-owner",
+    "foreign-shared-container",
+    "not-a-directory",
+    "not-created",
+    "not-inspectable",
+    "not-private",
+    "not-tightenable",
+    "peer-writable-not-sticky",
+]
+
+
 class Refusal(t.NamedTuple):
     """Why a guard said no to a directory: a kind (see SPEC §2) and its facts."""
 
-    kind: str
+    kind: RefusalKind
     dir: str
     uid: int | None = None
     mode: int | None = None

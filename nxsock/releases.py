@@ -53,12 +53,16 @@ KNOWN_RELEASES = (
 NEWEST_KNOWN = KNOWN_RELEASES[-1]
 
 
+#: The code a release resolves with: "legacy" (≤ 23.1.1), "ts" (23.1.2–23.3, TypeScript), "native" (24.x, the crate).
+Generation = t.Literal["legacy", "ts", "native"]
+
+
 class ReleaseRules(t.NamedTuple):
     """What one release does, rule by rule: the baseline with every change up to it applied."""
 
     release: str  # the known release whose rules these are
     assumed: bool  # the version is unknown or newer than any known: the nearest known release's rules
-    generation: str  # "legacy" (≤ 23.1.1) | "ts" (23.1.2–23.3, TypeScript) | "native" (24.x, the crate)
+    generation: Generation
     # -- where sockets go
     current_layout: bool  # /tmp/.nx with its guards and the workspace fallback; else os.tmpdir()
     native_sockets: bool  # sockets placed by the native crate (24.x), not the TypeScript daemon code
@@ -68,7 +72,7 @@ class ReleaseRules(t.NamedTuple):
     walk_cache_dir_ancestry: bool  # NX_NATIVE_FILE_CACHE_DIRECTORY's parents are walked and judged
     console_socket: bool  # the Nx Console socket is placed beside the others
     readiness_socket: bool  # a task's readiness socket fp<pid>-ready-<n>.sock, the longest forked name
-    budget_units: str  # "utf-16" (JavaScript's length) | "utf-8" (the crate counts bytes)
+    budget_units: t.Literal["utf-16", "utf-8"]  # JavaScript's length, or the crate's bytes
     too_long_reported: bool  # an over-long path is reported (tooLong) rather than thrown when it is built
     empty_data_dir_unset: bool  # the socket code counts an empty NX_WORKSPACE_DATA_DIRECTORY as unset
     empty_home_uses_passwd: bool  # an empty $HOME falls back to the passwd entry (else: no home)

@@ -28,7 +28,7 @@ class Removal(t.NamedTuple):
     """What happened to one entry: ``removed``, ``kept`` (with why), or ``failed`` (with the errno)."""
 
     path: str
-    outcome: str
+    outcome: t.Literal["removed", "kept", "failed"]
     reason: str | None
     freed: int  # bytes of storage released
 

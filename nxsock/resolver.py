@@ -26,8 +26,9 @@ from .guards import (
     make_parents,
     walk_ancestry,
 )
+from .host_overrides import Layout
 from .json_input import JsonInputError, parse_json
-from .releases import NEWEST_KNOWN, ReleaseRules, rules_for, rules_of_generation
+from .releases import NEWEST_KNOWN, Generation, ReleaseRules, rules_for, rules_of_generation
 from .sandbox_daemon import SandboxDaemon, client_refusal, judge_sandbox
 
 __all__ = [
@@ -48,10 +49,16 @@ __all__ = [
 SOCKET_KINDS = ("daemon", "forked", "plugin", "console")
 
 
+#: Where a socket directory came from, in the order Nx tries them.
+Tier = t.Literal["configured", "shared", "home", "workspace", "temp"]
+#: Why Nx refuses a configured socket directory outright.
+InvalidReason = t.Literal["shared-with-other-users", "os-temp-root", "nx-managed"]
+
+
 class InvalidConfiguration(t.NamedTuple):
     """A configured socket directory Nx refuses outright (``InvalidSocketDirConfigured``)."""
 
-    reason: str  # "shared-with-other-users" | "os-temp-root" | "nx-managed"
+    reason: InvalidReason
     dir: str
     variable: str
     source: str
@@ -60,7 +67,7 @@ class InvalidConfiguration(t.NamedTuple):
 class SocketRoot(t.NamedTuple):
     """The root the tier chain settled on, and every refusal met on the way."""
 
-    tier: str | None  # "configured" | "shared" | "home" | "workspace" | "temp"
+    tier: Tier | None
     root: str | None
     demoted_from: str | None
     refused_configured_dir: str | None
@@ -136,8 +143,8 @@ class Allowlist(t.NamedTuple):
 
 class Resolution(t.NamedTuple):
     environment: Environment
-    layout: str  # "current" | "legacy"
-    generation: str  # "legacy" | "ts" | "native"
+    layout: Layout
+    generation: Generation
     layout_assumed: bool  # the Nx version is unknown or newer than any known: the newest known release's rules
     socket_root: SocketRoot
     sockets: t.Mapping[str, SocketPlacement]
@@ -361,9 +368,9 @@ def _peer_writable(sim: Simulation, path: str) -> bool:
     return isinstance(entry, Entry) and bool(entry.mode & 0o022)
 
 
-def _invalid_reason(sim: Simulation, directory: str, tmp: str, roots: _Roots) -> str | None:
+def _invalid_reason(sim: Simulation, directory: str, tmp: str, roots: _Roots) -> InvalidReason | None:
     view = sim.view
-    unusable = [
+    unusable: list[tuple[str, InvalidReason]] = [
         (tmp, "shared-with-other-users" if _peer_writable(sim, tmp) else "os-temp-root"),
         (roots.container, "shared-with-other-users" if _peer_writable(sim, roots.container) else "nx-managed"),
         (roots.user, "nx-managed"),
@@ -438,7 +445,7 @@ def _establish_root(env: Environment, sim: Simulation, rules: ReleaseRules, data
         )
 
     refusals: list[Refusal] = []
-    tiers: list[tuple[str, str, t.Callable[[], Refusal | None]]] = []
+    tiers: list[tuple[Tier, str, t.Callable[[], Refusal | None]]] = []
 
     def shared_tier() -> Refusal | None:
         refusal = walk_ancestry(sim, "/tmp", create=False) if rules.walk_tier_ancestry else None
@@ -476,7 +483,7 @@ PER_RUN = "<H20(workspace+pid)>"
 class _Spot(t.NamedTuple):
     """Where one kind of socket lands: *dir* is None when it is the per-run directory under *root*."""
 
-    tier: str
+    tier: Tier
     root: str
     dir: str | None
     attempted_dir: str | None = None
@@ -622,6 +629,7 @@ def _legacy_sockets(
         if kind == "forked" and (configured is None or is_absolute(configured[1].value) or cwd == ws):
             continue  # beside the daemon socket, unless a relative directory lands elsewhere for the caller
         tmp = sim.view.realpath(resolve_path(env.node_tmpdir(), cwd))
+        tier: Tier
         if configured is not None:
             tier, directory = "configured", configured[1].value
         elif isinstance(tmp, int):
@@ -659,11 +667,14 @@ def _resolve_windows(env: Environment, rules: ReleaseRules, data: WorkspaceData)
     configured = _configured_socket_dir(env, rules)
     nx_dir = ntpath.join(tmp, ".nx")
     invalid = None
+    tier: Tier
     root_dir, tier = tmp, "temp"
     if configured is not None:
         name, var = configured
         root_dir, tier = ntpath.normpath(ntpath.join(env.cwd, var.value)), "configured"
-        unusable = [(tmp, "os-temp-root"), (nx_dir, "nx-managed"), (ntpath.join(nx_dir, "native-cache"), "nx-managed")]
+        unusable: list[tuple[str, InvalidReason]] = [
+            (tmp, "os-temp-root"), (nx_dir, "nx-managed"), (ntpath.join(nx_dir, "native-cache"), "nx-managed")
+        ]
         for candidate, reason in unusable:
             if ntpath.normcase(ntpath.normpath(candidate)) == ntpath.normcase(root_dir):
                 invalid = InvalidConfiguration(reason, root_dir, name, var.source)

@@ -29,7 +29,7 @@ LINE = f"d {CONTAINER} 1777 root root -"
 
 
 class TmpfilesChange(t.NamedTuple):
-    verb: str  # "write" | "remove" | "apply" | "none" | "refuse" (exit 1) | "fail" (could not write: exit 73)
+    verb: t.Literal["write", "remove", "apply", "none", "refuse", "fail"]  # refuse: exit 1; fail (could not write): 73
     path: str
     detail: str
 
