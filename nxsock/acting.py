@@ -19,7 +19,8 @@ import stat
 import typing as t
 
 from ._pathname import basename, dirname
-from .guards import Action, Refusal, errno_name
+from .fsview import errno_name
+from .guards import Action, Refusal
 from .trust import UntrustedPath, open_trusted_directory
 
 __all__ = ["Outcome", "ensure_private_dir", "ensure_shared_root"]

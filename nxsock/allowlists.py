@@ -16,7 +16,7 @@ import typing as t
 from ._pathname import dirname, join
 from .environment import Environment, home_directory
 from .fsview import Entry, FsView, UserNamespaceView
-from .guards import canonical_dir
+from .guards import sandbox_real_dir
 from .resolver import Resolution, resolve
 from .sandbox_daemon import RUN_INSIDE, RUN_INSIDE_VARIABLE, SandboxDaemon, marker_warning, sandbox_statement
 from .wording import shell_quote
@@ -71,13 +71,6 @@ def _deepest_existing(view: FsView, path: str) -> str:
         if parent == path:
             return path
         path = parent
-
-
-def _real(env: Environment, view: FsView, path: str) -> str:
-    real = canonical_dir(view, path)
-    if env.platform == "darwin" and (real == "/tmp" or real.startswith("/tmp/")):
-        real = "/private" + real
-    return real
 
 
 def _narrowest(paths: t.Iterable[str]) -> tuple[str, ...]:
@@ -139,13 +132,13 @@ def plan_for(
         if existing in forbidden:
             pending.append(directory)
         else:
-            write.append(_real(env, view, existing))
+            write.append(sandbox_real_dir(view, env.platform, existing))
     # Nx 23.1.2–23.3 look the OS temp dir up first and fail when the sandbox's TMPDIR does not exist.
     if tmpdir is not None and resolution.generation == "ts" and isinstance(base.stat(tmpdir), int):
         pending.append(tmpdir)
     write_entries = _narrowest(write)
     socket_dirs = _narrowest(
-        real for real in (_real(env, view, _deepest_existing(view, s) if binds else s) for s in sockets)
+        real for real in (sandbox_real_dir(view, env.platform, _deepest_existing(view, s) if binds else s) for s in sockets)
         if real not in forbidden
     )
     flagged = tuple(p for p in write_entries if GLOB & set(p))

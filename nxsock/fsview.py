@@ -25,6 +25,12 @@ __all__ = [
 OVERFLOW_UID = 65534
 
 
+
+def errno_name(code: int | None, unknown: str | None = None) -> str:
+    """``EACCES`` for 13: errnos are shown and reported by name (*unknown*, else ``E<n>``, for one without)."""
+    name = errno.errorcode.get(code or 0)
+    return name if name else (unknown or f"E{code}")
+
 #: What a directory entry is.
 EntryKind = t.Literal["dir", "link", "file", "fifo", "socket", "other"]
 
@@ -193,7 +199,7 @@ class LiveView:
     def probe_socket(self, path: str) -> str | None:
         entry = self.lstat(path)
         if isinstance(entry, int):
-            return errno.errorcode.get(entry, f"E{entry}")
+            return errno_name(entry)
         if entry.kind != "socket":
             return "ENOTSOCK"
         return connect_probe(path)
@@ -245,7 +251,7 @@ def connect_probe(path: str, timeout: float = 0.5) -> str:
     except TimeoutError:
         return "ETIMEDOUT"
     except OSError as e:
-        return errno.errorcode.get(e.errno or 0, "EIO")
+        return errno_name(e.errno, "EIO")
     finally:
         probe.close()
     return "answers"

@@ -12,7 +12,7 @@ import errno as _errno
 import typing as t
 
 from ._pathname import basename, dirname, join, resolve
-from .fsview import Entry, FsView
+from .fsview import Entry, FsView, errno_name
 
 __all__ = [
     "MAX_LINKS",
@@ -24,6 +24,7 @@ __all__ = [
     "establish_shared_root",
     "judge_shared_root",
     "make_parents",
+    "sandbox_real_dir",
     "walk_ancestry",
 ]
 
@@ -65,10 +66,6 @@ class Action(t.NamedTuple):
     path: str
     mode: int
 
-
-def errno_name(code: int) -> str:
-    """``EACCES`` for 13: errnos are shown and reported by name."""
-    return _errno.errorcode.get(code, f"E{code}")
 
 
 class Simulation:
@@ -301,6 +298,14 @@ def make_parents(sim: Simulation, path: str) -> tuple[str, int] | None:
         if failure is not None and failure != _errno.EEXIST:
             return (level, failure)
     return None
+
+
+def sandbox_real_dir(view: FsView, platform: str, path: str) -> str:
+    """The directory a sandbox must name for *path*: canonical, and on darwin ``/tmp`` spelled ``/private/tmp``."""
+    real = canonical_dir(view, path)
+    if platform == "darwin" and (real == "/tmp" or real.startswith("/tmp/")):
+        real = "/private" + real
+    return real
 
 
 def canonical_dir(view: FsView, path: str) -> str:

@@ -10,11 +10,11 @@ another uid owns is never removed.
 
 from __future__ import annotations
 
-import errno as _errno
 import os
 import stat
 import typing as t
 
+from .fsview import errno_name
 from .trust import UntrustedPath, open_trusted_directory
 
 __all__ = ["MAX_DEPTH", "Removal", "UntrustedPath", "open_directory", "remove_entry"]
@@ -51,7 +51,7 @@ def remove_entry(dir_fd: int, name: str, path: str, uid: int, *, dry_run: bool, 
     try:
         st = os.lstat(name, dir_fd=dir_fd)
     except OSError as exc:
-        return Removal(path, "failed", _errno.errorcode.get(exc.errno or 0, "EIO"), 0)
+        return Removal(path, "failed", errno_name(exc.errno, "EIO"), 0)
     if st.st_uid != uid:
         return Removal(path, "kept", f"owned by uid {st.st_uid}, not you", 0)
     if not stat.S_ISDIR(st.st_mode):
@@ -59,14 +59,14 @@ def remove_entry(dir_fd: int, name: str, path: str, uid: int, *, dry_run: bool, 
             try:
                 os.unlink(name, dir_fd=dir_fd)  # a link goes as a link
             except OSError as exc:
-                return Removal(path, "failed", _errno.errorcode.get(exc.errno or 0, "EIO"), 0)
+                return Removal(path, "failed", errno_name(exc.errno, "EIO"), 0)
         return Removal(path, "removed", None, _footprint(st))
     if depth >= MAX_DEPTH:
         return Removal(path, "kept", f"nested deeper than {MAX_DEPTH} levels", 0)
     try:
         fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
-        return Removal(path, "failed", _errno.errorcode.get(exc.errno or 0, "EIO"), 0)
+        return Removal(path, "failed", errno_name(exc.errno, "EIO"), 0)
     freed = _footprint(st)
     try:
         if os.fstat(fd).st_uid != uid:  # swapped since the lstat
@@ -82,5 +82,5 @@ def remove_entry(dir_fd: int, name: str, path: str, uid: int, *, dry_run: bool, 
         try:
             os.rmdir(name, dir_fd=dir_fd)
         except OSError as exc:
-            return Removal(path, "failed", _errno.errorcode.get(exc.errno or 0, "EIO"), freed)
+            return Removal(path, "failed", errno_name(exc.errno, "EIO"), freed)
     return Removal(path, "removed", None, freed)

@@ -14,16 +14,16 @@ from . import layout
 from ._pathname import dirname, is_absolute, join
 from ._pathname import resolve as resolve_path
 from .environment import Environment, Variable, home_directory
-from .fsview import Entry, FsView
+from .fsview import Entry, FsView, errno_name
 from .guards import (
     Action,
     Refusal,
     Simulation,
     canonical_dir,
-    errno_name,
     establish_private_dir,
     establish_shared_root,
     make_parents,
+    sandbox_real_dir,
     walk_ancestry,
 )
 from .host_overrides import Layout
@@ -785,13 +785,6 @@ def _daemon_record(view: FsView, daemon_dir: str, uid: int, rules: ReleaseRules)
 # -- what a sandbox must allow ------------------------------------------------------
 
 
-def _real(env: Environment, view: FsView, path: str) -> str:
-    real = canonical_dir(view, path)
-    if env.platform == "darwin" and (real == "/tmp" or real.startswith("/tmp/")):
-        real = "/private" + real
-    return real
-
-
 def _allowlist(
     env: Environment, view: FsView, sockets: t.Mapping[str, SocketPlacement], cache: NativeCache
 ) -> Allowlist:
@@ -799,10 +792,10 @@ def _allowlist(
     socket_dirs: list[str] = []
     for placement in sockets.values():
         if placement.placed and placement.root is not None:
-            real = _real(env, view, placement.root)
+            real = sandbox_real_dir(view, env.platform, placement.root)
             if real not in socket_dirs:
                 socket_dirs.append(real)
     write = list(socket_dirs)
-    if cache.dir is not None and _real(env, view, cache.dir) not in write:
-        write.append(_real(env, view, cache.dir))
+    if cache.dir is not None and sandbox_real_dir(view, env.platform, cache.dir) not in write:
+        write.append(sandbox_real_dir(view, env.platform, cache.dir))
     return Allowlist(tuple(write), tuple(socket_dirs))

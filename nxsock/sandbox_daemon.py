@@ -18,8 +18,8 @@ from __future__ import annotations
 import typing as t
 
 from ._pathname import dirname, join
-from .fsview import OVERFLOW_UID, Entry, FsView, UserNamespaceView
-from .guards import Refusal, Simulation, errno_name, walk_ancestry
+from .fsview import OVERFLOW_UID, Entry, FsView, UserNamespaceView, errno_name
+from .guards import Refusal, Simulation, walk_ancestry
 from .releases import rules_for
 
 __all__ = [

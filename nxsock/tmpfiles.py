@@ -14,7 +14,7 @@ import stat
 import subprocess
 import typing as t
 
-from .guards import errno_name
+from .fsview import errno_name
 from .layout import CONTAINER
 from .trust import UntrustedPath, describe_distrust, open_trusted_directory
 from .wording import PROVISION_COMMAND

@@ -29,7 +29,8 @@ import stat
 import typing as t
 
 from ._pathname import join
-from .guards import MAX_LINKS, Refusal, errno_name
+from .fsview import errno_name
+from .guards import MAX_LINKS, Refusal
 
 __all__ = ["UntrustedPath", "describe_distrust", "judge_path", "judge_source", "open_trusted_directory"]
 
