@@ -26,10 +26,7 @@ EXPANSION_LIMIT = 1 << 16
 # dotenv's own line pattern, but for the leading blank: horizontal only.  Its ``^\s*`` under MULTILINE
 # spans newlines, so every line start rescanned every blank line after it — quadratic in a file of
 # blank lines.  Each key still matches at its own line's start, so what is parsed is the same.
-_DOTENV_LINE = re.compile(
-    r"""^[^\S\n]*(?:export\s+)?([\w.-]+)(?:\s*=\s*?|:\s+?)(\s*'(?:\\'|[^'])*'|\s*"(?:\\"|[^"])*"|\s*`(?:\\`|[^`])*`|[^#\r\n]+)?\s*(?:\#.*)?$""",
-    re.MULTILINE,
-)
+_DOTENV_LINE = r"""^[^\S\n]*(?:export\s+)?([\w.-]+)(?:\s*=\s*?|:\s+?)(\s*'(?:\\'|[^'])*'|\s*"(?:\\"|[^"])*"|\s*`(?:\\`|[^`])*`|[^#\r\n]+)?\s*(?:\#.*)?$"""
 
 
 def parse_dotenv(text: str) -> dict[str, str]:
@@ -38,7 +35,8 @@ def parse_dotenv(text: str) -> dict[str, str]:
     Linear in the text, whatever it holds; at most :data:`DOTENV_LIMIT` characters are read.
     """
     parsed: dict[str, str] = {}
-    for match in _DOTENV_LINE.finditer(text[:DOTENV_LIMIT].replace("\r\n", "\n").replace("\r", "\n")):
+    # Compiled on first use (``re`` caches it): most workspaces have no ``.env``, and paths --json runs on every job.
+    for match in re.finditer(_DOTENV_LINE, text[:DOTENV_LIMIT].replace("\r\n", "\n").replace("\r", "\n"), re.MULTILINE):
         key, raw = match.group(1), (match.group(2) or "").strip()
         quote = raw[:1]
         if len(raw) >= 2 and quote in "'\"`" and raw.endswith(quote):

@@ -16,7 +16,6 @@ from . import exitcodes
 from .fsview import OVERFLOW_UID, FsView
 from .guards import Refusal
 from .layout import CONTAINER, node_string
-from .provisioning import ProvisionReport
 from .remedy import Step, step_json
 from .resolver import Resolution, SocketPlacement
 from .sandbox_daemon import (
@@ -33,6 +32,7 @@ if t.TYPE_CHECKING:
     from .cleanup import ResetItem
     from .doctor import Finding
     from .explain import Explanation
+    from .provisioning import ProvisionReport
     from .removal import Removal
     from .tmpfiles import TmpfilesChange
 

@@ -246,9 +246,11 @@ def _data_dir(env: Environment, view: FsView, rules: ReleaseRules, *, empty_is_u
             break
     untrusted = None
     win = env.platform == "win32"
-    import ntpath
+    joined: t.Callable[..., str] = join
+    if win:  # loaded only for a win32 preview: this runs on every ``paths --json``
+        import ntpath
 
-    joined: t.Callable[..., str] = ntpath.join if win else join
+        joined = ntpath.join
     if configured is not None:
         name, var = configured
         # Nx's absolutePath(): kept when absolute, else joined to the root (an empty value is the root itself).
