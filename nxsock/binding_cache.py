@@ -5,7 +5,7 @@ before loading it, where the hash is of the binding's path as Node resolves it
 (symlinks followed).  An entry is *trusted* when it is a regular file of yours
 with no group/other write, *fresh* when trusted, as large as the binding and
 not older than it.  Copies cut short are named ``<key>-<random><file>``.
-Reading only: ``cache prune`` removes entries, through :mod:`nxsock.removal`.
+Reading only: :mod:`nxsock.pruning` is what removes entries.
 """
 
 from __future__ import annotations

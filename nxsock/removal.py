@@ -17,7 +17,7 @@ import typing as t
 from .fsview import errno_name
 from .trust import UntrustedPath, open_trusted_directory
 
-__all__ = ["MAX_DEPTH", "Removal", "UntrustedPath", "open_directory", "remove_entry"]
+__all__ = ["MAX_DEPTH", "Removal", "UntrustedPath", "open_directory", "remove_empty_dirs", "remove_entry"]
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 #: How deep a tree ``remove_entry`` descends; anything deeper is kept, never a crash.
@@ -84,3 +84,22 @@ def remove_entry(dir_fd: int, name: str, path: str, uid: int, *, dry_run: bool, 
         except OSError as exc:
             return Removal(path, "failed", errno_name(exc.errno, "EIO"), freed)
     return Removal(path, "removed", None, freed)
+
+
+def remove_empty_dirs(root: str, keep: str | None, uid: int) -> None:
+    """rmdir each directory of *uid*'s left empty in *root*, but *keep* (the cache's installed version)."""
+    try:
+        fd = open_directory(root, uid)
+    except OSError:
+        return
+    try:
+        for name in os.listdir(fd):
+            if name == keep:
+                continue
+            try:
+                if os.lstat(name, dir_fd=fd).st_uid == uid:
+                    os.rmdir(name, dir_fd=fd)  # fails, harmlessly, unless empty
+            except OSError:
+                continue
+    finally:
+        os.close(fd)

@@ -109,38 +109,14 @@ def cache_prune(dry_run: bool, json_flag: bool, host: HostOverrides) -> None:
     Ctrl-C stops between entries and reports what was removed (exit 130).
     """
     from ..binding_cache import prune_plan
-    from ..interruption import Interrupted, between_entries
-    from ..removal import Removal, open_directory, remove_entry
+    from ..pruning import prune_cache
 
     resolution, _, listing = _listing(host)
     uid = os.geteuid()
     plan = prune_plan(listing, _trusted_version(resolution, uid), uid)
-    results: list[tuple[Removal, str]] = []
-    interrupted = False
-    steered = _steered_by_untrusted_file(resolution, uid)
-    try:
-        with between_entries() as stop:
-            for entry, why in plan:
-                stop.check()
-                holder, name = entry.path.rsplit("/", 1)
-                if steered is not None:
-                    results.append((Removal(entry.path, "failed", steered, 0), why))
-                    continue
-                try:
-                    fd = open_directory(holder, uid)
-                except OSError as exc:
-                    results.append((Removal(entry.path, "failed", exc.strerror, 0), why))
-                    continue
-                try:
-                    results.append((remove_entry(fd, name, entry.path, uid, dry_run=dry_run), why))
-                finally:
-                    os.close(fd)
-            interrupted = stop.requested
-            if (not dry_run and not interrupted and steered is None and listing.dir and not resolution.native_cache.configured
-                    and resolution.rules.current_layout):
-                _remove_empty_version_dirs(listing.dir, resolution.environment.nx_version, uid)
-    except Interrupted:
-        interrupted = True
+    tidy = listing.dir if not resolution.native_cache.configured and resolution.rules.current_layout else None
+    results, interrupted = prune_cache(plan, uid, dry_run=dry_run, refused=_steered_by_untrusted_file(resolution, uid),
+                                       tidy=tidy, keep=resolution.environment.nx_version)
     failed = any(r.outcome != "removed" for r, _ in results)
     if json_flag:
         from ..report import cache_prune_document, write_json
@@ -179,24 +155,3 @@ def _steered_by_untrusted_file(resolution: Resolution, uid: int) -> str | None:
     if steered is None:
         return None
     return f"not acted on: NX_NATIVE_FILE_CACHE_DIRECTORY is set in {steered[0]}, and {describe_distrust(steered[1])}"
-
-
-def _remove_empty_version_dirs(root: str, keep: str | None, uid: int) -> None:
-    """rmdir each version directory of yours left empty, but the installed version's."""
-    from ..removal import open_directory
-
-    try:
-        fd = open_directory(root, uid)
-    except OSError:
-        return
-    try:
-        for name in os.listdir(fd):
-            if name == keep:
-                continue
-            try:
-                if os.lstat(name, dir_fd=fd).st_uid == uid:
-                    os.rmdir(name, dir_fd=fd)  # fails, harmlessly, unless empty
-            except OSError:
-                continue
-    finally:
-        os.close(fd)
