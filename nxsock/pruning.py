@@ -12,9 +12,6 @@ import typing as t
 from .interruption import Interrupted, between_entries
 from .removal import Removal, open_directory, remove_empty_dirs, remove_entry
 
-if t.TYPE_CHECKING:
-    from .binding_cache import CacheEntry
-
 __all__ = ["Pruned", "prune_cache"]
 
 
@@ -26,7 +23,7 @@ class Pruned(t.NamedTuple):
 
 
 def prune_cache(
-    plan: t.Sequence[tuple[CacheEntry, str]],
+    plan: t.Sequence[tuple[str, str]],
     uid: int,
     *,
     dry_run: bool,
@@ -34,25 +31,25 @@ def prune_cache(
     tidy: str | None = None,
     keep: str | None = None,
 ) -> Pruned:
-    """Remove each planned entry of *uid*'s (none where *refused* says why not); then rmdir the empty
+    """Remove each planned entry (its path, and why) of *uid*'s (none where *refused* says why not); then rmdir the empty
     directories of *tidy* but *keep*, unless interrupted or a dry run."""
     results: list[tuple[Removal, str]] = []
     interrupted = False
     try:
         with between_entries() as stop:
-            for entry, why in plan:
+            for path, why in plan:
                 stop.check()
-                holder, name = entry.path.rsplit("/", 1)
+                holder, name = path.rsplit("/", 1)
                 if refused is not None:
-                    results.append((Removal(entry.path, "failed", refused, 0), why))
+                    results.append((Removal(path, "failed", refused, 0), why))
                     continue
                 try:
                     fd = open_directory(holder, uid)
                 except OSError as exc:
-                    results.append((Removal(entry.path, "failed", exc.strerror, 0), why))
+                    results.append((Removal(path, "failed", exc.strerror, 0), why))
                     continue
                 try:
-                    results.append((remove_entry(fd, name, entry.path, uid, dry_run=dry_run), why))
+                    results.append((remove_entry(fd, name, path, uid, dry_run=dry_run), why))
                 finally:
                     os.close(fd)
             interrupted = stop.requested

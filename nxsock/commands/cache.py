@@ -115,7 +115,7 @@ def cache_prune(dry_run: bool, json_flag: bool, host: HostOverrides) -> None:
     uid = os.geteuid()
     plan = prune_plan(listing, _trusted_version(resolution, uid), uid)
     tidy = listing.dir if not resolution.native_cache.configured and resolution.rules.current_layout else None
-    results, interrupted = prune_cache(plan, uid, dry_run=dry_run, refused=_steered_by_untrusted_file(resolution, uid),
+    results, interrupted = prune_cache([(entry.path, why) for entry, why in plan], uid, dry_run=dry_run, refused=_steered_by_untrusted_file(resolution, uid),
                                        tidy=tidy, keep=resolution.environment.nx_version)
     failed = any(r.outcome != "removed" for r, _ in results)
     if json_flag:
