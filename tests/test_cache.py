@@ -17,6 +17,7 @@ from harness import (
     missing_readable_python,
     run_as_user,
 )
+from documents import parsed
 
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
@@ -44,7 +45,7 @@ def run(args: list[str], extra: str = "", post: str = "") -> t.Any:
 
 
 def doc(result: t.Any) -> dict[str, t.Any]:
-    return t.cast(dict[str, t.Any], json.loads(result.stdout))
+    return parsed(result.stdout, result.args)
 
 
 def test_cache_path_names_the_version_directory() -> None:

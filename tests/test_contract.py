@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from harness import PEER, USER, missing_privileges, missing_readable_python, run_as_user
+from documents import parsed
 
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
@@ -59,8 +60,7 @@ PEER_CONTAINER = WORKSPACE + f"install -d -m 1777 -o {PEER} /tmp/.nx; chown -R {
 def _run(setup: str, *args: str, env: dict[str, str] | None = None) -> dict[str, t.Any]:
     result = run_as_user(setup, list(args), env=env, cwd=WS)
     assert result.returncode in (0, 1, 73, 78), (result.returncode, result.stderr)
-    document: dict[str, t.Any] = json.loads(result.stdout)
-    return document
+    return parsed(result.stdout, list(args))
 
 
 @pytest.fixture(scope="module")

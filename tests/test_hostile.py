@@ -34,6 +34,7 @@ from harness import (
     missing_readable_python,
     stage_nxsock,
 )
+from documents import SchemaMismatch, parsed
 
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
@@ -145,9 +146,11 @@ def violations(cells: t.Sequence[Cell]) -> list[str]:
             found.append(f"{where} traceback: {cell.stderr.strip()[-300:]}")
         if "--json" in cell.command.args and cell.rc in EXIT_CODES:
             try:
-                json.loads(cell.stdout)
+                parsed(cell.stdout, cell.command.args)
             except ValueError:
                 found.append(f"{where} not one JSON document: {cell.stdout[:200]!r}")
+            except SchemaMismatch as mismatch:
+                found.append(f"{where} {mismatch}")
     COUNTS["attacks"] += 1
     COUNTS["cells"] += len(cells)
     COUNTS["violations"] += len(found)
@@ -155,7 +158,7 @@ def violations(cells: t.Sequence[Cell]) -> list[str]:
 
 
 def document(cell: Cell) -> t.Any:
-    return json.loads(cell.stdout)
+    return parsed(cell.stdout, cell.command.args)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -31,6 +31,14 @@ def test_paths_json_loads_nothing_heavy() -> None:
     assert "nxsock.render" not in modules
 
 
+def test_paths_json_neither_validates_nor_loads_a_schema() -> None:
+    """The schemas are published for consumers and checked by the tests; nxsock never reads them to answer."""
+    for form in (["paths", "--json"], ["paths", "--json", "--platform", "darwin"]):
+        modules = loaded(*form)
+        assert "nxsock.schemas" not in modules and "jsonschema" not in {m.split(".")[0] for m in modules}, form
+        assert "importlib.resources" not in modules, form
+
+
 def test_paths_json_does_not_even_load_click() -> None:
     """The invocation CI runs on every job is served by the resolver alone, with whichever host options."""
     forms = (["paths", "--json"], ["paths", "--format", "json"], ["paths", "--json", "--workspace", "."],

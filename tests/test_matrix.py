@@ -28,6 +28,7 @@ from harness import (
     missing_readable_python,
     stage_nxsock,
 )
+from documents import SchemaMismatch, parsed
 
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
@@ -219,9 +220,11 @@ def run_matrix_state(setup: str, env: t.Mapping[str, str | None], teardown: str 
         if "--json" in args or "--tmpfiles" in args:
             if "--json" in args:
                 try:
-                    json.loads(out)
+                    parsed(out, args)
                 except ValueError:
                     violations.append(f"{where} not one JSON document: {out[:200]!r}")
+                except SchemaMismatch as mismatch:
+                    violations.append(f"{where} {mismatch}")
         if not mutates and before != after:
             changed = sorted(set(before.splitlines()) ^ set(after.splitlines()))[:4]
             violations.append(f"{where} read-only command changed the tree: {changed}")

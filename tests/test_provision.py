@@ -18,6 +18,7 @@ from harness import (
     oracle_command,
     run_as_user,
 )
+from documents import parsed
 
 from nxsock.tmpfiles import drop_in_text
 
@@ -34,7 +35,7 @@ def lines(tree: str, under: str) -> list[str]:
 
 
 def doc(run: t.Any) -> dict[str, t.Any]:
-    return t.cast(dict[str, t.Any], json.loads(run.stdout))
+    return parsed(run.stdout, run.args)
 
 
 class TestAsRoot:

@@ -41,6 +41,7 @@ from harness import (
     missing_readable_python,
     stage_nxsock,
 )
+from documents import parsed
 
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
@@ -260,7 +261,7 @@ def _assert_refused(cell: Cell) -> None:
     assert _value(refused, "SHOW") == "137", refused  # still waiting when the bound ended it
     assert _value(refused, "RAW-CONNECT") == "ok", refused
     assert _value(refused, "RECEIVED") == "0", refused
-    doctor = json.loads(_value(refused, "DOCTOR") or "{}")
+    doctor = parsed(_value(refused, "DOCTOR") or "{}", "doctor")
     record = next(f for f in doctor["findings"] if f["id"] == "daemon-record")
     assert "client refuses its socket" in record["message"] and record["remedy"] == "export NX_DAEMON=false", doctor
     assert next(f for f in doctor["findings"] if f["id"] == "sandbox-daemon")["severity"] == "warn", doctor

@@ -9,6 +9,7 @@ import typing as t
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from documents import checked, parsed
 
 from nxsock.app import cli
 
@@ -34,9 +35,9 @@ def _clean(env: dict[str, str]) -> dict[str, str | None]:
 def _check(result: t.Any) -> dict[str, t.Any]:
     assert result.exit_code in EXIT_CODES, (result.exit_code, result.output[-500:], result.exception)
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
-    document = json.loads(result.stdout)
+    document = parsed(result.stdout, "paths")
     assert document["schema_version"] == 1
-    return t.cast(dict[str, t.Any], document)
+    return document
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

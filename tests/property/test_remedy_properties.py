@@ -17,6 +17,7 @@ import typing as t
 from conftest import PEER, USER, environment, machine
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from documents import checked
 
 import nxsock.wording as wording
 from nxsock.environment import Variable
@@ -186,7 +187,7 @@ def test_no_remedy_shown_breaks_the_policy(
     try:
         resolution = resolve(env, view)
         context = wording.context_for(resolution, view, pasted_by_root=by_root)
-        document = paths_document(resolution, view)
+        document = checked(paths_document(resolution, view), "paths")
         from nxsock.doctor import Context, check_configuration, check_container, check_levels, check_outcome, check_path_budget
 
         doctor = Context(resolution, view, context, None, 0, (), (), ())
