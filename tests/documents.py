@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import json
 import typing as t
 
@@ -78,7 +79,7 @@ def schema_name(args: t.Sequence[str]) -> str | None:
     """
     words = [w for w in args if w != "--debug"]
     wants_json = "--json" in words or "--format=json" in words or any(
-        a == "--format" and b == "json" for a, b in zip(words, words[1:])
+        a == "--format" and b == "json" for a, b in itertools.pairwise(words)
     )
     if not words or not wants_json:
         return None

@@ -6,6 +6,7 @@ import json
 import typing as t
 
 import pytest
+from documents import parsed
 from harness import (
     PEER,
     USER,
@@ -17,7 +18,6 @@ from harness import (
     missing_readable_python,
     run_as_user,
 )
-from documents import parsed
 
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),

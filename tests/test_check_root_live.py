@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from harness import PEER, USER, missing_privileges, missing_readable_python, run_as_user
 from documents import parsed
+from harness import PEER, USER, missing_privileges, missing_readable_python, run_as_user
 
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),

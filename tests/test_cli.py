@@ -85,9 +85,9 @@ def test_a_missing_workspace_is_a_usage_error_not_a_traceback(runner: CliRunner)
     assert result.exit_code == 2 and "Traceback" not in result.output
 
 
-def test_help_lists_all_six_subcommands(runner: CliRunner) -> None:
+def test_help_lists_every_subcommand(runner: CliRunner) -> None:
     out = runner.invoke(cli, ["--help"]).stdout
-    for name in ("paths", "check-root", "provision", "cache", "reset", "doctor"):
+    for name in ("paths", "check-root", "provision", "cache", "reset", "doctor", "schema"):
         assert f"  {name} " in out
 
 

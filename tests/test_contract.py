@@ -10,14 +10,13 @@ a key inside a list is checked on real elements, never on an empty list.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import typing as t
 from pathlib import Path
 
 import pytest
-from harness import PEER, USER, missing_privileges, missing_readable_python, run_as_user
 from documents import parsed
+from harness import PEER, USER, missing_privileges, missing_readable_python, run_as_user
 
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),

@@ -7,6 +7,7 @@ import shlex
 import typing as t
 
 import pytest
+from documents import parsed
 from harness import (
     PEER,
     USER,
@@ -16,7 +17,6 @@ from harness import (
     run_as_user,
     stage_nxsock,
 )
-from documents import parsed
 
 from nxsock.explain import explain
 

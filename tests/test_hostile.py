@@ -16,7 +16,6 @@ Rerun: ``NXSOCK_TEST_UID_BASE=<base> python -m pytest tests/test_hostile.py -s``
 
 from __future__ import annotations
 
-import json
 import shlex
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import textwrap
 import typing as t
 
 import pytest
+from documents import SchemaMismatch, parsed
 from harness import (
     PEER,
     USER,
@@ -34,7 +34,6 @@ from harness import (
     missing_readable_python,
     stage_nxsock,
 )
-from documents import SchemaMismatch, parsed
 
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),

@@ -9,15 +9,14 @@ report matches what is left on disk.
 
 from __future__ import annotations
 
-import json
 import shlex
 import shutil
 import subprocess
 import typing as t
 
 import pytest
-from harness import USER, as_user_prefix, missing_privileges, missing_readable_python, stage_nxsock
 from documents import parsed
+from harness import USER, as_user_prefix, missing_privileges, missing_readable_python, stage_nxsock
 
 from nxsock.render import REMOVAL_LINES
 

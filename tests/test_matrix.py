@@ -13,11 +13,11 @@ exit code from the table; ``--json`` is exactly one valid document.
 
 from __future__ import annotations
 
-import json
 import shlex
 import typing as t
 
 import pytest
+from documents import SchemaMismatch, parsed
 from harness import (
     PEER,
     USER,
@@ -28,7 +28,6 @@ from harness import (
     missing_readable_python,
     stage_nxsock,
 )
-from documents import SchemaMismatch, parsed
 
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),

@@ -6,7 +6,6 @@ said twice, no heading over nothing, findings that state what was observed.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -15,8 +14,8 @@ import typing as t
 import pytest
 from click.testing import CliRunner
 from conftest import STICKY, environment, machine
-from harness import PEER, USER, missing_privileges, missing_readable_python, run_as_user
 from documents import parsed
+from harness import PEER, USER, missing_privileges, missing_readable_python, run_as_user
 
 from nxsock.app import cli
 from nxsock.doctor import Context, check_boot_persistence, check_daemon

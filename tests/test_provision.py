@@ -8,6 +8,7 @@ import shutil
 import typing as t
 
 import pytest
+from documents import parsed
 from harness import (
     PEER,
     SNAPSHOT,
@@ -18,7 +19,6 @@ from harness import (
     oracle_command,
     run_as_user,
 )
-from documents import parsed
 
 from nxsock.tmpfiles import drop_in_text
 

@@ -7,8 +7,8 @@ import typing as t
 
 import pytest
 from click.testing import CliRunner
-from documents import parsed
 from conftest import PEER, STICKY, USER, environment, machine, mine
+from documents import parsed
 
 from nxsock.cli import cli
 from nxsock.fsview import Entry, UserNamespaceView

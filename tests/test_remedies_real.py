@@ -26,8 +26,8 @@ import typing as t
 from pathlib import Path
 
 import pytest
-from harness import PEER, USER, install_nx, missing_node, missing_privileges, stage_nxsock
 from documents import checked, schema_name
+from harness import PEER, USER, install_nx, missing_node, missing_privileges, stage_nxsock
 
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import typing as t
 
 import pytest
+from documents import parsed
 from harness import (
     PEER,
     USER,
@@ -15,7 +15,6 @@ from harness import (
     missing_readable_python,
     run_as_user,
 )
-from documents import parsed
 
 from nxsock.layout import console_leaf, plugin_leaf
 

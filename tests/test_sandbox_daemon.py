@@ -13,9 +13,9 @@ import typing as t
 import pytest
 from click.testing import CliRunner
 from conftest import STICKY, USER, environment, machine, mine
+from documents import parsed
 from harness import USER as LIVE_USER
 from harness import as_user_prefix, missing_privileges, missing_readable_python, run_as_user, stage_nxsock
-from documents import parsed
 
 from nxsock.app import cli
 from nxsock.doctor import gather, run_checks

@@ -22,7 +22,6 @@ pid namespaces:
 
 from __future__ import annotations
 
-import json
 import shlex
 import shutil
 import subprocess
@@ -30,6 +29,7 @@ import time
 import typing as t
 
 import pytest
+from documents import parsed
 from harness import (
     REPO,
     USER,
@@ -41,7 +41,6 @@ from harness import (
     missing_readable_python,
     stage_nxsock,
 )
-from documents import parsed
 
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),

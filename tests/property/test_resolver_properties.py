@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import typing as t
 
 from conftest import PEER, USER, environment, machine
+from documents import parsed
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from documents import parsed
 
 from nxsock.fsview import Entry, MemoryView, UserNamespaceView
 from nxsock.report import dumps, paths_document
