@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+from documents import parsed, schema_name
+
 HEAVY = {"rich", "platformdirs", "subprocess", "importlib.metadata", "hashlib", "asyncio", "pygments", "markdown_it"}
 
 PROBE = """
@@ -22,6 +24,8 @@ sys.stderr.write("\\n@@" + json.dumps(sorted(sys.modules)))
 
 def loaded(*args: str, env: dict[str, str] | None = None) -> set[str]:
     proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=env)
+    if schema_name(args) is not None:
+        parsed(proc.stdout, args)  # the light path prints the same checked document
     return set(json.loads(proc.stderr.rsplit("@@", 1)[1]))
 
 
