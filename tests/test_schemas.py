@@ -113,6 +113,34 @@ class TestTheSchemas:
                 schemas.schema_text(name)
 
 
+#: For each schema, a read-only command line printing its document (``reset`` and ``provision`` only dry).
+ONE_OF_EACH = {
+    "paths": ["paths", "--json"],
+    "check-root": ["check-root", "--json", "/nonexistent/.nx"],
+    "doctor": ["doctor", "--json"],
+    "reset": ["reset", "--json", "--dry-run"],
+    "cache-path": ["cache", "path", "--json"],
+    "cache-list": ["cache", "list", "--json"],
+    "cache-verify": ["cache", "verify", "--json"],
+    "cache-prune": ["cache", "prune", "--json", "--dry-run"],
+    "provision": ["provision", "--json", "--dry-run"],
+    "provision-tmpfiles": ["provision", "--tmpfiles", "--json"],
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_real_document_of_each_schema_matches_it(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every schema is met by a document this suite produces, whatever else runs: here, in a fresh workspace."""
+    (tmp_path / "nx.json").write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    args = ONE_OF_EACH[name]
+    assert schema_name(args) == name
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code in (0, 1), (result.exit_code, result.output[-500:])
+    document = parsed(result.stdout, name)
+    assert document["schema_version"] == 1
+
+
 class TestTheValidatorFails:
     """The suite's check is not a rubber stamp: a document that breaks its schema is refused."""
 
