@@ -107,6 +107,40 @@ class TestTheSchemas:
         assert step["properties"]["verb"]["enum"] == list(t.get_args(Verb))
         assert list(step["properties"]) == list(step_json(Step("remove", "/x")))
 
+    def test_each_closed_vocabulary_is_the_codes_own(self) -> None:
+        """Where the code declares the values a key takes (a ``Literal``), the schema enumerates exactly those."""
+        from nxsock.binding_cache import Verdict
+        from nxsock.doctor import Severity
+        from nxsock.guards import RefusalKind
+        from nxsock.host_overrides import Layout, Platform
+        from nxsock.releases import Generation, ReleaseRules
+        from nxsock.resolver import InvalidReason, Tier
+        from nxsock.tmpfiles import TmpfilesChange
+
+        def enum(name: str, *path: str) -> list[t.Any]:
+            node: t.Any = schemas.load(name)
+            for step in path:
+                node = node[int(step)] if isinstance(node, list) else node[step]
+            return [v for v in node["enum"] if v is not None]
+
+        paths = ("paths", "properties")
+        pairs = [
+            (enum("paths", "$defs", "refusal", "properties", "kind"), RefusalKind),
+            (enum(*paths, "platform"), Platform),
+            (enum(*paths, "layout"), Layout),
+            (enum(*paths, "generation"), Generation),
+            (enum(*paths, "rules", "properties", "generation"), Generation),
+            (enum(*paths, "rules", "properties", "budget_units"), t.get_type_hints(ReleaseRules)["budget_units"]),
+            (enum(*paths, "socket_root", "properties", "tier"), Tier),
+            (enum(*paths, "sockets", "properties", "daemon", "properties", "tier"), Tier),
+            (enum(*paths, "socket_root", "properties", "invalid", "anyOf", "0", "properties", "reason"), InvalidReason),
+            (enum("doctor", "properties", "findings", "items", "properties", "severity"), Severity),
+            (enum("cache-verify", "properties", "state"), t.get_type_hints(Verdict)["state"]),
+            (enum("provision-tmpfiles", "properties", "steps", "items", "properties", "verb"), t.get_type_hints(TmpfilesChange)["verb"]),
+        ]
+        for found, literal in pairs:
+            assert found == list(t.get_args(literal)), literal
+
     def test_loading_is_by_name_never_by_path(self) -> None:
         for name in ("../pyproject", "paths.schema.json", "", "__init__"):
             with pytest.raises(schemas.UnknownSchema):
@@ -139,6 +173,45 @@ def test_a_real_document_of_each_schema_matches_it(name: str, tmp_path: Path, mo
     assert result.exit_code in (0, 1), (result.exit_code, result.output[-500:])
     document = parsed(result.stdout, name)
     assert document["schema_version"] == 1
+
+
+#: Each function of the output layer that builds a document, and the schema its document must match.
+BUILDERS = {
+    "paths_document": "paths",
+    "check_root_document": "check-root",
+    "doctor_document": "doctor",
+    "doctor_error_document": "doctor",
+    "reset_document": "reset",
+    "cache_path_document": "cache-path",
+    "cache_list_document": "cache-list",
+    "cache_verify_document": "cache-verify",
+    "cache_prune_document": "cache-prune",
+    "provision_document": "provision",
+    "tmpfiles_document": "provision-tmpfiles",
+    "tmpfiles_steps_document": "provision-tmpfiles",
+}
+
+
+def test_every_document_the_output_layer_builds_has_a_schema() -> None:
+    """A new document (a new ``*_document`` in nxsock.report) fails here until a schema is published for it."""
+    import inspect
+
+    from nxsock import report
+
+    built = {name for name, value in vars(report).items()
+             if name.endswith("_document") and inspect.isfunction(value) and value.__module__ == report.__name__}
+    assert built == BUILDERS.keys()
+    assert set(BUILDERS.values()) == set(NAMES)
+
+
+def test_the_documents_no_test_run_reaches_match_too() -> None:
+    """The audit ended as another user's child, and a drop-in change: built directly, checked all the same."""
+    from nxsock import report
+    from nxsock.tmpfiles import TmpfilesChange
+
+    checked(report.doctor_error_document("the audit as uid 7 did not finish within 15 s"), "doctor")
+    changes = [TmpfilesChange("refuse", "/etc/tmpfiles.d", "is not trusted"), TmpfilesChange("fail", "/x", "no such directory")]
+    checked(report.tmpfiles_steps_document(changes, dry_run=True, changed=False), "provision-tmpfiles")
 
 
 class TestTheValidatorFails:
