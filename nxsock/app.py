@@ -20,6 +20,7 @@ COMMANDS = {
     "cache": "nxsock.commands.cache:cache",
     "reset": "nxsock.commands.reset:reset",
     "doctor": "nxsock.commands.doctor:doctor",
+    "schema": "nxsock.commands.schema:schema",
 }
 
 

@@ -6,6 +6,7 @@ import typing as t
 
 import pytest
 from click.testing import CliRunner
+from documents import Runner
 
 from nxsock.environment import Environment, Variable
 from nxsock.fsview import Entry, MemoryView
@@ -64,4 +65,5 @@ def environment(variables: t.Mapping[str, str | None] = {}, **fields: t.Any) -> 
 
 @pytest.fixture
 def runner() -> CliRunner:
-    return CliRunner()
+    """Click's runner; each ``--json`` document it produces is checked against its published schema."""
+    return Runner()

@@ -23,6 +23,7 @@ import typing as t
 from pathlib import Path
 
 import platformdirs
+from documents import checked, parsed, schema_name
 
 REPO = Path(__file__).resolve().parent.parent
 ORACLE_SCRIPT = REPO / "tests" / "oracle" / "resolve.js"
@@ -311,7 +312,7 @@ echo '<<<END'
     text_stderr = next((s[len("TEXT\n") :] for s in sections if s.startswith("TEXT\n")), "")
     text_rc = next((s for s in sections if s.startswith("TEXTRC ")), "TEXTRC -1")
     return Outcome(
-        nxsock=_json_or_none(nxsock_text),
+        nxsock=_document_or_none(nxsock_text, "paths"),
         nxsock_rc=int(rc_text.split()[1]),
         nxsock_stderr=proc.stderr.decode("utf-8", "replace"),
         oracle=_json_or_none(oracle_text),
@@ -405,7 +406,7 @@ def _parse_outcome(out: str, stderr: str, text: bool) -> Outcome:
     if "<<<SETUPFAILED" in out:
         stderr = "the state could not be built:\n" + stderr
     return Outcome(
-        nxsock=_json_or_none(nxsock_text),
+        nxsock=_document_or_none(nxsock_text, "paths"),
         nxsock_rc=int(rc_text.split()[1]),
         nxsock_stderr=stderr,
         oracle=_json_or_none(oracle_text),
@@ -415,6 +416,12 @@ def _parse_outcome(out: str, stderr: str, text: bool) -> Outcome:
         tree_after=trees[1] if len(trees) > 1 else "",
         raw=out + stderr,
     )
+
+
+def _document_or_none(text: str, schema: str) -> dict[str, t.Any] | None:
+    """An nxsock document, checked against its published schema *schema*; ``None`` when nxsock printed none."""
+    value = _json_or_none(text)
+    return None if value is None else checked(value, schema)
 
 
 def _json_or_none(text: str) -> dict[str, t.Any] | None:
@@ -432,6 +439,7 @@ class UserRun(t.NamedTuple):
     tree_before: str
     tree_after: str
     post: str  # what the *post* shell printed, run as root afterwards in the same namespace
+    args: tuple[str, ...] = ()  # nxsock's command line
 
 
 def env_words(overrides: t.Mapping[str, str | None] | None = None, home: str | None = None, uid: int = USER) -> str:
@@ -496,7 +504,9 @@ echo '<<<POST'; {post or "true"}
     rc = next((x for x in sections if x.startswith("RC ")), "RC -1")
     post_out = next((x[len("POST\n") :] for x in sections if x.startswith("POST\n")), "")
     before, after = ([*trees, "", ""])[:2]
-    return UserRun(out, proc.stderr.decode("utf-8", "replace"), int(rc.split()[1]), before, after, post_out)
+    if schema_name(args) is not None and out.strip():
+        parsed(out, args)  # every document a test produces matches its published schema, parsed by the test or not
+    return UserRun(out, proc.stderr.decode("utf-8", "replace"), int(rc.split()[1]), before, after, post_out, tuple(args))
 
 
 def _entries(tree: str) -> dict[str, tuple[str, ...]]:
@@ -627,19 +637,19 @@ echo '<<<END'
         name = chunk.split("\n", 1)[0]
         judged.append((
             name,
-            _json_or_none(section("NXSOCK", chunk)),
+            _document_or_none(section("NXSOCK", chunk), "paths"),
             _json_or_none(section("CLIENT", chunk)),
-            _json_or_none(section("STATEDOCTOR", chunk)),
+            _document_or_none(section("STATEDOCTOR", chunk), "doctor"),
         ))
     rc = next((s for s in out.split("<<<") if s.startswith("VERIFYRC ")), "VERIFYRC -1")
     return DaemonProbe(
-        predicted=_json_or_none(section("PREDICT")),
+        predicted=_document_or_none(section("PREDICT"), "paths"),
         record=_json_or_none(section("RECORD")),
         states=judged,
         cache_path=section("CACHEPATH").strip(),
-        cache_list=_json_or_none(section("CACHELIST")),
-        verify=_json_or_none(section("VERIFY")),
+        cache_list=_document_or_none(section("CACHELIST"), "cache-list"),
+        verify=_document_or_none(section("VERIFY"), "cache-verify"),
         verify_rc=int(rc.split()[1]),
-        doctor=_json_or_none(section("DOCTOR")),
+        doctor=_document_or_none(section("DOCTOR"), "doctor"),
         raw=out + proc.stderr.decode("utf-8", "replace"),
     )

@@ -54,6 +54,10 @@ def run(command: list[str], cwd: str, timeout: int = TIMEOUT) -> dict[str, t.Any
     return {"rc": rc, "out": out[-4000:], "stdout": stdout.decode("utf-8", "replace"), "seconds": round(time.monotonic() - started, 1)}
 
 
+#: Every document nxsock printed, with its command line, for the test to check against its schema.
+DOCUMENTS: list[tuple[list[str], t.Any]] = []
+
+
 def nxsock(args: list[str], env: dict[str, str]) -> dict[str, t.Any]:
     result = as_user([PYTHON, "-m", "nxsock", *args], {**env, "PYTHONPATH": PYLIB, "PYTHONDONTWRITEBYTECODE": "1"})
     if "--json" in args:
@@ -61,6 +65,7 @@ def nxsock(args: list[str], env: dict[str, str]) -> dict[str, t.Any]:
             result["json"] = json.loads(result["stdout"])
         except ValueError:
             result["json"] = None
+        DOCUMENTS.append((args, result["json"]))
     return result
 
 
@@ -193,7 +198,7 @@ def main() -> None:
     finding = choose(out["doctor"] or {"findings": []}, CONFIG["finding"])
     out["finding"] = finding
     if finding is None:
-        print(json.dumps(out))
+        print(json.dumps({**out, "documents": DOCUMENTS}))
         return
     out["applied"], env = apply(finding["remedy"], env)
     # then as a user would: follow doctor until it is quiet (what the failure itself left, such as Nx's
@@ -216,7 +221,7 @@ def main() -> None:
     out["doctor_after"] = after.get("json")
     out["doctor_after_rc"] = after["rc"]
     out["stopped_after"] = stop_daemons(env, daemon_dir, hard=True)  # everything: the namespace ends with it
-    print(json.dumps(out))
+    print(json.dumps({**out, "documents": DOCUMENTS}))
 
 
 if __name__ == "__main__":

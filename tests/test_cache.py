@@ -6,6 +6,7 @@ import json
 import typing as t
 
 import pytest
+from documents import parsed
 from harness import (
     PEER,
     USER,
@@ -44,7 +45,7 @@ def run(args: list[str], extra: str = "", post: str = "") -> t.Any:
 
 
 def doc(result: t.Any) -> dict[str, t.Any]:
-    return t.cast(dict[str, t.Any], json.loads(result.stdout))
+    return parsed(result.stdout, result.args)
 
 
 def test_cache_path_names_the_version_directory() -> None:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from documents import parsed
 from harness import PEER, USER, missing_privileges, missing_readable_python, run_as_user
 
 pytestmark = [
@@ -30,7 +29,7 @@ CASES = [
 def test_check_root_verdicts_on_real_states(name: str, setup: str, code: int, state: str, kind: str | None) -> None:
     """The verdict, the refusal kind and the exit code; the tree is left exactly as it was."""
     run = run_as_user(setup, ["check-root", "--json"])
-    doc = json.loads(run.stdout)
+    doc = parsed(run.stdout, "check-root")
     assert (run.returncode, doc["state"], doc["safe"]) == (code, state, code == 0), run.stderr
     assert (doc["refusal"] or {}).get("kind") == kind
     if kind is not None:
@@ -41,10 +40,10 @@ def test_check_root_verdicts_on_real_states(name: str, setup: str, code: int, st
 def test_the_peer_containers_remedy_works_and_check_root_then_passes() -> None:
     """The printed remedy, run as root, makes the same container pass."""
     refused = run_as_user(f"install -d -m 1777 -o {PEER} /tmp/.nx", ["check-root", "--json"])
-    remedy = json.loads(refused.stdout)["refusal"]["remedy"]
+    remedy = parsed(refused.stdout, "check-root")["refusal"]["remedy"]
     assert remedy == "sudo chown -h root:root -- /tmp/.nx && test ! -L /tmp/.nx && sudo chmod 1777 -- /tmp/.nx"
     fixed = run_as_user(f"install -d -m 1777 -o {PEER} /tmp/.nx; {remedy.replace('sudo ', '')}", ["check-root", "--json"])
-    assert fixed.returncode == 0 and json.loads(fixed.stdout)["state"] == "ok"
+    assert fixed.returncode == 0 and parsed(fixed.stdout, "check-root")["state"] == "ok"
 
 
 def test_human_check_root_reads_without_colour() -> None:

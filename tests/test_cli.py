@@ -10,6 +10,7 @@ import typing as t
 
 import pytest
 from click.testing import CliRunner
+from documents import parsed
 
 from nxsock.app import cli
 
@@ -21,7 +22,7 @@ TOP_KEYS = {"schema_version", "platform", "uid", "workspace_root", "nx_version",
 
 def paths_json(runner: CliRunner, *args: str, env: t.Mapping[str, str] | None = None) -> tuple[dict[str, t.Any], int]:
     result = runner.invoke(cli, ["paths", "--json", *args], env=env)
-    return json.loads(result.stdout), result.exit_code
+    return parsed(result.stdout, "paths"), result.exit_code
 
 
 @pytest.mark.parametrize("platform", ["linux", "darwin", "win32"])
@@ -84,15 +85,15 @@ def test_a_missing_workspace_is_a_usage_error_not_a_traceback(runner: CliRunner)
     assert result.exit_code == 2 and "Traceback" not in result.output
 
 
-def test_help_lists_all_six_subcommands(runner: CliRunner) -> None:
+def test_help_lists_every_subcommand(runner: CliRunner) -> None:
     out = runner.invoke(cli, ["--help"]).stdout
-    for name in ("paths", "check-root", "provision", "cache", "reset", "doctor"):
+    for name in ("paths", "check-root", "provision", "cache", "reset", "doctor", "schema"):
         assert f"  {name} " in out
 
 
 def test_check_root_on_a_missing_path_is_safe(runner: CliRunner, tmp_path: t.Any) -> None:
     result = runner.invoke(cli, ["check-root", "--json", str(tmp_path / "absent")])
-    doc = json.loads(result.stdout)
+    doc = parsed(result.stdout, "check-root")
     assert (result.exit_code, doc["safe"], doc["state"], doc["refusal"]) == (0, True, "absent", None)
 
 
@@ -101,7 +102,7 @@ def test_check_root_refuses_a_symlink_and_removes_nothing_that_is_not_nx(runner:
     link = tmp_path / "link"
     link.symlink_to(tmp_path)
     result = runner.invoke(cli, ["check-root", "--json", str(link)])
-    doc = json.loads(result.stdout)
+    doc = parsed(result.stdout, "check-root")
     assert result.exit_code == 1 and doc["state"] == "refused"
     assert doc["refusal"]["kind"] == "not-a-directory" and doc["refusal"]["symlink"] is True
     assert doc["refusal"]["remedy"] is None and "not one of Nx's own directories" in doc["refusal"]["hint"]
@@ -133,13 +134,13 @@ def test_hostile_variable_values_are_reported_not_raised(runner: CliRunner, tmp_
     for value in ("/tmp/a\nb", "\x1b[31mred", "x" * 5000, "/tmp/caf\udce9", "~/nx", "../../.."):
         result = runner.invoke(cli, ["paths", "--json", "--workspace", str(tmp_path)], env={"NX_SOCKET_DIR": value})
         assert result.exit_code in (0, 73, 78), (value, result.output)
-        json.loads(result.stdout)
+        parsed(result.stdout, "paths")
 
 
 def test_home_unset_is_handled(tmp_path: t.Any) -> None:
     env = {k: v for k, v in os.environ.items() if k != "HOME"}
     proc = subprocess.run([sys.executable, "-m", "nxsock", "paths", "--json", "--workspace", str(tmp_path)], env=env, capture_output=True, text=True)
-    assert proc.returncode in (0, 73) and json.loads(proc.stdout)["schema_version"] == 1
+    assert proc.returncode in (0, 73) and parsed(proc.stdout, "paths")["schema_version"] == 1
 
 
 @pytest.mark.parametrize("variables", [{}, {"NX_SOCKET_DIR": "/tmp"}, {"NX_SOCKET_DIR": "relative/socks"}])
@@ -171,9 +172,9 @@ def test_a_recorded_daemon_socket_is_probed_alive_or_stale(runner: CliRunner, mo
         with open(os.path.join(record_dir, "server-process.json"), "w") as f:
             json.dump({"processId": os.getpid(), "socketPath": sock_path, "nxVersion": "24.0.6"}, f)
         monkeypatch.chdir(ws)
-        live = json.loads(runner.invoke(cli, ["paths", "--json"]).stdout)
+        live = parsed(runner.invoke(cli, ["paths", "--json"]).stdout, "paths")
         server.close()  # the file stays; nothing listens
-        stale = json.loads(runner.invoke(cli, ["paths", "--json"]).stdout)
+        stale = parsed(runner.invoke(cli, ["paths", "--json"]).stdout, "paths")
     assert (live["daemon_record"]["connect"], live["daemon_record"]["alive"]) == ("answers", True)
     assert (live["sockets"]["daemon"]["path"], live["sockets"]["daemon"]["answers"]) == (sock_path, True)
     assert stale["daemon_record"]["connect"] == "ECONNREFUSED" and stale["sockets"]["daemon"]["answers"] is False
@@ -183,11 +184,11 @@ def test_a_fifo_where_a_dotenv_file_belongs_never_blocks(tmp_path: t.Any) -> Non
     os.mkfifo(tmp_path / ".env")
     (tmp_path / "nx.json").write_text("{}")
     proc = subprocess.run([sys.executable, "-m", "nxsock", "paths", "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=20)
-    assert proc.returncode == 0 and json.loads(proc.stdout)["workspace_root"] == str(tmp_path)
+    assert proc.returncode == 0 and parsed(proc.stdout, "paths")["workspace_root"] == str(tmp_path)
 
 
 def test_username_on_the_host_feeds_the_legacy_cache_hash(runner: CliRunner, tmp_path: t.Any) -> None:
     args = ["paths", "--json", "--workspace", str(tmp_path), "--nx-version", "23.1.1"]
-    one = json.loads(runner.invoke(cli, [*args, "--username", "ada"]).stdout)["native_cache"]["dir"]
-    two = json.loads(runner.invoke(cli, [*args, "--username", "bob"]).stdout)["native_cache"]["dir"]
+    one = parsed(runner.invoke(cli, [*args, "--username", "ada"]).stdout, "paths")["native_cache"]["dir"]
+    two = parsed(runner.invoke(cli, [*args, "--username", "bob"]).stdout, "paths")["native_cache"]["dir"]
     assert one != two and one.rsplit("-", 1)[0] == two.rsplit("-", 1)[0]

@@ -10,12 +10,12 @@ a key inside a list is checked on real elements, never on an empty list.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import typing as t
 from pathlib import Path
 
 import pytest
+from documents import parsed
 from harness import PEER, USER, missing_privileges, missing_readable_python, run_as_user
 
 pytestmark = [
@@ -59,8 +59,7 @@ PEER_CONTAINER = WORKSPACE + f"install -d -m 1777 -o {PEER} /tmp/.nx; chown -R {
 def _run(setup: str, *args: str, env: dict[str, str] | None = None) -> dict[str, t.Any]:
     result = run_as_user(setup, list(args), env=env, cwd=WS)
     assert result.returncode in (0, 1, 73, 78), (result.returncode, result.stderr)
-    document: dict[str, t.Any] = json.loads(result.stdout)
-    return document
+    return parsed(result.stdout, list(args))
 
 
 @pytest.fixture(scope="module")

@@ -105,6 +105,7 @@ COMPLETIONS = [
     ("nxsock doctor --st", ["--strict"]),
     ("nxsock doctor --only co", ["configuration", "container"]),
     ("nxsock cache pr", ["prune"]),
+    ("nxsock schema cache-l", ["cache-list"]),
 ]
 
 

@@ -7,6 +7,7 @@ import shlex
 import typing as t
 
 import pytest
+from documents import parsed
 from harness import (
     PEER,
     USER,
@@ -35,7 +36,7 @@ def doctor(setup: str = "", *args: str, env: dict[str, str] | None = None, uid: 
     result = run_as_user(f"{MAKE_WS}; {STALE}; {setup}", ["doctor", "--json", *args], env=env, uid=uid, cwd=WS)
     assert result.tree_before == result.tree_after, "doctor changed the filesystem"
     assert "Traceback" not in result.stderr, result.stderr
-    return json.loads(result.stdout), result
+    return parsed(result.stdout, "doctor"), result
 
 
 def problems(document: dict[str, t.Any]) -> list[tuple[str, str]]:
@@ -98,12 +99,12 @@ class TestStates:
         setup += f"; install -d -m 0700 -o {USER} /tmp/xdg-{USER}"
         xdg = {"HOME": "", "XDG_RUNTIME_DIR": f"/tmp/xdg-{USER}"}
         result = run_as_user(f"{MAKE_WS}; {setup}", ["doctor", "--json"], env=xdg, cwd=deep)
-        document = json.loads(result.stdout)
+        document = parsed(result.stdout, "doctor")
         too_long = finding(document, "path-budget")
         # never /tmp/nx-<uid>, which anyone may create first: a directory under one only the user owns
         assert result.returncode == 1 and too_long["remedy"] == f"export NX_SOCKET_DIR=/tmp/xdg-{USER}/nx"
         fixed = run_as_user(f"{MAKE_WS}; {setup}", ["doctor", "--json"], env={**xdg, "NX_SOCKET_DIR": f"/tmp/xdg-{USER}/nx"}, cwd=deep)
-        assert not [f for f in json.loads(fixed.stdout)["findings"] if f["id"] == "path-budget"]
+        assert not [f for f in parsed(fixed.stdout, "doctor")["findings"] if f["id"] == "path-budget"]
 
     def test_a_missing_tmpdir_fails_nx_23_until_created(self, mark: int) -> None:
         nx_pkg = f"install -d -o {USER} {WS}/node_modules/nx; echo '{{\"version\": \"23.3.2\"}}' > {WS}/node_modules/nx/package.json"
@@ -263,7 +264,7 @@ class TestRealDaemon:
 
     def test_a_running_daemon_is_recognised_as_the_recorded_listener(self) -> None:
         result = run_as_user(_workspace_with_daemon(WS), ["doctor", "--json"], cwd=WS, post=_stop(WS))
-        document = json.loads(result.stdout)
+        document = parsed(result.stdout, "doctor")
         record = next(f for f in document["findings"] if f["id"] == "daemon-record")
         owner = next(f for f in document["findings"] if f["id"] == "socket-owner" and f["path"].endswith("/d.sock"))
         assert record["severity"] == "ok" and "is running and answers" in record["message"]
@@ -275,7 +276,7 @@ class TestRealDaemon:
         other = f"/home/u{USER}/other"
         setup = f"{_workspace_with_daemon(other, shared)}; {MAKE_WS}"
         result = run_as_user(setup, ["doctor", "--json", "--only", "socket-owner"], env=shared, cwd=WS, post=_stop(other, shared))
-        owner = json.loads(result.stdout)["findings"]
+        owner = parsed(result.stdout, "doctor")["findings"]
         assert owner and owner[0]["severity"] == "warn" and "serves another workspace" in owner[0]["message"]
         assert f"(in {other})" in owner[0]["message"]
 
@@ -318,7 +319,7 @@ class TestMoreStates:
         post = (f"cd {WS}; echo 'Attempted to open socket that exceeds the maximum socket length.' | "
                 f"{as_user_prefix()} PYTHONPATH={pylib} {python} -m nxsock doctor --explain - --json")
         result = run_as_user(MAKE_WS, ["--version"], post=post)
-        assert json.loads(result.post)["matched"] == "path-too-long"
+        assert parsed(result.post, "doctor")["matched"] == "path-too-long"
 
     def test_inside_a_user_namespace_it_says_so_and_where_nx_goes(self) -> None:
         """As a sandbox maps only the caller: root shows as 65534, and Nx 24 takes the workspace fallback."""
@@ -326,7 +327,7 @@ class TestMoreStates:
         post = (f"cd {WS}; {as_user_prefix()} unshare -U --map-current-user env PYTHONPATH={pylib} "
                 f"{python} -m nxsock doctor --json --only user-namespace --only outcome")
         result = run_as_user(f"{MAKE_WS}; install -d -m 1777 /tmp/.nx", ["--version"], post=post)
-        findings = json.loads(result.post)["findings"]
+        findings = parsed(result.post, "doctor")["findings"]
         inside = next(f for f in findings if f["id"] == "user-namespace")
         assert "Running in a user namespace" in inside["message"] and f"{WS}/.nx/workspace-data/d (workspace)" in inside["message"]
         assert next(f for f in findings if f["id"] == "outcome")["severity"] == "warn"
@@ -370,10 +371,11 @@ class TestRemedyPolicyLive:
             "> /tmp/remedies.txt; "
             f"cd {ws}; while read -r line; do bash -c \"${{line//sudo /}}\" >/dev/null 2>&1 || true; done < /tmp/remedies.txt; cd /"
         )
-        post = f"{snapshot}; echo '@@@'; cat /tmp/remedies.txt"
+        post = f"{snapshot}; echo '@@@'; cat /tmp/remedies.txt; echo '@@@'; cat /tmp/audit.json"
         result = run_as_user(f"{setup}; {snapshot} > /tmp/before.txt; {audit}; {paste}", ["--help"], uid=0, post=f"cat /tmp/before.txt; echo '@@@'; {post}")
-        assert result.post.count("@@@\n") == 2, (result.post, result.stderr[-2000:])
-        before, after, remedies = result.post.split("@@@\n")
+        assert result.post.count("@@@\n") == 3, (result.post, result.stderr[-2000:])
+        before, after, remedies, audited = result.post.split("@@@\n")
+        parsed(audited, "doctor")
         assert before == after, (before, after, remedies)
         assert remedies.strip(), "root's audit printed no remedy at all"
         assert f"{ws}/link" not in remedies.replace(f"{ws}/.env", ""), remedies

@@ -16,7 +16,6 @@ Rerun: ``NXSOCK_TEST_UID_BASE=<base> python -m pytest tests/test_hostile.py -s``
 
 from __future__ import annotations
 
-import json
 import shlex
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import textwrap
 import typing as t
 
 import pytest
+from documents import SchemaMismatch, parsed
 from harness import (
     PEER,
     USER,
@@ -145,9 +145,11 @@ def violations(cells: t.Sequence[Cell]) -> list[str]:
             found.append(f"{where} traceback: {cell.stderr.strip()[-300:]}")
         if "--json" in cell.command.args and cell.rc in EXIT_CODES:
             try:
-                json.loads(cell.stdout)
+                parsed(cell.stdout, cell.command.args)
             except ValueError:
                 found.append(f"{where} not one JSON document: {cell.stdout[:200]!r}")
+            except SchemaMismatch as mismatch:
+                found.append(f"{where} {mismatch}")
     COUNTS["attacks"] += 1
     COUNTS["cells"] += len(cells)
     COUNTS["violations"] += len(found)
@@ -155,7 +157,7 @@ def violations(cells: t.Sequence[Cell]) -> list[str]:
 
 
 def document(cell: Cell) -> t.Any:
-    return json.loads(cell.stdout)
+    return parsed(cell.stdout, cell.command.args)
 
 
 @pytest.fixture(scope="module", autouse=True)

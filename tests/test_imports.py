@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+from documents import parsed, schema_name
+
 HEAVY = {"rich", "platformdirs", "subprocess", "importlib.metadata", "hashlib", "asyncio", "pygments", "markdown_it"}
 
 PROBE = """
@@ -22,6 +24,8 @@ sys.stderr.write("\\n@@" + json.dumps(sorted(sys.modules)))
 
 def loaded(*args: str, env: dict[str, str] | None = None) -> set[str]:
     proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=env)
+    if schema_name(args) is not None:
+        parsed(proc.stdout, args)  # the light path prints the same checked document
     return set(json.loads(proc.stderr.rsplit("@@", 1)[1]))
 
 
@@ -29,6 +33,14 @@ def test_paths_json_loads_nothing_heavy() -> None:
     modules = loaded("paths", "--json", "--platform", "linux")
     assert not {m for m in modules if m.split(".")[0] in HEAVY or m in HEAVY}
     assert "nxsock.render" not in modules
+
+
+def test_paths_json_neither_validates_nor_loads_a_schema() -> None:
+    """The schemas are published for consumers and checked by the tests; nxsock never reads them to answer."""
+    for form in (["paths", "--json"], ["paths", "--json", "--platform", "darwin"]):
+        modules = loaded(*form)
+        assert "nxsock.schemas" not in modules and "jsonschema" not in {m.split(".")[0] for m in modules}, form
+        assert "importlib.resources" not in modules, form
 
 
 def test_paths_json_does_not_even_load_click() -> None:

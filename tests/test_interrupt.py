@@ -9,13 +9,13 @@ report matches what is left on disk.
 
 from __future__ import annotations
 
-import json
 import shlex
 import shutil
 import subprocess
 import typing as t
 
 import pytest
+from documents import parsed
 from harness import USER, as_user_prefix, missing_privileges, missing_readable_python, stage_nxsock
 
 from nxsock.render import REMOVAL_LINES
@@ -90,7 +90,7 @@ MIDWAY = f"[ $(find {SOCKETS} -mindepth 1 -maxdepth 1 | wc -l) -lt {COUNT - 200}
 def test_an_interrupted_reset_reports_in_json_exactly_what_it_removed() -> None:
     stopped = interrupt(MANY_DEAD, ["reset", "--json"], when=MIDWAY, json_out=True)
     assert stopped.code == 130, stopped
-    document = json.loads(stopped.output)
+    document = parsed(stopped.output, "reset")
     assert document["interrupted"] is True
     assert 0 < len(document["removed"]) < COUNT and stopped.left > 0
     assert len(document["removed"]) + stopped.left == COUNT  # every removal reported, none claimed that was not made
@@ -135,6 +135,6 @@ PY
     midway = f"[ $(ls {cache}/23.3.2 | wc -l) -lt {COUNT - 200} ]"
     stopped = interrupt(setup, ["cache", "prune", "--json"], when=midway, json_out=True, count_in=f"{cache}/23.3.2")
     assert stopped.code == 130, stopped
-    document = json.loads(stopped.output)
+    document = parsed(stopped.output, "cache-prune")
     assert document["interrupted"] is True and 0 < len(document["removed"]) < COUNT
     assert len(document["removed"]) + stopped.left == COUNT

@@ -13,11 +13,11 @@ exit code from the table; ``--json`` is exactly one valid document.
 
 from __future__ import annotations
 
-import json
 import shlex
 import typing as t
 
 import pytest
+from documents import SchemaMismatch, parsed
 from harness import (
     PEER,
     USER,
@@ -219,9 +219,11 @@ def run_matrix_state(setup: str, env: t.Mapping[str, str | None], teardown: str 
         if "--json" in args or "--tmpfiles" in args:
             if "--json" in args:
                 try:
-                    json.loads(out)
+                    parsed(out, args)
                 except ValueError:
                     violations.append(f"{where} not one JSON document: {out[:200]!r}")
+                except SchemaMismatch as mismatch:
+                    violations.append(f"{where} {mismatch}")
         if not mutates and before != after:
             changed = sorted(set(before.splitlines()) ^ set(after.splitlines()))[:4]
             violations.append(f"{where} read-only command changed the tree: {changed}")

@@ -6,7 +6,6 @@ said twice, no heading over nothing, findings that state what was observed.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -15,6 +14,7 @@ import typing as t
 import pytest
 from click.testing import CliRunner
 from conftest import STICKY, environment, machine
+from documents import parsed
 from harness import PEER, USER, missing_privileges, missing_readable_python, run_as_user
 
 from nxsock.app import cli
@@ -86,7 +86,7 @@ class TestWorkspaceIsUsed:
     def _run(self, *args: str) -> dict[str, t.Any]:
         """From a directory outside any workspace, with --workspace naming it."""
         result = run_as_user(WORKSPACE, [*args, "--workspace", WS], cwd=HOME)
-        document: dict[str, t.Any] = json.loads(result.stdout)
+        document = parsed(result.stdout, result.args)
         return document
 
     def test_doctor_audits_the_named_workspace(self, mark: int) -> None:
@@ -99,7 +99,7 @@ class TestWorkspaceIsUsed:
     def test_reset_clears_the_named_workspaces_marker(self, mark: int) -> None:
         result = run_as_user(WORKSPACE, ["reset", "--json", "--daemon-marker", "--workspace", WS], cwd=HOME,
                              post=f"test -e {D}/disabled && echo still-there || echo gone")
-        document = json.loads(result.stdout)
+        document = parsed(result.stdout, "reset")
         assert document["marker_reason"] == "first line\nsecond line" and result.post.strip() == "gone"
 
     def test_cache_path_is_the_named_workspaces_version(self, mark: int) -> None:
@@ -142,7 +142,7 @@ class TestTmpfilesCheck:
         quoted = drop_in_text().replace("'", "'\\''")
         run = run_as_user(f"{self.ISOLATED}; printf '%s' '{quoted}' > /etc/tmpfiles.d/nxsock.conf",
                           ["provision", "--tmpfiles", "--check", "--json"], uid=0)
-        assert run.returncode == 0 and json.loads(run.stdout)["changed"] is False
+        assert run.returncode == 0 and parsed(run.stdout, "provision-tmpfiles")["changed"] is False
 
 
 # -- sentences: counts, repeats, headings, what was seen ----------------------------------------------

@@ -8,6 +8,7 @@ import shutil
 import typing as t
 
 import pytest
+from documents import parsed
 from harness import (
     PEER,
     SNAPSHOT,
@@ -34,7 +35,7 @@ def lines(tree: str, under: str) -> list[str]:
 
 
 def doc(run: t.Any) -> dict[str, t.Any]:
-    return t.cast(dict[str, t.Any], json.loads(run.stdout))
+    return parsed(run.stdout, run.args)
 
 
 class TestAsRoot:

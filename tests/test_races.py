@@ -11,6 +11,7 @@ import shlex
 import textwrap
 
 import pytest
+from documents import parsed
 from harness import (
     PEER,
     THIRD,
@@ -59,6 +60,14 @@ FLIPPER = textwrap.dedent("""
 def _driver(body: str) -> str:
     python, pylib = stage_nxsock()
     return f"PYTHONPATH={shlex.quote(pylib)} {shlex.quote(python)} -c {shlex.quote(textwrap.dedent(body))}"
+
+
+def _check_documents(text: str, args: list[str], count: int) -> None:
+    """Every document a race driver printed, one a line, checked against its published schema."""
+    lines = text.splitlines()
+    assert len(lines) == count, f"{len(lines)} documents for {count} runs"
+    for line in lines:
+        parsed(line, args)
 
 
 def _flipper(path: str, target: str, seconds: int) -> str:
@@ -136,8 +145,10 @@ def test_cache_prune_never_deletes_through_a_peers_link() -> None:
         from nxsock.app import cli
         runner = CliRunner()
         bad = errors = 0
+        documents = open("/tmp/race-documents", "w")
         for _ in range({ITERATIONS}):
             result = runner.invoke(cli, ["cache", "prune", "--json"], env={{"NX_NATIVE_FILE_CACHE_DIRECTORY": "/tmp/shared-cache"}})
+            documents.write(result.stdout)
             errors += result.exit_code not in (0, 1)
             if sorted(os.listdir("{precious}")) != ["23.0.0-0123456789ab-nx.linux-x64-gnu.node", "24.0.6-0123456789ab-0.5nx.linux-x64-gnu.node"]:
                 bad += 1
@@ -149,7 +160,10 @@ def test_cache_prune_never_deletes_through_a_peers_link() -> None:
         f"chown -R {USER} {precious}; {_flipper('/tmp/shared-cache', precious, 120)} sleep 0.3"
     )
     post = f"cd /home/u{USER}; {as_user_prefix()} {driver}; pkill -u {PEER} python3; sleep 0.2; cat /tmp/flips.out"
-    result = run_as_user(setup, ["--version"], post=post)
+    result = run_as_user(setup, ["--version"], post=f"{post}; echo @@DOCUMENTS; cat /tmp/race-documents")
+    figures, documents = result.post.split("@@DOCUMENTS\n", 1)
+    _check_documents(documents, ["cache", "prune", "--json"], ITERATIONS)
+    result = result._replace(post=figures)
     words = result.post.split()
     print(" ".join(words[:6]))
     assert words[words.index("violations") + 1] == "0" and words[words.index("errors") + 1] == "0", result.post
@@ -164,9 +178,11 @@ def test_doctor_never_blocks_or_changes_anything_while_the_container_flips() -> 
         from nxsock.app import cli
         runner = CliRunner()
         slow = errors = 0
+        documents = open("/tmp/race-documents", "w")
         for _ in range(1000):
             start = time.monotonic()
             result = runner.invoke(cli, ["doctor", "--json", "--only", "container", "--only", "ancestry", "--only", "outcome"])
+            documents.write(result.stdout)
             slow += time.monotonic() - start > 5
             errors += result.exit_code not in (0, 1)
         print("violations", slow + errors)
@@ -174,7 +190,10 @@ def test_doctor_never_blocks_or_changes_anything_while_the_container_flips() -> 
     setup = (f"install -d -m 0700 -o {THIRD} /home/precious; mkfifo /home/precious/fifo; "
              f"{_flipper('/tmp/.nx', '/home/precious', 120)} sleep 0.3")
     post = f"cd /home/u{USER}; {as_user_prefix()} {driver}; pkill -u {PEER} python3; sleep 0.2; cat /tmp/flips.out; stat -c '%u %a' /home/precious"
-    result = run_as_user(setup, ["--version"], post=post)
+    result = run_as_user(setup, ["--version"], post=f"{post}; echo @@DOCUMENTS; cat /tmp/race-documents")
+    figures, documents = result.post.split("@@DOCUMENTS\n", 1)
+    _check_documents(documents, ["doctor", "--json"], 1000)
+    result = result._replace(post=figures)
     words = result.post.split()
     print(" ".join(words[:4]))
     assert words[words.index("violations") + 1] == "0", result.post

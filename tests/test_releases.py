@@ -8,6 +8,7 @@ import typing as t
 import pytest
 from click.testing import CliRunner
 from conftest import PEER, STICKY, USER, environment, machine, mine
+from documents import parsed
 
 from nxsock.cli import cli
 from nxsock.fsview import Entry, UserNamespaceView
@@ -171,7 +172,7 @@ class TestPreviews:
 
     def _doc(self, *args: str) -> dict[str, t.Any]:
         result = CliRunner().invoke(cli, ["paths", "--json", *args])
-        return t.cast(dict[str, t.Any], json.loads(result.output))
+        return parsed(result.output, "paths")
 
     def test_without_workspace_the_workspace_is_the_platform_default(self) -> None:
         doc = self._doc("--platform", "linux")
@@ -241,7 +242,7 @@ class TestTwoCheckouts:
     def test_prune_in_one_keeps_the_others_current_entry(self) -> None:
         """Only the old checkout's previous release goes; the other checkout's 24.0.6 entry stays."""
         result = self._run(["cache", "prune", "--json"], "old", post="find /tmp/.nx -name '*.node' | sort")
-        doc = json.loads(result.stdout)
+        doc = parsed(result.stdout, "cache-prune")
         removed = [r["path"] for r in doc["removed"]]
         assert len(removed) == 1 and "/23.3.1/23.3.1-" in removed[0], doc
         kept = result.post.split()
@@ -249,7 +250,7 @@ class TestTwoCheckouts:
 
     @pytest.mark.parametrize("checkout", ["old", "new"])
     def test_doctor_does_not_call_the_other_checkouts_entry_a_leftover(self, checkout: str) -> None:
-        doc = json.loads(self._run(["doctor", "--json"], checkout).stdout)
+        doc = parsed(self._run(["doctor", "--json"], checkout).stdout, "doctor")
         leftovers = [f["message"] for f in doc["findings"] if f["id"] == "leftovers" and "binding cache" in f["message"]]
         # The old checkout has its own previous release to prune; the new one has nothing of its own.
         assert leftovers == (["1 binding cache entry of other versions, interrupted or untrusted."] if checkout == "old" else [])
@@ -310,6 +311,6 @@ class TestSocketModes:
         )
         run = run_as_user(setup, ["doctor", "--json", "--only", "sockets"], cwd=ws)
         assert run.stdout, run.stderr[-1500:]
-        doc = json.loads(run.stdout)
+        doc = parsed(run.stdout, "doctor")
         flagged = [f["path"] for f in doc["findings"] if "makes its daemon socket" in f["message"]]
         assert flagged == ([f"{daemon_dir}/d.sock"] if warned else []), doc["findings"]

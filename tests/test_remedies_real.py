@@ -26,6 +26,7 @@ import typing as t
 from pathlib import Path
 
 import pytest
+from documents import checked, schema_name
 from harness import PEER, USER, install_nx, missing_node, missing_privileges, stage_nxsock
 
 pytestmark = [
@@ -137,9 +138,13 @@ exec {q(python)} {q(str(DRIVER))} {q(json.dumps(config))}
     )
     text = proc.stdout.decode("utf-8", "replace")
     try:
-        return t.cast(dict[str, t.Any], json.loads(text.strip().splitlines()[-1]))
+        out = t.cast(dict[str, t.Any], json.loads(text.strip().splitlines()[-1]))
     except (ValueError, IndexError):
         raise AssertionError(f"the driver printed no document (rc {proc.returncode}):\n{text[-3000:]}\n{proc.stderr.decode()[-3000:]}") from None
+    for args, document in out.pop("documents"):
+        assert document is not None, f"nxsock {' '.join(args)} printed no JSON document"
+        checked(document, schema_name(args) or "")
+    return out
 
 
 #: Findings the failure itself may leave, which doctor then reports with their own remedy.

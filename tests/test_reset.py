@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import typing as t
 
 import pytest
+from documents import parsed
 from harness import (
     PEER,
     USER,
@@ -44,7 +44,7 @@ def reset(extra: str, *args: str, post: str = "") -> t.Any:
 
 
 def paths(result: t.Any, key: str) -> list[str]:
-    return sorted(i["path"] for i in json.loads(result.stdout)[key])
+    return sorted(i["path"] for i in parsed(result.stdout, "reset")[key])
 
 
 def test_a_dead_per_run_directory_of_any_workspace_is_removed() -> None:
@@ -52,13 +52,13 @@ def test_a_dead_per_run_directory_of_any_workspace_is_removed() -> None:
     result = reset(setup)
     assert result.returncode == 0
     assert paths(result, "removed") == sorted([OTHER_RUN, RUN])  # one stale, one holding no socket
-    assert json.loads(result.stdout)["freed"] > 0
+    assert parsed(result.stdout, "reset")["freed"] > 0
 
 
 def test_a_live_daemons_directory_is_never_removed() -> None:
     listener = f"{as_user_prefix()} python3 -c \"import socket,time; s=socket.socket(socket.AF_UNIX); s.bind('{RUN}/d.sock'); s.listen(); time.sleep(3)\" & sleep 0.5"
     result = reset(f"install -d -m 0700 -o {USER} {RUN}; {listener}; {OLD} {RUN}", "--force")
-    kept = json.loads(result.stdout)["kept"]
+    kept = parsed(result.stdout, "reset")["kept"]
     assert paths(result, "removed") == [] and kept[0]["path"] == RUN and "live" in kept[0]["reason"]
 
 
@@ -79,7 +79,7 @@ def test_another_users_entries_and_link_targets_are_untouched() -> None:
     assert paths(result, "removed") == [RUN]
     assert changed_outside(result.tree_before, result.tree_after, [RUN]) == []
     assert "precious" in result.post and OTHER_RUN in result.post
-    assert any(k["path"] == OTHER_RUN and "not you" in k["reason"] for k in json.loads(result.stdout)["kept"])
+    assert any(k["path"] == OTHER_RUN and "not you" in k["reason"] for k in parsed(result.stdout, "reset")["kept"])
 
 
 def test_this_workspaces_leaves_go_when_dead_and_other_workspaces_lose_only_stale_sockets() -> None:
@@ -105,7 +105,7 @@ def test_the_daemon_marker_goes_only_when_asked_and_its_reason_is_shown() -> Non
     setup = f"install -d -m 0700 -o {USER} {d}; echo 'listen EACCES' > {d}/disabled; chown {USER} {d}/disabled"
     assert paths(reset(setup), "removed") == []
     result = reset(setup, "--daemon-marker")
-    assert json.loads(result.stdout)["marker_reason"] == "listen EACCES" and paths(result, "removed") == [f"{d}/disabled"]
+    assert parsed(result.stdout, "reset")["marker_reason"] == "listen EACCES" and paths(result, "removed") == [f"{d}/disabled"]
 
 
 def test_legacy_leftovers_are_removed_only_in_the_shapes_nx_made_and_only_yours() -> None:
@@ -137,7 +137,7 @@ def test_ten_thousand_dead_directories_are_removed() -> None:
     """Linear work: thousands of per-run directories in one run (timed in the benchmark, not here)."""
     make = f"cd {ROOT} && seq -f '%020g' 1 10000 | xargs mkdir -m 0700 && chown -R {USER} {ROOT} && touch -d 2000-01-01 *; cd /"
     result = reset(make, post=f"ls {ROOT} | wc -l")
-    assert len(json.loads(result.stdout)["removed"]) == 10000 and result.post.strip() == "0"
+    assert len(parsed(result.stdout, "reset")["removed"]) == 10000 and result.post.strip() == "0"
 
 
 def test_human_output_summarises_what_was_removed() -> None:

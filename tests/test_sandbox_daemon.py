@@ -13,6 +13,7 @@ import typing as t
 import pytest
 from click.testing import CliRunner
 from conftest import STICKY, USER, environment, machine, mine
+from documents import parsed
 from harness import USER as LIVE_USER
 from harness import as_user_prefix, missing_privileges, missing_readable_python, run_as_user, stage_nxsock
 
@@ -115,14 +116,14 @@ class TestDoctorOutside:
 class TestPathsDocument:
     def test_json_says_it_for_linux_and_nothing_elsewhere(self) -> None:
         run = CliRunner().invoke(cli, ["paths", "--platform", "linux", "--nx-version", "24.0.6", "--json"])
-        sandbox = json.loads(run.stdout)["user_namespace_sandbox"]
+        sandbox = parsed(run.stdout, "paths")["user_namespace_sandbox"]
         assert sandbox["daemon_usable"] is False and sandbox["run_inside"] == "NX_DAEMON=false"
         assert sandbox["clear_marker"] == "nxsock reset --daemon-marker" and sandbox["refusal"]["uid"] == 65534
         assert sandbox["refusal"]["remedy"] == "export NX_DAEMON=false" and "cannot use its daemon" in sandbox["message"]
         older = CliRunner().invoke(cli, ["paths", "--platform", "linux", "--nx-version", "24.0.2", "--json"])
-        assert json.loads(older.stdout)["user_namespace_sandbox"]["daemon_usable"] is True
+        assert parsed(older.stdout, "paths")["user_namespace_sandbox"]["daemon_usable"] is True
         mac = CliRunner().invoke(cli, ["paths", "--platform", "darwin", "--nx-version", "24.0.6", "--json"])
-        assert json.loads(mac.stdout)["user_namespace_sandbox"] is None
+        assert parsed(mac.stdout, "paths")["user_namespace_sandbox"] is None
 
     def test_the_human_report_says_it(self) -> None:
         run = CliRunner().invoke(cli, ["paths", "--platform", "linux", "--nx-version", "24.0.6"])
@@ -156,7 +157,7 @@ class TestLiveUserNamespace:
                 f"{as_user_prefix()} unshare -U --map-current-user env PYTHONPATH={pylib} {python} -m nxsock doctor --json "
                 f"--only daemon-record --only sandbox-daemon; kill $listener")
         result = run_as_user(setup, ["--version"], post=post)
-        findings = json.loads(result.post)["findings"]
+        findings = parsed(result.post, "doctor")["findings"]
         record_finding = next(f for f in findings if f["id"] == "daemon-record")
         assert "answers a plain connect, but Nx 24.0.6's client refuses" in record_finding["message"], findings
         assert record_finding["remedy"] == "export NX_DAEMON=false"

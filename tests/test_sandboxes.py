@@ -22,7 +22,6 @@ pid namespaces:
 
 from __future__ import annotations
 
-import json
 import shlex
 import shutil
 import subprocess
@@ -30,6 +29,7 @@ import time
 import typing as t
 
 import pytest
+from documents import parsed
 from harness import (
     REPO,
     USER,
@@ -260,7 +260,7 @@ def _assert_refused(cell: Cell) -> None:
     assert _value(refused, "SHOW") == "137", refused  # still waiting when the bound ended it
     assert _value(refused, "RAW-CONNECT") == "ok", refused
     assert _value(refused, "RECEIVED") == "0", refused
-    doctor = json.loads(_value(refused, "DOCTOR") or "{}")
+    doctor = parsed(_value(refused, "DOCTOR") or "{}", "doctor")
     record = next(f for f in doctor["findings"] if f["id"] == "daemon-record")
     assert "client refuses its socket" in record["message"] and record["remedy"] == "export NX_DAEMON=false", doctor
     assert next(f for f in doctor["findings"] if f["id"] == "sandbox-daemon")["severity"] == "warn", doctor

@@ -19,6 +19,7 @@ SUMMARIES = {
     "cache": "Where the binding cache is, what it holds, whether it is fresh; prune it.",
     "reset": "Remove this user's dead Nx runtime state, and nothing else.",
     "doctor": "Audit every level Nx depends on, with the command that fixes each problem.",
+    "schema": "Print the JSON Schema of a --json document, or list them.",
 }
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])

@@ -7,6 +7,7 @@ import os
 import typing as t
 
 from click.testing import CliRunner
+from documents import parsed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,18 +32,18 @@ def _clean(env: dict[str, str]) -> dict[str, str | None]:
     return {k: v.split("\x00")[0] for k, v in env.items()}
 
 
-def _check(result: t.Any) -> dict[str, t.Any]:
+def _check(result: t.Any, schema: str) -> dict[str, t.Any]:
     assert result.exit_code in EXIT_CODES, (result.exit_code, result.output[-500:], result.exception)
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
-    document = json.loads(result.stdout)
+    document = parsed(result.stdout, schema)
     assert document["schema_version"] == 1
-    return t.cast(dict[str, t.Any], document)
+    return document
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(environments)
 def test_paths_json_answers_any_environment(env: dict[str, str]) -> None:
-    document = _check(CliRunner().invoke(cli, ["paths", "--json"], env=_clean(env)))
+    document = _check(CliRunner().invoke(cli, ["paths", "--json"], env=_clean(env)), "paths")
     assert json.loads(json.dumps(document)) == document
 
 
@@ -51,7 +52,7 @@ def test_paths_json_answers_any_environment(env: dict[str, str]) -> None:
 def test_check_root_answers_any_path(path: str) -> None:
     path = path.split("\x00")[0] or "."
     # After ``--``, as a script passes a path that may begin with a dash (``-0`` is an option otherwise).
-    _check(CliRunner().invoke(cli, ["check-root", "--json", "--", path]))
+    _check(CliRunner().invoke(cli, ["check-root", "--json", "--", path]), "check-root")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -62,13 +63,13 @@ def test_paths_answers_any_workspace_option(workspace: str, env: dict[str, str])
     if result.exit_code == 2:
         assert "Traceback" not in result.output  # a usage error for an unusable --workspace
         return
-    _check(result)
+    _check(result, "paths")
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(values)
 def test_doctor_explain_answers_any_text(text: str) -> None:
-    document = _check(CliRunner().invoke(cli, ["doctor", "--json", "--only", "outcome", "--explain", text.replace("\x00", "")]))
+    document = _check(CliRunner().invoke(cli, ["doctor", "--json", "--only", "outcome", "--explain", text.replace("\x00", "")]), "doctor")
     assert "matched" in document
 
 

@@ -15,6 +15,7 @@ import subprocess
 import typing as t
 
 from conftest import PEER, USER, environment, machine
+from documents import checked
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -186,8 +187,15 @@ def test_no_remedy_shown_breaks_the_policy(
     try:
         resolution = resolve(env, view)
         context = wording.context_for(resolution, view, pasted_by_root=by_root)
-        document = paths_document(resolution, view)
-        from nxsock.doctor import Context, check_configuration, check_container, check_levels, check_outcome, check_path_budget
+        document = checked(paths_document(resolution, view), "paths")
+        from nxsock.doctor import (
+            Context,
+            check_configuration,
+            check_container,
+            check_levels,
+            check_outcome,
+            check_path_budget,
+        )
 
         doctor = Context(resolution, view, context, None, 0, (), (), ())
         findings = [f for check in (check_container, check_levels, check_outcome, check_configuration, check_path_budget) for f in check(doctor)]

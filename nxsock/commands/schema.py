@@ -1,0 +1,33 @@
+"""``nxsock schema``: print the published JSON Schema of a ``--json`` document, or list them."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .. import exitcodes, schemas
+from .summaries import summarized
+
+
+@click.command("schema")
+@click.argument("name", required=False, type=click.Choice(schemas.names()), metavar="[NAME]")
+@click.option("--list", "list_flag", is_flag=True, help="List the schemas' names, one a line (the same as no NAME).")
+@summarized("schema")
+def schema(name: str | None, list_flag: bool) -> None:
+    """NAME names the command line that prints the document: paths,
+    check-root, doctor, reset, cache-path, cache-list, cache-verify,
+    cache-prune, provision, provision-tmpfiles.  The schema (draft 2020-12)
+    is printed byte for byte as nxsock ships it; without NAME, or with
+    --list, the names are listed.  Every key nxsock prints is described;
+    keys are only ever added, so the schemas allow keys they do not name.
+    """
+    if name is not None and list_flag:
+        raise click.UsageError("--list takes no NAME.")
+    if name is None:
+        sys.stdout.write("".join(f"{known}\n" for known in schemas.names()))
+        sys.exit(exitcodes.OK)
+    sys.stdout.flush()
+    sys.stdout.buffer.write(schemas.schema_text(name).encode("utf-8"))  # as shipped, whatever the locale's encoding
+    sys.stdout.buffer.flush()
+    sys.exit(exitcodes.OK)
