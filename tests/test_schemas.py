@@ -19,7 +19,9 @@ from nxsock import schemas
 from nxsock.app import cli
 
 REPO = Path(__file__).resolve().parent.parent
-SHIPPED = REPO / "nxsock" / "schemas"
+SHIPPED = Path(schemas.__file__).parent
+#: Where the schemas sit inside the wheel: the loader's package, as a path.
+IN_WHEEL = schemas.__name__.replace(".", "/")
 NAMES = schemas.names()
 
 #: A command line printing each schema's document, run in-process over a simulated machine.
@@ -306,5 +308,5 @@ def test_the_wheel_ships_every_schema(tmp_path: Path) -> None:
     (wheel,) = tmp_path.glob("nxsock-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         for name in NAMES:
-            assert archive.read(f"nxsock/schemas/{name}.schema.json") == (SHIPPED / f"{name}.schema.json").read_bytes()
-        assert "nxsock/schemas/__init__.py" in archive.namelist()
+            assert archive.read(f"{IN_WHEEL}/{name}.schema.json") == (SHIPPED / f"{name}.schema.json").read_bytes()
+        assert f"{IN_WHEEL}/__init__.py" in archive.namelist()
