@@ -20,6 +20,7 @@ conformance suite.  :func:`rules_for` folds them into the frozen
 
 from __future__ import annotations
 
+import functools
 import re
 import typing as t
 
@@ -161,16 +162,16 @@ def parse_version(version: str) -> tuple[int, int, int] | None:
 _KNOWN = tuple((parse_version(v) or (0, 0, 0), v) for v in KNOWN_RELEASES)
 
 
+@functools.cache
 def _fold(release: str) -> dict[str, object]:
+    """The rules of a known release: the baseline with every change up to it.  Folded on first use, not at
+    import: ``paths --json`` asks for one release on every run."""
     target = parse_version(release) or (0, 0, 0)
     values = dict(BASELINE)
     for change in CHANGES:
         if (parse_version(change.release) or (0, 0, 0)) <= target:
             values[change.rule] = change.value
     return values
-
-
-_RULES: dict[str, dict[str, object]] = {release: _fold(release) for release in KNOWN_RELEASES}
 
 
 def _release_for(version: str | None) -> tuple[str, bool]:
@@ -189,10 +190,10 @@ def _release_for(version: str | None) -> tuple[str, bool]:
 def rules_for(version: str | None) -> ReleaseRules:
     """The rules of the release *version* names; an unknown or newer one is predicted as the newest known."""
     release, assumed = _release_for(version)
-    return ReleaseRules(release=release, assumed=assumed, **_RULES[release])  # type: ignore[arg-type]
+    return ReleaseRules(release=release, assumed=assumed, **_fold(release))  # type: ignore[arg-type]
 
 
 def rules_of_generation(generation: str) -> ReleaseRules:
     """The newest known release of a generation, for ``--layout``."""
-    newest = [r for r in KNOWN_RELEASES if _RULES[r]["generation"] == generation]
+    newest = [r for r in KNOWN_RELEASES if _fold(r)["generation"] == generation]
     return rules_for(newest[-1])
