@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import typing as t
 
 import click
 
@@ -14,6 +15,9 @@ from .summaries import summarized
 
 #: The sandboxes ``--sandbox`` names: the ``paths --format`` values that are sandboxes.
 SANDBOX_FORMATS = ("bwrap", "srt", "claude", "codex", "codex-profile", "flatpak", "docker", "seatbelt")
+
+if t.TYPE_CHECKING:
+    from ..explain import Answer, Explanation
 
 
 
@@ -75,7 +79,9 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
         raise click.BadParameter(f"unknown check id {unknown[0]!r}; see --list-checks.", param_hint="--only")
     text = None
     if explain_text is not None:
-        text = sys.stdin.read() if explain_text == "-" else explain_text
+        from ..explain import MAX_TEXT
+
+        text = sys.stdin.read(MAX_TEXT + 1) if explain_text == "-" else explain_text  # never more than is read
     if user is not None and user != os.geteuid():
         if os.geteuid() != 0:
             click.echo("nxsock doctor: --user needs root: sudo nxsock doctor --user UID", err=True)
@@ -177,29 +183,46 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
 
     resolution, view = build_resolution(host)
     context = gather(resolution, view, sandbox, pasted_by_root=pasted_by_root)
-    explanation = None
-    selected: tuple[str, ...] = only
+    results = run_checks(context, only)  # every check (or those asked for), explained or not
+    explanation: Explanation | None = None
+    answers: list[Answer] = []
     if text is not None:
-        from ..doctor import FINDING_IDS
-        from ..explain import explain
+        explanation, answers = _explain(text, results, context)
+        if explanation.messages:  # the findings that bear on what was pasted; unrecognised text keeps them all
+            from ..doctor import FINDING_IDS
 
-        explanation = explain(text)
-        selected = tuple(i for check in explanation.checks for i in FINDING_IDS.get(check, (check,)))
-    results = run_checks(context, selected) if (selected or text is None) else []
-    if explanation is not None and explanation.path:
-        related = [r for r in results if r[1].path is None or _related(r[1].path, explanation.path)]
-        results = related or results
+            ids = {i for check in explanation.checks for i in FINDING_IDS.get(check, (check,))}
+            chosen = [r for r in results if r[1].id in ids]
+            paths = [m.path for m in explanation.messages if m.path]
+            related = [r for r in chosen if not paths or r[1].path is None or any(_related(r[1].path, p) for p in paths)]
+            results = related or chosen
     findings = [f for _, f in results]
     status = status_of(findings, strict)
     if json_flag:
         from ..report import doctor_document, write_json
 
-        write_json(doctor_document(results, status, explanation))
+        write_json(doctor_document(results, status, explanation, answers))
     else:
         from ..render import render_doctor
 
-        render_doctor(results, status, explanation)
+        render_doctor(results, status, explanation, answers)
     return exitcodes.PROBLEM if status == "error" else exitcodes.OK
+
+
+def _explain(text: str, results: t.Sequence[tuple[str, t.Any]], context: t.Any) -> tuple[Explanation, list[Answer]]:
+    """Every message recognised in *text*, each answered from these findings or with its general remedy."""
+    from ..doctor import FINDING_IDS, SANDBOX_MARKERS
+    from ..explain import answer_all, explain, general_remedy
+
+    explanation = explain(text)
+    env = context.resolution.environment
+    hints = {name: value for name in (*SANDBOX_MARKERS, "CLAUDECODE", "FLATPAK_ID", "HOME")
+             if (value := env.get(name) or os.environ.get(name))}
+    findings = [f for _, f in results]
+    suggestion = context.remedies.socket_dir_suggestion
+    answers = answer_all(explanation.messages, findings, FINDING_IDS,
+                         lambda m: general_remedy(m, hints, env.platform, env.uid, suggestion, context.sandbox))
+    return explanation, answers
 
 
 def _related(a: str, b: str) -> bool:

@@ -1,0 +1,353 @@
+"""``doctor --explain`` on what the real Nx prints: the corpus under tests/corpus, recognised, answered, and proven.
+
+The corpus is captured from the real releases in real failure states by
+``tests/corpus/capture.py``.  The pure tests read the stored captures; the live
+ones rebuild each state, run the same Nx command, ask ``doctor --explain`` about
+what it printed and apply the remedy it gives, then run Nx again.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import re
+import sys
+import typing as t
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from nxsock.app import cli
+from nxsock.explain import _KINDS, WRAPPERS, answer_all, explain, general_remedy, sandbox_format
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+sys.path.insert(0, str(CORPUS))
+
+import capture  # noqa: E402
+
+CAPTURES = {entry["file"]: (entry, text) for entry, text in capture.corpus()}
+EXPECTED: dict[str, list[list[str | None]]] = json.loads((CORPUS / "expected.json").read_text())
+WITH_MESSAGES = sorted(f for f, messages in EXPECTED.items() if messages)
+
+#: Lines that look like a message but are Nx reporting success, or a stack frame around a recognised error.
+BENIGN = re.compile(r"^ NX   (?:Successfully ran target|Daemon Server - Started)|^\s+at ")
+SUSPECT = re.compile(r"^ NX  |\bE[A-Z]{3,}\b|Error|Warning|denied|refused|[Ff]ailed|not running|disabled|fell back|"
+                     r"Falling back|exceeds|not safe|os error")
+
+
+def test_the_corpus_covers_every_release_and_state_the_issue_names() -> None:
+    """Four releases, and for each the states that produce Nx's socket, cache and daemon messages."""
+    releases = {entry["release"] for entry, _ in CAPTURES.values()}
+    assert {"24.0.6", "24.0.2", "23.3.2", "23.1.1"} <= releases
+    states = {entry["state"] for entry, _ in CAPTURES.values()}
+    assert {"foreign-socket", "foreign-socket-dir", "foreign-container", "container-0777", "socket-dir-shared",
+            "socket-dir-os-temp", "socket-dir-nx-managed", "socket-path-too-long", "untrusted-data-dir",
+            "root-workspace-data", "sandbox-no-unix-sockets", "binding-cache-full", "daemon-stopped"} <= states
+    for entry, _ in CAPTURES.values():  # every capture says how it was made
+        assert {"release", "state", "setup", "env", "command", "exit_code", "uid"} <= entry.keys()
+    kinds = {m[0] for messages in EXPECTED.values() for m in messages}
+    assert {"socket-errno", "path-too-long", "invalid-shared", "invalid-os-temp", "invalid-nx-managed", "untrusted-data-dir",
+            "os-permission-denied", "daemon-disabled", "daemon-not-running", "native-cache-copy", "fallback"} <= kinds
+    errnos = {(m[0], m[1]) for messages in EXPECTED.values() for m in messages}
+    assert {("socket-errno", "EACCES"), ("socket-errno", "EPERM"), ("native-cache-copy", "ENOSPC")} <= errnos
+
+
+@pytest.mark.parametrize("file", sorted(CAPTURES))
+def test_every_capture_is_recognised_as_reviewed(file: str) -> None:
+    """Each stored capture yields exactly the reviewed messages, in the order Nx printed them."""
+    _, text = CAPTURES[file]
+    assert [[m.matched, m.errno, m.path] for m in explain(text).messages] == EXPECTED[file]
+
+
+@pytest.mark.parametrize("file", sorted(CAPTURES))
+def test_no_message_in_a_capture_goes_unrecognised(file: str) -> None:
+    """Every line that reads like an error, a warning or a notice lies inside a recognised message."""
+    _, text = CAPTURES[file]
+    spans = [(m.start, m.end) for m in explain(text).messages]
+    position, missed = 0, []
+    for line in text.splitlines(keepends=True):
+        start, position = position, position + len(line)
+        if SUSPECT.search(line) and not BENIGN.search(line) and not any(a < position and b > start for a, b in spans):
+            missed.append(line.strip())
+    assert missed == []
+
+
+def test_errno_and_path_are_exactly_as_nx_names_them() -> None:
+    """A path is the bytes Nx printed, without the punctuation closing its sentence; an errno is Nx's own token."""
+    checked = 0
+    for _, text in CAPTURES.values():
+        for message in explain(text).messages:
+            if message.path is not None:
+                assert message.path in text and message.path[-1] not in ").,;:'\"`"
+                assert message.path.startswith("/")
+                checked += 1
+            if message.errno is not None:
+                assert re.search(rf"\b{message.errno}\b", text[message.start:message.end])
+    assert checked > 50
+
+
+def test_the_eacces_that_24_0_6_prints_names_the_socket_without_its_bracket() -> None:
+    """``(connect EACCES /tmp/.nx/U/sockets/<h>/d.sock). Continuing …``: the path ends at ``d.sock``."""
+    _, text = CAPTURES["24.0.6/foreign-socket--client.txt"]
+    first = explain(text)
+    assert (first.matched, first.errno) == ("socket-errno", "EACCES")
+    assert re.fullmatch(r"/tmp/\.nx/\d+/sockets/[0-9a-f]{20}/d\.sock", first.path or "")
+
+
+def test_a_paste_with_the_disabled_marker_and_the_fallback_notice_reports_both_in_order() -> None:
+    _, text = CAPTURES["24.0.6/sandbox-user-namespace--client.txt"]
+    kinds = [m.matched for m in explain(text).messages]
+    assert kinds.index("daemon-disabled") < kinds.index("fallback")
+
+
+def test_patterns_stay_minimal() -> None:
+    """Patterns are the few words that tell messages apart, never Nx's sentences."""
+    for name, pattern, _, _ in _KINDS:
+        literal = re.sub(r"\(\?P<\w+>|\\[sSdwb]|[()?:*+|\[\]{}^$]|\\", " ", pattern.pattern)
+        longest = max((len(run.split()) for run in re.split(r"\s{2,}|rf?\"", literal)), default=0)
+        assert longest <= 7, (name, pattern.pattern)
+
+
+@pytest.mark.parametrize("file", WITH_MESSAGES)
+def test_every_recognised_message_gets_a_command_even_where_the_cause_is_not_visible(file: str) -> None:
+    """With no finding to go on (a CI log, another shell), each message still gets its general remedy, labelled so."""
+    _, text = CAPTURES[file]
+    messages = explain(text).messages
+    answers = answer_all(messages, [], {}, lambda m: general_remedy(m, {}, "linux", 1000, "/tmp/nx-1000"))
+    assert [a.message for a in answers] == list(messages)
+    for item in answers:
+        assert item.remedy and item.remedy.strip() and item.source == "general"
+
+
+def test_the_finding_that_shows_the_cause_wins_over_a_symptom_of_it() -> None:
+    """A peer's run directory (an error) answers the EACCES, not the record that merely does not answer (a warning)."""
+    from nxsock.doctor import FINDING_IDS, Finding
+
+    run_dir = "/tmp/.nx/1000/sockets/0123456789abcdef0123"
+    message = explain(f"(connect EACCES {run_dir}/d.sock). Continuing").messages[0]
+    findings = [Finding("daemon-record", "warn", f"{run_dir}/d.sock", "does not answer", "nxsock reset"),
+                Finding("sockets", "error", run_dir, "belongs to uid 1001", f"sudo rm -rf -- {run_dir}"),
+                Finding("leftovers", "warn", "/elsewhere", "unrelated", "nxsock cache prune")]
+    chosen = answer_all([message], findings, FINDING_IDS, lambda m: general_remedy(m, {}, "linux", 1000, "/tmp/nx-1000"))[0]
+    assert (chosen.remedy, chosen.source, chosen.finding) == (f"sudo rm -rf -- {run_dir}", "this machine", "sockets")
+
+
+@pytest.mark.parametrize("path", ["/tmp/.nx/1000/../../etc/passwd", "/tmp/.nx/1000/sockets//x/d.sock",
+                                  "/tmp/.nx/1000/./sockets/d.sock"])
+def test_a_pasted_path_that_does_not_say_what_it_names_gets_no_root_command(path: str) -> None:
+    """The text is the user's paste, maybe crafted: ``..`` or ``//`` in it never reaches a ``sudo rm``."""
+    for text in (f"(connect EACCES {path}). Continuing", f"EACCES: permission denied, open '{path}/.nx/workspace-data/x'"):
+        for message in explain(text).messages:
+            remedy = general_remedy(message, {}, "linux", 1000, "/tmp/nx-1000")
+            assert "sudo" not in (remedy.command or ""), (text, remedy)
+
+
+def test_a_message_that_carries_another_borrows_its_answer() -> None:
+    _, text = CAPTURES["24.0.6/socket-dir-shared--daemon-start.txt"]
+    messages = explain(text).messages
+    answers = answer_all(messages, [], {}, lambda m: general_remedy(m, {}, "linux", 1000, "/tmp/nx-1000"))
+    assert [a.message.matched for a in answers] == ["daemon-start-failed", "invalid-shared"]
+    assert answers[0].remedy == answers[1].remedy == "unset NX_SOCKET_DIR NX_DAEMON_SOCKET_DIR"
+    assert "invalid-shared" in (answers[0].hint or "")
+
+
+class TestSandboxRemedy:
+    EPERM = "[plugin-worker] failed to listen on /tmp/.nx/1000/sockets/ab/p1.sock: listen EPERM: operation not permitted /tmp/.nx/1000/sockets/ab/p1.sock"
+
+    @pytest.mark.parametrize(("env", "platform", "fmt"), [
+        ({"SANDBOX_RUNTIME": "1"}, "linux", "srt"),
+        ({"SANDBOX_RUNTIME": "1", "CLAUDECODE": "1"}, "linux", "claude"),
+        ({"CODEX_SANDBOX": "seatbelt"}, "darwin", "codex"),
+        ({}, "darwin", "seatbelt"),
+        ({}, "linux", None),
+    ])
+    def test_the_sandbox_is_read_from_its_markers(self, env: dict[str, str], platform: str, fmt: str | None) -> None:
+        assert sandbox_format(env, platform) == fmt
+
+    def test_eperm_points_at_the_sandbox_allowlist_that_fits(self) -> None:
+        message = explain(self.EPERM).messages[0]
+        assert (message.errno, message.path) == ("EPERM", "/tmp/.nx/1000/sockets/ab/p1.sock")
+        assert general_remedy(message, {"SANDBOX_RUNTIME": "1"}, "linux", 1000, "/tmp/nx-1000").command == "nxsock paths --format srt"
+        plain = general_remedy(message, {}, "linux", 1000, "/tmp/nx-1000")
+        assert plain.command == "nxsock paths --format text" and "srt" in (plain.hint or "")
+
+    def test_the_cli_answers_eperm_with_the_sandbox_format(self, runner: CliRunner) -> None:
+        result = runner.invoke(cli, ["doctor", "--json", "--explain", self.EPERM], env={"SANDBOX_RUNTIME": "1", "CODEX_SANDBOX": None})
+        document = json.loads(result.stdout)
+        assert document["matched"] == "socket-errno" and document["errno"] == "EPERM"
+        assert document["remedy"] == "nxsock paths --format srt" and document["remedy_source"] == "general"
+
+
+def test_the_json_keeps_its_keys_and_adds_every_message(runner: CliRunner) -> None:
+    _, text = CAPTURES["24.0.6/socket-dir-shared--client.txt"]
+    document = json.loads(runner.invoke(cli, ["doctor", "--json", "--explain", text]).stdout)
+    assert {"schema_version", "status", "findings", "matched", "errno", "path", "cause", "remedy"} <= document.keys()
+    assert document["schema_version"] == 1 and document["matched"] == "daemon-graph-failed"
+    assert [m["matched"] for m in document["messages"]] == [m[0] for m in EXPECTED["24.0.6/socket-dir-shared--client.txt"]]
+    assert all(m["remedy"] for m in document["messages"])
+    assert document["remedy"] == document["messages"][0]["remedy"]
+
+
+def test_human_output_names_every_message_and_labels_general_remedies(runner: CliRunner) -> None:
+    _, text = CAPTURES["24.0.6/binding-cache-full--run.txt"]
+    out = runner.invoke(cli, ["doctor", "--explain", text], env={"NO_COLOR": "1"}).stdout
+    assert out.count("Recognised: native-cache-copy") == len(EXPECTED["24.0.6/binding-cache-full--run.txt"])
+    assert "fix (general; this machine does not show the cause):  export NX_SKIP_NATIVE_FILE_CACHE=true" in out
+
+
+def test_unrecognised_text_says_so_and_runs_every_check(runner: CliRunner) -> None:
+    """The same findings and the same exit code as plain ``doctor``."""
+    plain = runner.invoke(cli, ["doctor", "--json"])
+    explained = runner.invoke(cli, ["doctor", "--json", "--explain", "hello world"])
+    document = json.loads(explained.stdout)
+    assert document["matched"] is None and document["recognised"] is False and document["messages"] == []
+    assert document["findings"] == json.loads(plain.stdout)["findings"] and document["findings"]
+    assert explained.exit_code == plain.exit_code
+    human = runner.invoke(cli, ["doctor", "--explain", "hello world"], env={"NO_COLOR": "1"}).stdout
+    assert human.startswith("Not a message nxsock recognises") and human.count("[environment]") >= 1
+
+
+# -- live: each state rebuilt, the remedy applied, the same Nx command again ----------------------------------
+
+from harness import missing_node, missing_privileges, missing_readable_python  # noqa: E402
+
+live = [
+    pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
+    pytest.mark.skipif(missing_readable_python() is not None, reason=str(missing_readable_python())),
+    pytest.mark.skipif(missing_node() is not None, reason=str(missing_node())),
+]
+
+PREFERENCE = ("run", "client", "daemon-status", "daemon-start")
+
+
+def _proof_captures() -> list[str]:
+    """One capture per release and state (the quickest command that shows its messages); every one with NXSOCK_CORPUS_PROOF=all."""
+    if os.environ.get("NXSOCK_CORPUS_PROOF") == "all":
+        return WITH_MESSAGES
+    chosen: dict[tuple[str, str], str] = {}
+    for file in WITH_MESSAGES:
+        entry, _ = CAPTURES[file]
+        key = (entry["release"], entry["state"])
+        if key not in chosen or PREFERENCE.index(entry["command_id"]) < PREFERENCE.index(CAPTURES[chosen[key]][0]["command_id"]):
+            chosen[key] = file
+    return sorted(chosen.values())
+
+
+STATES = {state.name: state for state in capture.STATES}
+
+
+def _prove(file: str) -> tuple[dict[str, t.Any], dict[str, t.Any]]:
+    entry, stored = CAPTURES[file]
+    state = STATES[entry["state"]]
+    return (capture.prove(entry["release"], state, entry["command_id"]),
+            capture.prove(entry["release"], state, entry["command_id"], text=stored))
+
+
+@pytest.fixture(scope="module")
+def proofs(request: pytest.FixtureRequest) -> t.Iterator[dict[str, concurrent.futures.Future[t.Any]]]:
+    """The selected proofs, run four at a time (each in its own namespaces), awaited by the test that needs one."""
+    wanted = [item.callspec.params["file"] for item in request.session.items
+              if getattr(item, "module", None) is sys.modules[__name__] and item.name.startswith("test_the_remedy")
+              and hasattr(item, "callspec")]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        yield {file: pool.submit(_prove, file) for file in dict.fromkeys(wanted)}
+
+
+def _kinds(text: str) -> set[str]:
+    return {m.matched for m in explain(text).messages}
+
+
+@pytest.mark.parametrize("file", _proof_captures())
+def test_the_remedy_given_for_each_message_makes_the_same_nx_command_stop_printing_it(
+    file: str, proofs: dict[str, concurrent.futures.Future[t.Any]]
+) -> None:
+    """In the state that produced it: recognised again; every message answered; remedies applied; Nx quiet and exit 0.
+
+    Twice: as Nx left the state (what the user pastes from), and on the state
+    as built, before Nx ran, with the stored capture pasted (a rerun that is
+    Nx's first, so the remedy is what makes the difference).
+    """
+    for item in live:
+        if item.args[0]:
+            pytest.skip(item.kwargs["reason"])
+    after_run, fresh = proofs[file].result(timeout=1800)
+    expected = {m[0] for m in EXPECTED[file]}
+    for proof in (after_run, fresh):
+        assert "error" not in proof, proof.get("error")
+        document = proof["doctor"]
+        assert document is not None, proof["doctor_raw"]
+        assert _kinds(proof["before"]) - WRAPPERS == expected - WRAPPERS  # the same messages, recognised again
+        assert [m["matched"] for m in document["messages"]] == [m.matched for m in explain(proof["before"]).messages]
+        assert all(m["remedy"] and m["remedy_source"] in ("this machine", "general") for m in document["messages"])
+        assert not _kinds(proof["after"]) & expected, proof["after"][-3000:]
+        assert proof["after_rc"] == 0, proof["after"][-3000:]
+    for step in fresh["applied"]:
+        assert step["rc"] in (0, None), step
+
+
+class TestUnrecognisedTextOnRealStates:
+    pytestmark = live
+
+    @pytest.mark.parametrize(("setup", "env", "code"), [
+        ("install -d -m 1777 -o {peer} /tmp/.nx", {}, 0),  # warnings
+        ("install -d -m 0777 -o {peer} /tmp/peerdata", {"NX_WORKSPACE_DATA_DIRECTORY": "/tmp/peerdata"}, 1),  # an error
+    ], ids=["warnings", "error"])
+    def test_every_check_runs_and_the_exit_code_is_plain_doctors(self, setup: str, env: dict[str, str], code: int) -> None:
+        from harness import PEER, USER, run_as_user
+
+        ws = f"/home/u{USER}/ws"
+        state = f"install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; " + setup.format(peer=PEER)
+        plain = run_as_user(state, ["doctor", "--json"], env=env, cwd=ws)
+        explained = run_as_user(state, ["doctor", "--json", "--explain", "hello world"], env=env, cwd=ws)
+        document = json.loads(explained.stdout)
+        assert document["recognised"] is False
+        assert [f["id"] for f in document["findings"]] == [f["id"] for f in json.loads(plain.stdout)["findings"]]
+        assert any(f["severity"] in ("warn", "error") for f in document["findings"])
+        assert explained.returncode == plain.returncode == code
+
+
+class TestWorkspaceDataFinding:
+    pytestmark = live
+
+    def test_a_link_on_the_way_to_another_users_data_gets_no_command(self) -> None:
+        """Root's link where .nx belongs: rm, chown or chmod could act on its target, so no command is printed."""
+        from harness import USER, run_as_user
+
+        ws = f"/home/u{USER}/ws"
+        setup = (f"install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; install -d -m 0755 /tmp/target/workspace-data; "
+                 f"ln -s /tmp/target {ws}/.nx")
+        document = json.loads(run_as_user(setup, ["doctor", "--json", "--only", "workspace-data"], cwd=ws).stdout)
+        [found] = document["findings"]
+        assert found["severity"] == "error" and found["remedy"] is None and "link" in found["message"]
+
+    def test_sudo_nx_leftovers_are_removed_and_dot_nx_handed_back(self) -> None:
+        from harness import USER, run_as_user
+
+        ws = f"/home/u{USER}/ws"
+        setup = f"install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; install -d -m 0755 {ws}/.nx {ws}/.nx/workspace-data"
+        document = json.loads(run_as_user(setup, ["doctor", "--json", "--only", "workspace-data"], cwd=ws).stdout)
+        [found] = document["findings"]
+        assert found["remedy"] == f"sudo rm -rf -- {ws}/.nx/workspace-data && sudo chown {USER}:{USER} -- {ws}/.nx"
+        fixed = run_as_user(f"{setup}; {found['remedy'].replace('sudo ', '')}", ["doctor", "--json", "--only", "workspace-data"], cwd=ws)
+        assert json.loads(fixed.stdout)["findings"] == []
+
+
+def test_a_huge_paste_is_answered_in_seconds_from_its_first_mebibyte(runner: CliRunner) -> None:
+    import time
+
+    from nxsock.explain import MAX_TEXT
+
+    text = "connect EACCES /" * (MAX_TEXT // 8)
+    started = time.monotonic()
+    result = runner.invoke(cli, ["doctor", "--json", "--explain", "-"], input=text)
+    document = json.loads(result.stdout)
+    assert document["truncated"] is True and document["matched"] == "socket-errno"
+    assert time.monotonic() - started < 60
+
+
+def test_eperm_takes_the_sandbox_doctor_was_told_of(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["doctor", "--json", "--sandbox", "bwrap", "--explain", TestSandboxRemedy.EPERM],
+                           env={"SANDBOX_RUNTIME": None, "CODEX_SANDBOX": None})
+    assert json.loads(result.stdout)["remedy"] == "nxsock paths --format bwrap"
