@@ -139,10 +139,10 @@ def check_unix_sockets(ctx: Context) -> list[Finding]:
     from .explain import sandbox_remedy
 
     env = ctx.resolution.environment
-    remedy = sandbox_remedy({m: v for m in SANDBOX_MARKERS if (v := env.get(m))}, env.platform, ctx.sandbox)
-    return [Finding("unix-sockets", "error", None,
-                    f"This process may not create unix sockets ({ctx.unix_sockets}): a sandbox's policy refuses them, "
-                    "so Nx's daemon and plugin workers cannot listen anywhere.", remedy.command, remedy.hint)]
+    advice = ctx.remedies.offer(sandbox_remedy({m: v for m in SANDBOX_MARKERS if (v := env.get(m))}, env.platform, ctx.sandbox))
+    return [_advised("unix-sockets", "error", None,
+                     f"This process may not create unix sockets ({ctx.unix_sockets}): a sandbox's policy refuses them, "
+                     "so Nx's daemon and plugin workers cannot listen anywhere.", advice)]
 
 
 def check_user_namespace(ctx: Context) -> list[Finding]:
@@ -332,7 +332,7 @@ def check_workspace_data(ctx: Context) -> list[Finding]:
     if links:  # a command here could act on what a link points at
         return [Finding("workspace-data", "error", foreign[0][0],
                         f"{foreign[0][0]} belongs to uid {foreign[0][1]}, and {links[0]} is a link on the way to it.", None,
-                        "No command is printed: rm, chown or chmod could act on what the link points at. Look at it; "
+                        "No safe command: rm, chown or chmod could act on what the link points at. Look at it; "
                         "remove the link itself (not its target) if you did not make it.")]
     first, owner = foreign[0]
     whose = "root" if owner == 0 else f"uid {owner}"
@@ -348,7 +348,7 @@ def check_workspace_data(ctx: Context) -> list[Finding]:
         steps.append(Step("chown", dot_nx, owner=env.uid, group=env.gid, needs_root=True))
     elif dot_nx_owner is not None:
         return [Finding("workspace-data", "error", dot_nx, f"{dot_nx} belongs to uid {dot_nx_owner}, not to you or root.", None,
-                        "No command is printed: another user's directory is never handed to you. Look at what it holds, "
+                        "No safe command: another user's directory is never handed to you. Look at what it holds, "
                         "then move it aside as root.")]
     advice = _offer(ctx, steps,
                     "Left by running Nx as another user (`sudo nx`): Nx's caches are removed and rebuilt, as after `nx reset`; "

@@ -14,10 +14,23 @@ import re
 import typing as t
 
 from ._pathname import dirname
-from .wording import Advice as Remedy
-from .wording import shell_quote
+from .remedy import Remedy, Step, Withheld, render, shell_quote
+from .wording import Advice, RemedyContext, socket_export
 
-__all__ = ["MAX_TEXT", "WRAPPERS", "Answer", "Explanation", "Message", "answer", "answer_all", "explain", "general_remedy", "sandbox_format", "sandbox_remedy"]
+__all__ = [
+    "MAX_TEXT",
+    "WRAPPERS",
+    "Answer",
+    "Explanation",
+    "Message",
+    "answer",
+    "answer_all",
+    "explain",
+    "general_advice",
+    "general_remedy",
+    "sandbox_format",
+    "sandbox_remedy",
+]
 
 
 class Message(t.NamedTuple):
@@ -160,13 +173,20 @@ def explain(text: str) -> Explanation:
 
 
 # -- remedies --------------------------------------------------------------------------------
+#
+# A pasted text is anyone's: a path in it is a claim, never trusted.  Every remedy below is a
+# value (:class:`~nxsock.remedy.Remedy`) that the caller passes through the one policy
+# (``RemedyContext.offer``), which checks it against this machine as it is now: a path the
+# paste names is acted on only when it is one of this user's Nx levels, exists, and has no
+# link or foreign level on the way; ``sudo`` only where the user cannot do it.  Where no safe
+# command exists the answer says why, and what to run to find out more.
 
 
 class Answer(t.NamedTuple):
-    """A recognised message with the command that fixes it, and whether this machine showed the cause."""
+    """A recognised message with the command that fixes it (or why there is none), and whether this machine showed the cause."""
 
     message: Message
-    remedy: str
+    remedy: str | None  # None: no safe command; the hint says why
     hint: str | None
     source: str  # "this machine" (a doctor finding shows the cause) | "general" (the message's own remedy)
     finding: str | None  # the id of the finding whose remedy it is
@@ -185,22 +205,23 @@ def sandbox_format(env: t.Mapping[str, str], platform: str) -> str | None:
     return None
 
 
+def _allowlist(fmt: str) -> Step:
+    return Step("run-nxsock", value=f"paths --format {fmt}")
+
+
 def sandbox_remedy(env: t.Mapping[str, str], platform: str, named: str | None = None) -> Remedy:
     """The sandbox's allowlist, in the format the user named (``doctor --sandbox``) or its variables show."""
     fmt = named or sandbox_format(env, platform)
     unknown = [name for name in ("GEMINI_SANDBOX", "CURSOR_SANDBOX") if env.get(name)]
     if fmt is not None:
-        return Remedy(f"nxsock paths --format {fmt}",
+        return Remedy((_allowlist(fmt),),
                       f"A sandbox ({fmt}) refuses unix sockets: allow them under the directories this prints. "
                       "Or run Nx there with NX_DAEMON=false.")
     named = f" ({', '.join(unknown)} is set)" if unknown else ""
-    return Remedy("nxsock paths --format text",
+    return Remedy((_allowlist("text"),),
                   f"A sandbox or policy{named} refuses unix sockets: allow them under the directories this prints; "
                   "--format srt, claude, codex, seatbelt, bwrap or docker writes them in that sandbox's own settings. "
                   "Or run Nx there with NX_DAEMON=false.")
-
-
-_NX_LEVELS = re.compile(r"^/tmp/\.nx/\d+/|/\.nx/sockets/|/workspace-data/d/")
 
 
 def _plain(path: str) -> bool:
@@ -209,73 +230,100 @@ def _plain(path: str) -> bool:
     return all(p not in ("", ".", "..") for p in parts) and path.isprintable()
 
 
-def _nx_level(path: str) -> bool:
-    """Whether *path* lies in a directory Nx makes for its user (where removing a socket is Nx's own business)."""
-    return _plain(path) and _NX_LEVELS.search(path) is not None
+def _doctor_instead(what: str) -> Withheld:
+    return Withheld(f"No safe command from the text alone: {what}. Run `nxsock doctor` where Nx printed it, as the user "
+                    "who saw it: it names the level that refuses, with the command that fixes it.")
+
+
+def _pasted(path: str, step: Step, changes: str) -> Remedy | Withheld:
+    """A step on a path the paste names: offered only when its spelling says plainly what it names; the policy does the rest."""
+    if not _plain(path):
+        return Withheld(f"No safe command: the path in the text, {shell_quote(path)}, does not say plainly what it names "
+                        "(a `.`, `..`, doubled slash or control character); nxsock acts on no such path.")
+    return Remedy((step._replace(path=path),), changes)
+
+
+def _unset(*variables: str, changes: str) -> Remedy:
+    return Remedy(tuple(Step("unset", variable=v) for v in variables), changes)
 
 
 def general_remedy(
-    message: Message, env: t.Mapping[str, str], platform: str, uid: int, socket_dir_suggestion: str, sandbox: str | None = None
-) -> Remedy:
-    """The message's own remedy, for a machine that does not (or no longer) shows its cause."""
+    message: Message, env: t.Mapping[str, str], platform: str, ctx: RemedyContext, sandbox: str | None = None
+) -> tuple[Remedy | Withheld, ...]:
+    """The message's own remedies, best first, for a machine that does not (or no longer) shows its cause.
+
+    Each is a value for ``ctx.offer``: the first that passes the policy on this
+    machine is the command; a path taken from the text is only ever a claim
+    the policy checks against what is really there.
+    """
     kind, path, errno_name = message.matched, message.path, message.errno
-    export = f"export NX_SOCKET_DIR={shell_quote(socket_dir_suggestion)}"
+    export = socket_export(ctx)
     if kind in ("socket-errno", "exit-78"):
         if errno_name in ("EPERM", "EROFS") or kind == "exit-78":
-            return sandbox_remedy(env, platform, sandbox)
+            return (sandbox_remedy(env, platform, sandbox),)
         if errno_name in ("ECONNREFUSED", "EADDRINUSE"):
-            return Remedy("nxsock reset", "It removes your dead sockets and socket directories; a live daemon's are kept.")
+            return (Remedy((Step("run-nxsock", value="reset"),), "Removes your dead sockets and socket directories; a live daemon's are kept."),)
         if errno_name == "ENOENT":
-            return Remedy("npx nx daemon --start", "The daemon is not running there; Nx starts one on the next command too.")
+            return (Remedy((Step("run-nx", value="daemon --start"),), "The daemon is not running there; Nx starts one on the next command too."),)
         if errno_name == "EACCES" and path is not None:
-            if _nx_level(path):
-                return Remedy(f"sudo rm -- {shell_quote(path)}",
-                              "Where the socket is another user's (a daemon left by `sudo nx`): it removes the socket, never a "
-                              f"directory. If the socket is yours, a policy refuses: {sandbox_remedy(env, platform, sandbox).command}.")
-            return Remedy(export, f"{dirname(path)} is not one of Nx's own directories; keep the sockets in one of yours.")
-        return Remedy("nxsock doctor", "Run it where Nx printed the message: it names the level that refuses.")
+            remove = _pasted(path, Step("remove", needs_root=True),
+                             "Removes the socket another user left where yours belongs (a daemon of `sudo nx`), never a directory; "
+                             "your Nx binds its own. If the socket is yours, a sandbox or policy refuses: "
+                             f"{render(sandbox_remedy(env, platform, sandbox))}.")
+            return (remove, export)
+        return (_doctor_instead(f"{errno_name} on a socket has more than one cause"),)
     if kind == "path-too-long":
-        return Remedy(export, "A short socket directory of your own keeps every socket under the 95-character limit.")
+        return (export,)
     if kind in ("invalid-shared", "invalid-os-temp", "invalid-nx-managed", "configured-refused"):
-        return Remedy("unset NX_SOCKET_DIR NX_DAEMON_SOCKET_DIR",
-                      f"Nx then uses its own socket directories; to keep one of yours: {export}")
+        return (_unset("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR", changes="Nx then uses its own socket directories."), export)
     if kind == "untrusted-data-dir":
-        variable = "NX_CACHE_DIRECTORY" if message.detail and "cache" in message.detail else "NX_WORKSPACE_DATA_DIRECTORY"
-        extra = " NX_PROJECT_GRAPH_CACHE_DIRECTORY" if variable == "NX_WORKSPACE_DATA_DIRECTORY" else ""
-        return Remedy(f"unset {variable}{extra}", "Nx then keeps it in the workspace; or name a directory you own.")
+        variables = (("NX_CACHE_DIRECTORY",) if message.detail and "cache" in message.detail
+                     else ("NX_WORKSPACE_DATA_DIRECTORY", "NX_PROJECT_GRAPH_CACHE_DIRECTORY"))
+        return (_unset(*variables, changes="Nx then keeps it in the workspace; or name a directory only you own."),)
     if kind == "native-cache-copy":
         why = ("The disk (or quota) holding the cache is full; free space to cache again."
                if errno_name in ("ENOSPC", "EDQUOT") else "`nxsock cache verify` names the cache level that refuses, with its fix.")
-        return Remedy("export NX_SKIP_NATIVE_FILE_CACHE=true", f"Nx then loads its binding in place, without the warning. {why}")
+        return (Remedy((Step("export", variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
+                       f"Nx then loads its binding in place, without the warning. {why}"),)
     if kind == "daemon-disabled":
-        return Remedy("npx nx reset", "It removes the disabled marker (and clears Nx's caches); the daemon runs again on the next command.")
+        return (Remedy((Step("run-nx", value="reset"),),
+                       "Removes the disabled marker (and clears Nx's caches); the daemon runs again on the next command."),)
     if kind == "daemon-not-running":
-        return Remedy("npx nx daemon --start", None)
+        return (Remedy((Step("run-nx", value="daemon --start"),), "Starts the daemon for this workspace."),)
     if kind == "fs-errno" and path is not None:
         data = re.match(r"^(.*/\.nx/workspace-data)(?:/|$)", path)
-        if errno_name == "EACCES" and data is not None and _plain(data.group(1)):
-            return Remedy(f"sudo rm -rf -- {shell_quote(data.group(1))}",
-                          "Where another user (root, after `sudo nx`) made it: Nx's own state, rebuilt on the next run, as after `nx reset`.")
+        if errno_name == "EACCES" and data is not None:
+            return (_pasted(data.group(1), Step("remove-tree", needs_root=True),
+                            "Another user (root, after `sudo nx`) made it: Nx's own state, rebuilt on the next run, as after `nx reset`."),)
         if errno_name == "ENOENT":
             missing = path if message.detail in ("lstat", "stat", "scandir", "opendir") else dirname(path)
-            return Remedy(f"mkdir -p -- {shell_quote(missing)}", "Or unset the variable that names it (TMPDIR, typically).")
-        return Remedy("nxsock doctor", f"Run it where Nx printed the message: it names what refuses {path} ({errno_name}).")
+            return (_pasted(missing, Step("create"), "Creates the missing directory; or unset the variable that names it (TMPDIR, typically)."),
+                    _unset("TMPDIR", changes="Nx then uses /tmp as its temp directory."))
+        return (_doctor_instead(f"{errno_name} on {shell_quote(path)} has more than one cause"),)
     if kind == "native-binding-broken":
-        return Remedy("export NX_SKIP_NATIVE_FILE_CACHE=true",
-                      "Nx then loads its binding in place; free space where the cache is, and `nxsock reset --legacy` removes cut-short copies.")
+        return (Remedy((Step("export", variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
+                       "Nx then loads its binding in place; free space where the cache is, and `nxsock reset --legacy` "
+                       "removes cut-short copies."),)
     if kind == "plugin-worker-exited":
-        return sandbox_remedy(env, platform, sandbox)
+        return (sandbox_remedy(env, platform, sandbox),)
     if kind == "os-permission-denied":
-        return Remedy("nxsock doctor", "Run it in the workspace as the user who saw the message: most often `sudo nx` left "
-                      ".nx/workspace-data owned by root, and doctor names it with the command that fixes it.")
+        return (_doctor_instead("the message names no path (most often `sudo nx` left .nx/workspace-data owned by root)"),)
     if kind == "fallback" and message.detail == "/":
-        return Remedy("export NX_ISOLATE_PLUGINS=false",
-                      "Only a sandbox's user namespace shows / as another user's: Nx 24 then always falls back to the workspace "
-                      "for its plugin workers' sockets, and works. Without plugin workers it needs no socket there; or allow "
-                      f"that directory in the sandbox: {sandbox_remedy(env, platform, sandbox).command}")
+        return (Remedy((Step("export", variable="NX_ISOLATE_PLUGINS", value="false"),),
+                       "Only a sandbox's user namespace shows / as another user's: Nx 24 then always falls back to the workspace "
+                       "for its plugin workers' sockets, and works. Without plugin workers it needs no socket there; or allow "
+                       f"that directory in the sandbox: {render(sandbox_remedy(env, platform, sandbox))}"),)
     if kind in ("fallback", "no-socket-directory"):
-        return Remedy("nxsock doctor", "Run it where Nx printed the message: it names each refused level with its fix.")
-    return Remedy("nxsock doctor", "Run it where Nx printed the message: it names what this message is about, with its fix.")
+        return (_doctor_instead("which level refused shows only on the machine"),)
+    return (_doctor_instead("the message does not say which level refuses"),)
+
+
+def general_advice(
+    message: Message, env: t.Mapping[str, str], platform: str, ctx: RemedyContext, sandbox: str | None = None
+) -> Advice:
+    """The message's general remedy through the policy: the first that passes, or why none does."""
+    first, *alternatives = general_remedy(message, env, platform, ctx, sandbox)
+    return ctx.offer(first, *alternatives)
 
 
 def _related(finding_path: str | None, path: str | None) -> bool:
@@ -284,7 +332,14 @@ def _related(finding_path: str | None, path: str | None) -> bool:
         return True
     a, b = finding_path.rstrip("/"), path.rstrip("/")
     base = dirname(b) if b.endswith(".sock") else b
-    return a == b or a.startswith(base + "/") or base.startswith(a + "/") or a == base
+    if a == b or a.startswith(base + "/") or base.startswith(a + "/") or a == base:
+        return True
+    # A daemon's run directory hashes its pid: the one in the text and the one running now are siblings, the same daemon socket.
+    run_a, run_b = _RUN_DIRECTORY.match(a), _RUN_DIRECTORY.match(b)
+    return run_a is not None and run_b is not None and run_a.group(1) == run_b.group(1)
+
+
+_RUN_DIRECTORY = re.compile(r"^(/.+)/[0-9a-f]{20}(?:/d\.sock)?$")
 
 
 class _Finding(t.Protocol):
@@ -304,7 +359,7 @@ def answer_all(
     messages: t.Sequence[Message],
     findings: t.Sequence[_Finding],
     finding_ids: t.Mapping[str, t.Sequence[str]],
-    general: t.Callable[[Message], Remedy],
+    general: t.Callable[[Message], Advice],
 ) -> list[Answer]:
     """Every message answered, in order; one that only carries another (a wrapper) gets the remedy of the one it carries."""
     own = [answer(m, findings, finding_ids, general(m)) for m in messages]
@@ -325,15 +380,19 @@ def answer(
     message: Message,
     findings: t.Sequence[_Finding],
     finding_ids: t.Mapping[str, t.Sequence[str]],
-    general: Remedy,
+    general: Advice,
 ) -> Answer:
-    """This machine's remedy where a finding of the message's checks shows its cause; else the general one."""
+    """This machine's remedy where a finding of the message's checks shows its cause; else the general one.
+
+    A finding with no safe command (its hint says why) still shows the cause:
+    its reason is the answer, not a general command that would not fix it.
+    """
     ids = {i for check in message.checks for i in finding_ids.get(check, (check,))}
-    candidates = [f for f in findings if f.id in ids and f.severity in ("warn", "error") and f.remedy]
+    candidates = [f for f in findings if f.id in ids and f.severity in ("warn", "error") and (f.remedy or f.hint)]
     if message.path is not None:
         candidates = [f for f in candidates if _related(f.path, message.path)]
-    if candidates:  # an error before a warning; then the finding about exactly that path; then report order
+    if candidates:  # an error before a warning; then the finding about exactly that path; then one with a command; then report order
         exact = message.path.rstrip("/") if message.path else None
-        best = min(candidates, key=lambda f: (f.severity != "error", (f.path or "").rstrip("/") != exact))
-        return Answer(message, t.cast(str, best.remedy), best.hint, "this machine", best.id)
-    return Answer(message, t.cast(str, general.command), general.hint, "general", None)
+        best = min(candidates, key=lambda f: (f.severity != "error", (f.path or "").rstrip("/") != exact, f.remedy is None))
+        return Answer(message, best.remedy, best.hint, "this machine", best.id)
+    return Answer(message, general.command, general.hint, "general", None)

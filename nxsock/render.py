@@ -398,7 +398,10 @@ def render_doctor(results: t.Sequence[tuple[str, Finding]], status: str, explana
             if message.path:
                 out.print(Text(f"  about {printable(message.path)}", style="dim"))
             label = "fix:  " if item.source == "this machine" else "fix (general; this machine does not show the cause):  "
-            out.print(Text(f"  {label}", style="bold") + Text(printable(item.remedy), style="cyan"))
+            if item.remedy is not None:
+                out.print(Text(f"  {label}", style="bold") + Text(printable(item.remedy), style="cyan"))
+            else:  # no safe command: the note says why
+                out.print(Text(f"  {label}", style="bold") + Text("none", style="yellow"))
             if item.hint:
                 out.print(Text("  note: " + printable(item.hint), style="dim"))
         if answers and not results:

@@ -18,9 +18,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import PEER, environment, machine, mine
 
 from nxsock.app import cli
-from nxsock.explain import _KINDS, WRAPPERS, answer_all, explain, general_remedy, sandbox_format
+from nxsock.explain import _KINDS, WRAPPERS, answer_all, explain, general_advice, sandbox_format
+from nxsock.fsview import Entry
+from nxsock.remedy import Remedy, check, render
+from nxsock.resolver import resolve
+from nxsock.wording import Advice, RemedyContext, context_for
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 sys.path.insert(0, str(CORPUS))
@@ -30,6 +35,17 @@ import capture  # noqa: E402
 CAPTURES = {entry["file"]: (entry, text) for entry, text in capture.corpus()}
 EXPECTED: dict[str, list[list[str | None]]] = json.loads((CORPUS / "expected.json").read_text())
 WITH_MESSAGES = sorted(f for f, messages in EXPECTED.items() if messages)
+
+
+def remedies(extra: t.Mapping[str, Entry] = {}, links: t.Mapping[str, str] = {}, variables: t.Mapping[str, str] = {}) -> RemedyContext:
+    """The remedy context of Ada (uid 1000) in /home/ada/acme on a machine of *extra*: what the policy checks a paste against."""
+    view = machine(extra, links)
+    return context_for(resolve(environment(variables), view), view)
+
+
+def general(context: RemedyContext | None = None, env: t.Mapping[str, str] = {}) -> t.Callable[[t.Any], Advice]:
+    ctx = context or remedies()
+    return lambda message: general_advice(message, env, "linux", ctx)
 
 #: Lines that look like a message but are Nx reporting success, or a stack frame around a recognised error.
 BENIGN = re.compile(r"^ NX   (?:Successfully ran target|Daemon Server - Started)|^\s+at ")
@@ -111,14 +127,29 @@ def test_patterns_stay_minimal() -> None:
 
 
 @pytest.mark.parametrize("file", WITH_MESSAGES)
-def test_every_recognised_message_gets_a_command_even_where_the_cause_is_not_visible(file: str) -> None:
-    """With no finding to go on (a CI log, another shell), each message still gets its general remedy, labelled so."""
+def test_every_recognised_message_gets_a_command_or_why_there_is_none_where_the_cause_is_not_visible(file: str) -> None:
+    """With no finding to go on (a CI log, another shell), each message gets its general remedy, labelled so — or the reason none is safe."""
     _, text = CAPTURES[file]
     messages = explain(text).messages
-    answers = answer_all(messages, [], {}, lambda m: general_remedy(m, {}, "linux", 1000, "/tmp/nx-1000"))
+    answers = answer_all(messages, [], {}, general())
     assert [a.message for a in answers] == list(messages)
     for item in answers:
-        assert item.remedy and item.remedy.strip() and item.source == "general"
+        assert item.source == "general"
+        assert (item.remedy and item.remedy.strip()) or (item.hint or "").startswith("No safe command"), item
+
+
+@pytest.mark.parametrize("file", WITH_MESSAGES)
+def test_every_general_remedy_shown_is_a_value_the_policy_passed(file: str) -> None:
+    """No general remedy is shell text built from the paste: each is vetted steps, rendered by the one function."""
+    ctx = remedies()
+    _, text = CAPTURES[file]
+    for message in explain(text).messages:
+        advice = general_advice(message, {}, "linux", ctx)
+        if advice.command is None:
+            assert (advice.hint or "").startswith("No safe command") and not advice.steps
+            continue
+        assert advice.steps and render(Remedy(advice.steps, "")) == advice.command
+        assert check(Remedy(advice.steps, ""), ctx.policy) is None
 
 
 def test_the_finding_that_shows_the_cause_wins_over_a_symptom_of_it() -> None:
@@ -130,7 +161,7 @@ def test_the_finding_that_shows_the_cause_wins_over_a_symptom_of_it() -> None:
     findings = [Finding("daemon-record", "warn", f"{run_dir}/d.sock", "does not answer", "nxsock reset"),
                 Finding("sockets", "error", run_dir, "belongs to uid 1001", f"sudo rm -rf -- {run_dir}"),
                 Finding("leftovers", "warn", "/elsewhere", "unrelated", "nxsock cache prune")]
-    chosen = answer_all([message], findings, FINDING_IDS, lambda m: general_remedy(m, {}, "linux", 1000, "/tmp/nx-1000"))[0]
+    chosen = answer_all([message], findings, FINDING_IDS, general())[0]
     assert (chosen.remedy, chosen.source, chosen.finding) == (f"sudo rm -rf -- {run_dir}", "this machine", "sockets")
 
 
@@ -140,16 +171,77 @@ def test_a_pasted_path_that_does_not_say_what_it_names_gets_no_root_command(path
     """The text is the user's paste, maybe crafted: ``..`` or ``//`` in it never reaches a ``sudo rm``."""
     for text in (f"(connect EACCES {path}). Continuing", f"EACCES: permission denied, open '{path}/.nx/workspace-data/x'"):
         for message in explain(text).messages:
-            remedy = general_remedy(message, {}, "linux", 1000, "/tmp/nx-1000")
-            assert "sudo" not in (remedy.command or ""), (text, remedy)
+            advice = general()(message)
+            assert "rm " not in (advice.command or "") and "sudo" not in (advice.command or ""), (text, advice)
+
+
+RUN = "/tmp/.nx/1000/sockets/0123456789abcdef0123"
+NX_LEVELS = {"/tmp/.nx": Entry("dir", 0, 0, 0o1777), "/tmp/.nx/1000": mine(), "/tmp/.nx/1000/sockets": mine(), RUN: mine()}
+
+
+class TestPastedPaths:
+    """A path in the paste is a claim: acted on only where this machine shows it is one of the user's Nx levels, as it says."""
+
+    def _socket_fix(self, ctx: RemedyContext, path: str = f"{RUN}/d.sock") -> Advice:
+        [message] = explain(f"(connect EACCES {path}). Continuing").messages
+        return general_advice(message, {}, "linux", ctx)
+
+    def test_a_peers_socket_in_your_own_directory_is_removed_without_sudo(self) -> None:
+        ctx = remedies({**NX_LEVELS, f"{RUN}/d.sock": Entry("socket", PEER, PEER, 0o600)})
+        assert self._socket_fix(ctx).command == f"rm -- {RUN}/d.sock"
+
+    def test_a_socket_the_machine_does_not_have_is_not_removed(self) -> None:
+        """Gone (another shell, a CI log): no ``rm``; the socket directory of one's own is what is left to suggest, or why not."""
+        advice = self._socket_fix(remedies(NX_LEVELS))
+        assert "rm " not in (advice.command or "")
+        assert "does not exist" in (advice.hint or "")
+
+    @pytest.mark.parametrize("path", ["/tmp/.nx/1001/sockets/0123456789abcdef0123/d.sock", "/run/user/1000/d.sock", "/etc/shadow"])
+    def test_a_path_outside_your_nx_levels_is_never_removed(self, path: str) -> None:
+        extra = {**NX_LEVELS, "/tmp/.nx/1001": mine(uid=PEER), "/tmp/.nx/1001/sockets": mine(uid=PEER),
+                 "/tmp/.nx/1001/sockets/0123456789abcdef0123": mine(uid=PEER),
+                 "/run": Entry("dir", 0, 0, 0o755), "/run/user": Entry("dir", 0, 0, 0o755), "/run/user/1000": mine(),
+                 "/etc": Entry("dir", 0, 0, 0o755), path: Entry("socket", PEER, PEER, 0o600)}
+        advice = self._socket_fix(remedies(extra), path)
+        assert "rm " not in (advice.command or ""), advice
+
+    def test_a_socket_reached_through_a_link_is_not_removed(self) -> None:
+        """``sockets`` swapped for a link to /etc: the pasted path names what it says only until the link is followed."""
+        extra = {"/tmp/.nx": Entry("dir", 0, 0, 0o1777), "/tmp/.nx/1000": mine(), "/etc": Entry("dir", 0, 0, 0o755),
+                 "/etc/0123456789abcdef0123": Entry("dir", 0, 0, 0o755),
+                 "/etc/0123456789abcdef0123/d.sock": Entry("socket", 0, 0, 0o600)}
+        advice = self._socket_fix(remedies(extra, {"/tmp/.nx/1000/sockets": "/etc"}))
+        assert "rm " not in (advice.command or "") and "symlink" in (advice.hint or ""), advice
+
+    def test_another_workspaces_data_is_never_removed(self) -> None:
+        [message] = explain("EACCES: permission denied, open '/home/bob/acme/.nx/workspace-data/d/daemon.log'").messages
+        extra = {"/home/bob": mine(0o755, PEER), "/home/bob/acme": mine(0o755, PEER), "/home/bob/acme/.nx": Entry("dir", 0, 0, 0o755),
+                 "/home/bob/acme/.nx/workspace-data": Entry("dir", 0, 0, 0o755)}
+        advice = general_advice(message, {}, "linux", remedies(extra))
+        assert advice.command is None and (advice.hint or "").startswith("No safe command"), advice
+
+    def test_your_own_workspace_data_left_by_root_is_removed_as_root(self) -> None:
+        [message] = explain("EACCES: permission denied, open '/home/ada/acme/.nx/workspace-data/d/daemon.log'").messages
+        extra = {"/home/ada/acme/.nx": mine(0o755), "/home/ada/acme/.nx/workspace-data": Entry("dir", 0, 0, 0o755)}
+        advice = general_advice(message, {}, "linux", remedies(extra))
+        assert advice.command == "sudo rm -rf -- /home/ada/acme/.nx/workspace-data"
+
+    @pytest.mark.parametrize("name", ["d\x1b[2Jx.sock", "caf\u0085.sock", "bad\udcff.sock", "new\nline.sock"])
+    def test_a_control_c1_or_undecodable_byte_in_the_path_is_never_a_command_and_is_shown_escaped(self, name: str) -> None:
+        path = f"{RUN}/{name}"
+        ctx = remedies({**NX_LEVELS, path: Entry("socket", PEER, PEER, 0o600)})
+        for message in explain(f"connect EACCES {path} ").messages:
+            advice = general_advice(message, {}, "linux", ctx)
+            assert "rm " not in (advice.command or "")
+            assert (advice.hint or "").isprintable() and "\x1b" not in (advice.hint or "") and "\n" not in (advice.hint or "")
 
 
 def test_a_message_that_carries_another_borrows_its_answer() -> None:
     _, text = CAPTURES["24.0.6/socket-dir-shared--daemon-start.txt"]
     messages = explain(text).messages
-    answers = answer_all(messages, [], {}, lambda m: general_remedy(m, {}, "linux", 1000, "/tmp/nx-1000"))
+    answers = answer_all(messages, [], {}, general())
     assert [a.message.matched for a in answers] == ["daemon-start-failed", "invalid-shared"]
-    assert answers[0].remedy == answers[1].remedy == "unset NX_SOCKET_DIR NX_DAEMON_SOCKET_DIR"
+    assert answers[0].remedy == answers[1].remedy == "unset NX_SOCKET_DIR && unset NX_DAEMON_SOCKET_DIR"
     assert "invalid-shared" in (answers[0].hint or "")
 
 
@@ -169,8 +261,8 @@ class TestSandboxRemedy:
     def test_eperm_points_at_the_sandbox_allowlist_that_fits(self) -> None:
         message = explain(self.EPERM).messages[0]
         assert (message.errno, message.path) == ("EPERM", "/tmp/.nx/1000/sockets/ab/p1.sock")
-        assert general_remedy(message, {"SANDBOX_RUNTIME": "1"}, "linux", 1000, "/tmp/nx-1000").command == "nxsock paths --format srt"
-        plain = general_remedy(message, {}, "linux", 1000, "/tmp/nx-1000")
+        assert general(env={"SANDBOX_RUNTIME": "1"})(message).command == "nxsock paths --format srt"
+        plain = general()(message)
         assert plain.command == "nxsock paths --format text" and "srt" in (plain.hint or "")
 
     def test_the_cli_answers_eperm_with_the_sandbox_format(self, runner: CliRunner) -> None:
@@ -322,14 +414,28 @@ class TestWorkspaceDataFinding:
         [found] = document["findings"]
         assert found["severity"] == "error" and found["remedy"] is None and "link" in found["message"]
 
-    def test_sudo_nx_leftovers_are_removed_and_dot_nx_handed_back(self) -> None:
+    def test_sudo_nx_leftovers_in_a_root_owned_dot_nx_get_no_command_and_say_why(self) -> None:
+        """Root's ``<ws>/.nx`` (``sudo nx``): the policy neither re-owns nor removes it, so no command is printed — and why not is."""
         from harness import USER, run_as_user
 
         ws = f"/home/u{USER}/ws"
         setup = f"install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; install -d -m 0755 {ws}/.nx {ws}/.nx/workspace-data"
-        document = json.loads(run_as_user(setup, ["doctor", "--json", "--only", "workspace-data"], cwd=ws).stdout)
-        [found] = document["findings"]
-        assert found["remedy"] == f"sudo rm -rf -- {ws}/.nx/workspace-data && sudo chown {USER}:{USER} -- {ws}/.nx"
+        result = run_as_user(setup, ["doctor", "--json", "--only", "workspace-data"], cwd=ws)
+        [found] = json.loads(result.stdout)["findings"]
+        assert found["severity"] == "error" and found["path"] == f"{ws}/.nx"
+        assert found["remedy"] is None and found["remedy_steps"] is None
+        assert found["hint"].startswith("No safe command") and f"{ws}/.nx" in found["hint"]
+        assert "sudo" not in result.stdout  # not in the hint either: nothing to paste
+
+    def test_sudo_nx_leftovers_under_your_own_dot_nx_are_removed_as_root(self) -> None:
+        """Only ``workspace-data`` is root's: it is Nx's own state, removed (and rebuilt by Nx); Nx then writes there again."""
+        from harness import USER, run_as_user
+
+        ws = f"/home/u{USER}/ws"
+        setup = (f"install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; install -d -m 0755 -o {USER} -g {USER} {ws}/.nx; "
+                 f"install -d -m 0755 {ws}/.nx/workspace-data")
+        [found] = json.loads(run_as_user(setup, ["doctor", "--json", "--only", "workspace-data"], cwd=ws).stdout)["findings"]
+        assert found["remedy"] == f"sudo rm -rf -- {ws}/.nx/workspace-data"
         fixed = run_as_user(f"{setup}; {found['remedy'].replace('sudo ', '')}", ["doctor", "--json", "--only", "workspace-data"], cwd=ws)
         assert json.loads(fixed.stdout)["findings"] == []
 

@@ -212,16 +212,15 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
 def _explain(text: str, results: t.Sequence[tuple[str, t.Any]], context: t.Any) -> tuple[Explanation, list[Answer]]:
     """Every message recognised in *text*, each answered from these findings or with its general remedy."""
     from ..doctor import FINDING_IDS, SANDBOX_MARKERS
-    from ..explain import answer_all, explain, general_remedy
+    from ..explain import answer_all, explain, general_advice
 
     explanation = explain(text)
     env = context.resolution.environment
     hints = {name: value for name in (*SANDBOX_MARKERS, "CLAUDECODE", "FLATPAK_ID", "HOME")
              if (value := env.get(name) or os.environ.get(name))}
     findings = [f for _, f in results]
-    suggestion = context.remedies.socket_dir_suggestion
-    answers = answer_all(explanation.messages, findings, FINDING_IDS,
-                         lambda m: general_remedy(m, hints, env.platform, env.uid, suggestion, context.sandbox))
+    answers = answer_all(explanation.messages, findings, FINDING_IDS,  # every general remedy through the policy, on this machine
+                         lambda m: general_advice(m, hints, env.platform, context.remedies, context.sandbox))
     return explanation, answers
 
 

@@ -49,7 +49,7 @@ def main() -> int:
         document = json.loads(doctor_out)
     except ValueError:
         document = None
-    remedies = list(dict.fromkeys(m["remedy"] for m in (document or {}).get("messages", [])))
+    remedies = list(dict.fromkeys(m["remedy"] for m in (document or {}).get("messages", []) if m["remedy"]))  # None: no safe command
     applied, in_shell, nx = [], [], spec["nx"]
     for remedy in remedies:
         steps = [s.strip() for s in remedy.split("&&")]
