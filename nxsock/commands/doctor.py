@@ -81,13 +81,64 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
     if explain_text is not None:
         from ..explain import MAX_TEXT
 
-        text = sys.stdin.read(MAX_TEXT + 1) if explain_text == "-" else explain_text  # never more than is read
+        text = _read_stdin(MAX_TEXT + 1) if explain_text == "-" else explain_text  # never more than is read
     if user is not None and user != os.geteuid():
         if os.geteuid() != 0:
             click.echo("nxsock doctor: --user needs root: sudo nxsock doctor --user UID", err=True)
             sys.exit(exitcodes.NOPERM)
         sys.exit(_audit_as(user, json_flag, strict, only, text, host, sandbox))
     sys.exit(_audit(json_flag, strict, only, text, host, sandbox))
+
+
+#: How long ``--explain -`` waits for its input to end when it is not a terminal: a pipe nothing closes must not hang the doctor.
+STDIN_DEADLINE = 10.0
+
+
+def _read_stdin(limit: int, deadline: float = STDIN_DEADLINE) -> str:
+    """At most *limit* bytes of stdin, as Nx wrote them (UTF-8; any other byte kept, and later shown, as an escape).
+
+    A terminal is read until the user ends the paste (Ctrl-D).  Anything else
+    — a pipe, a FIFO, a file — is read for at most *deadline* seconds: what
+    arrived by then is explained (saying so), and nothing at all is a one-line
+    error, never a hang.
+    """
+    import select
+    import time
+
+    stream = getattr(sys.stdin, "buffer", sys.stdin)
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # no descriptor (a test runner's stdin): read what it holds
+        data = stream.read(limit)
+        return data.decode("utf-8", "surrogateescape") if isinstance(data, bytes) else str(data)
+    interactive = os.isatty(fd)
+    if interactive:
+        click.echo("Paste what Nx printed, then press Ctrl-D on a line of its own:", err=True)
+    chunks: list[bytes] = []
+    size, ended = 0, False
+    until = time.monotonic() + deadline
+    try:
+        while size < limit:
+            if not interactive:
+                left = until - time.monotonic()
+                if left <= 0 or not select.select([fd], [], [], left)[0]:
+                    break
+            chunk = os.read(fd, min(1 << 16, limit - size))
+            if not chunk:
+                ended = True
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        click.echo(f"nxsock doctor: --explain -: cannot read stdin ({os.strerror(exc.errno or 0)}).", err=True)
+        sys.exit(exitcodes.USAGE)
+    if not ended and size < limit:
+        if not size:
+            click.echo(f"nxsock doctor: --explain -: nothing arrived on stdin within {deadline:g} s; pipe or paste what Nx printed.",
+                       err=True)
+            sys.exit(exitcodes.USAGE)
+        click.echo(f"nxsock doctor: stdin did not end within {deadline:g} s; explaining the {size} bytes that arrived.", err=True)
+    return b"".join(chunks).decode("utf-8", "surrogateescape")
 
 
 #: How long root waits for the audit it forked as another user; that user can stop or slow the child.
