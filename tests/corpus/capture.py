@@ -26,6 +26,7 @@ import argparse
 import functools
 import hashlib
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -201,7 +202,23 @@ def capture(release: str, state: State, command: str) -> tuple[str, int]:
     return text, int(rc_line.split()[1])
 
 
-USER_PATH = "/home/.bin:/usr/local/bin:/usr/bin:/bin"  # the proof's nxsock wrapper first, so a remedy can call it
+#: The proof's nxsock wrapper first, so a remedy can call it; the workspace's own nx, so ``nx reset`` runs the installed release.
+USER_PATH = f"/home/.bin:{WS}/node_modules/.bin:/usr/local/bin:/usr/bin:/bin"
+
+
+def retarget(text: str, uid: int) -> str:
+    """*text*, captured as test uid *uid* (its peer *uid* + 1), as Nx prints it for this run's uids.
+
+    The test uids move with ``NXSOCK_TEST_UID_BASE``; what Nx prints names
+    the user's levels (``/tmp/.nx/<uid>``), home and the uids it saw, and
+    nothing else of the uid — so a capture pasted into a state built for
+    other uids is rewritten in exactly those places, and only there.
+    """
+    mapping = {str(uid): str(U), str(uid + 1): str(P)}
+    if uid == U:
+        return text
+    return re.sub(rf"(?<=/home/u)(?:{uid}|{uid + 1})\b|(?<=/tmp/\.nx/)(?:{uid}|{uid + 1})\b|(?<![\w/.-])(?:{uid}|{uid + 1})\b(?![\w/.-])",
+                  lambda m: mapping[m.group(0)], text)
 
 
 def prove(release: str, state: State, command: str, text: str | None = None) -> dict[str, t.Any]:
