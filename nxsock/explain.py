@@ -1,4 +1,4 @@
-"""``doctor --explain``: recognise every message Nx printed, and answer each with a cause and a command.
+"""``doctor --explain``: recognise every message Nx printed, and answer each with a cause and a command — or why none is safe.
 
 The patterns are learnt from what the real releases print (the corpus under
 ``tests/corpus``, captured from real failure states) and kept to the few words
@@ -18,7 +18,9 @@ from .remedy import Remedy, Step, Withheld, render, shell_quote
 from .wording import Advice, RemedyContext, socket_export
 
 __all__ = [
+    "MAX_MESSAGES",
     "MAX_TEXT",
+    "NO_SAFE_COMMAND",
     "WRAPPERS",
     "Answer",
     "Explanation",
@@ -54,10 +56,15 @@ class Explanation(t.NamedTuple):
     checks: tuple[str, ...]  # the doctor checks that answer every message
     messages: tuple[Message, ...] = ()  # every recognised message, in the order printed
     truncated: bool = False  # the text was longer than MAX_TEXT; only its start was read
+    left_off: int = 0  # messages recognised beyond the first MAX_MESSAGES, counted but not answered
 
 
 #: What is read of a paste: Nx's output runs to kilobytes, and a longer text is answered in seconds, not read whole.
 MAX_TEXT = 1 << 20
+#: The most messages answered: a real paste holds a few dozen; the rest of a longer one are counted, not answered.
+MAX_MESSAGES = 200
+#: How an answer with no command begins: the reason follows.
+NO_SAFE_COMMAND = "No safe command"
 
 
 #: A path as Nx prints it: no spaces, and none of the punctuation that closes the sentence around it.
@@ -167,9 +174,11 @@ def explain(text: str) -> Explanation:
             claimed = message.end
     if not messages:
         return Explanation(None, None, None, None, (), (), truncated)
+    left_off = max(0, len(messages) - MAX_MESSAGES)
+    messages = messages[:MAX_MESSAGES]
     first = messages[0]
     checks = tuple(dict.fromkeys(c for m in messages for c in m.checks))
-    return Explanation(first.matched, first.errno, first.path, first.cause, checks, tuple(messages), truncated)
+    return Explanation(first.matched, first.errno, first.path, first.cause, checks, tuple(messages), truncated, left_off)
 
 
 # -- remedies --------------------------------------------------------------------------------
@@ -231,14 +240,14 @@ def _plain(path: str) -> bool:
 
 
 def _doctor_instead(what: str) -> Withheld:
-    return Withheld(f"No safe command from the text alone: {what}. Run `nxsock doctor` where Nx printed it, as the user "
+    return Withheld(f"{NO_SAFE_COMMAND} from the text alone: {what}. Run `nxsock doctor` where Nx printed it, as the user "
                     "who saw it: it names the level that refuses, with the command that fixes it.")
 
 
 def _pasted(path: str, step: Step, changes: str) -> Remedy | Withheld:
     """A step on a path the paste names: offered only when its spelling says plainly what it names; the policy does the rest."""
     if not _plain(path):
-        return Withheld(f"No safe command: the path in the text, {shell_quote(path)}, does not say plainly what it names "
+        return Withheld(f"{NO_SAFE_COMMAND}: the path in the text, {shell_quote(path)}, does not say plainly what it names "
                         "(a `.`, `..`, doubled slash or control character); nxsock acts on no such path.")
     return Remedy((step._replace(path=path),), changes)
 
@@ -384,15 +393,20 @@ def answer(
 ) -> Answer:
     """This machine's remedy where a finding of the message's checks shows its cause; else the general one.
 
-    A finding with no safe command (its hint says why) still shows the cause:
-    its reason is the answer, not a general command that would not fix it.
+    An error with no safe command (its hint says why) still shows the cause:
+    its reason is the answer, not a general command that would not fix it.  A
+    warning with none (Nx works around it) leaves the message its own remedy.
     """
     ids = {i for check in message.checks for i in finding_ids.get(check, (check,))}
-    candidates = [f for f in findings if f.id in ids and f.severity in ("warn", "error") and (f.remedy or f.hint)]
+    candidates = [f for f in findings if f.id in ids and f.severity in ("warn", "error")
+                  and (f.remedy or (f.severity == "error" and f.hint))]
     if message.path is not None:
         candidates = [f for f in candidates if _related(f.path, message.path)]
     if candidates:  # an error before a warning; then the finding about exactly that path; then one with a command; then report order
         exact = message.path.rstrip("/") if message.path else None
         best = min(candidates, key=lambda f: (f.severity != "error", (f.path or "").rstrip("/") != exact, f.remedy is None))
-        return Answer(message, best.remedy, best.hint, "this machine", best.id)
+        hint = best.hint
+        if best.remedy is None and not (hint or "").startswith(NO_SAFE_COMMAND):
+            hint = f"{NO_SAFE_COMMAND}: {hint}"
+        return Answer(message, best.remedy, hint, "this machine", best.id)
     return Answer(message, general.command, general.hint, "general", None)

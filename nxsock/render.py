@@ -404,6 +404,8 @@ def render_doctor(results: t.Sequence[tuple[str, Finding]], status: str, explana
                 out.print(Text(f"  {label}", style="bold") + Text("none", style="yellow"))
             if item.hint:
                 out.print(Text("  note: " + printable(item.hint), style="dim"))
+        if explanation.left_off:
+            out.print(Text(f"… and {explanation.left_off} more messages, counted but not answered.", style="yellow"))
         if answers and not results:
             out.print(Text("No check on this machine bears on these messages now; each fix above is the message's own.", style="dim"))
         out.print()

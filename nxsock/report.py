@@ -390,7 +390,7 @@ def doctor_document(results: t.Sequence[tuple[str, Finding]], status: str, expla
                         cause=explanation.cause, remedy=first.remedy if first else None,
                         remedy_source=first.source if first else None, hint=first.hint if first else None,
                         recognised=bool(answers), messages=[_answer_json(a) for a in answers],
-                        truncated=explanation.truncated)
+                        truncated=explanation.truncated, messages_left_off=explanation.left_off)
     return document
 
 

@@ -110,7 +110,7 @@ DOCUMENTED: list[tuple[str, str]] = [
     *[("doctor", k) for k in ["schema_version", "status", "findings"]],
     *[("doctor", f"findings[].{k}") for k in ["id", "group", "severity", "path", "message", "remedy", "hint", "detail"]],
     *[("doctor-explain", k) for k in ["matched", "errno", "path", "cause", "remedy", "remedy_source", "hint", "recognised",
-                                      "messages", "truncated"]],
+                                      "messages", "truncated", "messages_left_off"]],
     *[("doctor-explain", f"messages[].{k}") for k in ["matched", "errno", "path", "cause", "remedy", "remedy_source", "hint",
                                                       "finding"]],
     *[("reset", k) for k in ["schema_version", "dry_run", "interrupted", "marker_reason", "removed", "kept", "failed",

@@ -461,3 +461,65 @@ def test_eperm_takes_the_sandbox_doctor_was_told_of(runner: CliRunner) -> None:
     result = runner.invoke(cli, ["doctor", "--json", "--sandbox", "bwrap", "--explain", TestSandboxRemedy.EPERM],
                            env={"SANDBOX_RUNTIME": None, "CODEX_SANDBOX": None})
     assert json.loads(result.stdout)["remedy"] == "nxsock paths --format bwrap"
+
+
+class TestHostilePaste:
+    """Whatever arrives — bytes that are not UTF-8, NUL and C1, a pipe nothing closes — a document or a one-line error, in seconds."""
+
+    @pytest.mark.parametrize("data", [b"connect EACCES /tmp/.nx/1000/s\xff\xfe/d.sock). x\n", b"\x00" * 4096 + b"connect EACCES /a\x00b ",
+                                      "connect EACCES /tmp/caf\u0085/d\u009b2J.sock ok".encode(), bytes(range(256)) * 64])
+    def test_any_bytes_on_stdin_give_one_document_and_no_raw_control_in_the_human_output(self, runner: CliRunner, data: bytes) -> None:
+        result = runner.invoke(cli, ["doctor", "--json", "--explain", "-"], input=data)
+        assert result.exit_code in (0, 1), result.output
+        document = json.loads(result.stdout)
+        assert document["schema_version"] == 1 and isinstance(document["messages"], list)
+        human = runner.invoke(cli, ["doctor", "--explain", "-"], input=data, env={"NO_COLOR": "1"})
+        assert human.exit_code in (0, 1) and "Traceback" not in human.output
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", human.stdout), human.stdout
+
+    @pytest.mark.parametrize("text", ["connect EACCES /" + "a" * (1 << 20), "connect EACCES /" * (1 << 16), "fell back to /" * (1 << 16),
+                                      "EACCES: permission denied, open '/" + "a" * (1 << 20), "E" * (1 << 20)])
+    def test_text_built_to_make_the_patterns_backtrack_is_read_in_seconds(self, text: str) -> None:
+        import time
+
+        started = time.monotonic()
+        explain(text)
+        assert time.monotonic() - started < 10
+
+
+def _doctor_process(stdin: int, cwd: Path) -> tuple[int, str, str, float]:
+    """The real ``nxsock doctor --json --explain -`` on *stdin*; its exit code, stdout, stderr and how long it took."""
+    import subprocess
+    import time
+
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "nxsock", "doctor", "--json", "--explain", "-"], stdin=stdin, capture_output=True,
+                          timeout=60, cwd=cwd, env={**os.environ, "NXSOCK_TEST_UID_BASE": os.environ.get("NXSOCK_TEST_UID_BASE", "")})
+    return proc.returncode, proc.stdout.decode(), proc.stderr.decode(), time.monotonic() - started
+
+
+class TestStdinThatNeverEnds:
+    """``--explain -`` on a FIFO or pipe whose writer stays: what arrived is explained, or one line says nothing did."""
+
+    def test_a_fifo_with_nothing_in_it_is_a_one_line_error(self, tmp_path: Path) -> None:
+        fifo = tmp_path / "paste"
+        os.mkfifo(fifo)
+        fd = os.open(fifo, os.O_RDWR)  # a writer that never closes: no end of input ever comes
+        try:
+            code, out, err, took = _doctor_process(fd, tmp_path)
+        finally:
+            os.close(fd)
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "nothing arrived" in err
+        assert took < 30
+
+    def test_a_pipe_that_stays_open_is_explained_from_what_arrived(self, tmp_path: Path) -> None:
+        read, write = os.pipe()
+        os.write(write, b"Daemon is going to be disabled until you run nx reset\n")
+        try:
+            code, out, err, took = _doctor_process(read, tmp_path)
+        finally:
+            os.close(read)
+            os.close(write)
+        document = json.loads(out)
+        assert document["matched"] == "daemon-disabled" and code in (0, 1)
+        assert "did not end" in err and took < 30
