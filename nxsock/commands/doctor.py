@@ -17,6 +17,7 @@ from .summaries import summarized
 SANDBOX_FORMATS = ("bwrap", "srt", "claude", "codex", "codex-profile", "flatpak", "docker", "seatbelt")
 
 if t.TYPE_CHECKING:
+    from ..doctor import Context, Finding
     from ..explain import Answer, Explanation
 
 
@@ -260,7 +261,7 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
     return exitcodes.PROBLEM if status == "error" else exitcodes.OK
 
 
-def _explain(text: str, results: t.Sequence[tuple[str, t.Any]], context: t.Any) -> tuple[Explanation, list[Answer]]:
+def _explain(text: str, results: t.Sequence[tuple[str, Finding]], context: Context) -> tuple[Explanation, list[Answer]]:
     """Every message recognised in *text*, each answered from these findings or with its general remedy."""
     from ..doctor import FINDING_IDS, SANDBOX_MARKERS
     from ..explain import answer_all, explain, general_advice
