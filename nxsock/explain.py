@@ -14,6 +14,7 @@ import re
 import typing as t
 
 from ._pathname import dirname
+from .fsview import Entry
 from .remedy import Remedy, Step, Withheld, render, shell_quote
 from .wording import Advice, RemedyContext, socket_export
 
@@ -252,6 +253,12 @@ def _pasted(path: str, step: Step, changes: str) -> Remedy | Withheld:
     return Remedy((step._replace(path=path),), changes)
 
 
+def _owner_now(ctx: RemedyContext, path: str) -> int | None:
+    """Who owns *path* on this machine now (not following a last link), or ``None`` where nothing is there."""
+    entry = ctx.policy.view.lstat(path) if _plain(path) else None
+    return entry.uid if isinstance(entry, Entry) else None
+
+
 def _unset(*variables: str, changes: str) -> Remedy:
     return Remedy(tuple(Step("unset", variable=v) for v in variables), changes)
 
@@ -275,10 +282,11 @@ def general_remedy(
         if errno_name == "ENOENT":
             return (Remedy((Step("run-nx", value="daemon --start"),), "The daemon is not running there; Nx starts one on the next command too."),)
         if errno_name == "EACCES" and path is not None:
+            if _owner_now(ctx, path) == ctx.uid:  # the socket is yours: modes permit it, so a policy refuses
+                return (sandbox_remedy(env, platform, sandbox),)
             remove = _pasted(path, Step("remove", needs_root=True),
                              "Removes the socket another user left where yours belongs (a daemon of `sudo nx`), never a directory; "
-                             "your Nx binds its own. If the socket is yours, a sandbox or policy refuses: "
-                             f"{render(sandbox_remedy(env, platform, sandbox))}.")
+                             "your Nx binds its own.")
             return (remove, export)
         return (_doctor_instead(f"{errno_name} on a socket has more than one cause"),)
     if kind == "path-too-long":
@@ -302,11 +310,17 @@ def general_remedy(
     if kind == "fs-errno" and path is not None:
         data = re.match(r"^(.*/\.nx/workspace-data)(?:/|$)", path)
         if errno_name == "EACCES" and data is not None:
+            owner = _owner_now(ctx, data.group(1))
+            if owner == ctx.uid:
+                return (_doctor_instead(f"{shell_quote(data.group(1))} is yours now, so what refused is elsewhere or gone"),)
             return (_pasted(data.group(1), Step("remove-tree", needs_root=True),
                             "Another user (root, after `sudo nx`) made it: Nx's own state, rebuilt on the next run, as after `nx reset`."),)
         if errno_name == "ENOENT":
             missing = path if message.detail in ("lstat", "stat", "scandir", "opendir") else dirname(path)
-            return (_pasted(missing, Step("create"), "Creates the missing directory; or unset the variable that names it (TMPDIR, typically)."),
+            tmpdir = ctx.resolution.environment.nonempty("TMPDIR") if ctx.resolution else None
+            if tmpdir is None or missing.rstrip("/") != tmpdir.rstrip("/"):  # only a TMPDIR this shell names is created
+                return (_doctor_instead(f"{shell_quote(missing)} is missing, and no setting here names it"),)
+            return (_pasted(missing, Step("create"), "Creates the directory TMPDIR names."),
                     _unset("TMPDIR", changes="Nx then uses /tmp as its temp directory."))
         return (_doctor_instead(f"{errno_name} on {shell_quote(path)} has more than one cause"),)
     if kind == "native-binding-broken":
@@ -380,7 +394,10 @@ def answer_all(
                       if a.message.matched not in WRAPPERS and a.message.matched != "daemon-disabled"]
             if causes:
                 carried = causes[0]
-                mine = carried._replace(message=message, hint=f"As for the {carried.message.matched} message it carries. {carried.hint or ''}".strip())
+                borrowed = f"As for the {carried.message.matched} message it carries."
+                hint = (f"{carried.hint} ({borrowed})" if carried.remedy is None  # the reason there is no command still comes first
+                        else f"{borrowed} {carried.hint or ''}".strip())
+                mine = carried._replace(message=message, hint=hint)
         answers.append(mine)
     return answers
 

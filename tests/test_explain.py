@@ -226,6 +226,24 @@ class TestPastedPaths:
         advice = general_advice(message, {}, "linux", remedies(extra))
         assert advice.command == "sudo rm -rf -- /home/ada/acme/.nx/workspace-data"
 
+    def test_your_own_socket_refused_is_a_policy_not_something_to_remove(self) -> None:
+        """Modes that permit the connect leave a policy (SELinux, AppArmor, Landlock): the sandbox's allowlist, not ``rm``."""
+        ctx = remedies({**NX_LEVELS, f"{RUN}/d.sock": Entry("socket", 1000, 1000, 0o600)})
+        assert self._socket_fix(ctx).command == "nxsock paths --format text"
+
+    def test_your_own_workspace_data_is_not_removed_for_a_pasted_eacces(self) -> None:
+        [message] = explain("EACCES: permission denied, open '/home/ada/acme/.nx/workspace-data/d/daemon.log'").messages
+        extra = {"/home/ada/acme/.nx": mine(0o755), "/home/ada/acme/.nx/workspace-data": mine(0o755)}
+        advice = general_advice(message, {}, "linux", remedies(extra))
+        assert advice.command is None and "yours now" in (advice.hint or "")
+
+    @pytest.mark.parametrize(("tmpdir", "command"), [("/home/ada/gone", "mkdir -p -- /home/ada/gone"), (None, None)])
+    def test_a_missing_directory_is_created_only_where_tmpdir_names_it(self, tmpdir: str | None, command: str | None) -> None:
+        """``ENOENT … lstat '/x'``: only the TMPDIR this shell sets is made; a path the text alone names is not (root could be pasting)."""
+        [message] = explain("ENOENT: no such file or directory, lstat '/home/ada/gone'").messages
+        ctx = remedies(variables={"TMPDIR": tmpdir} if tmpdir else {})
+        assert general_advice(message, {}, "linux", ctx).command == command
+
     @pytest.mark.parametrize("name", ["d\x1b[2Jx.sock", "caf\u0085.sock", "bad\udcff.sock", "new\nline.sock"])
     def test_a_control_c1_or_undecodable_byte_in_the_path_is_never_a_command_and_is_shown_escaped(self, name: str) -> None:
         path = f"{RUN}/{name}"
