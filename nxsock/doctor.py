@@ -77,6 +77,7 @@ class Context(t.NamedTuple):
     sandbox: str | None = None  # the sandbox format the user named (--sandbox), if any
     cache_room: int | None = None  # bytes free where the binding cache is copied to, where known
     cache_binding_size: int | None = None  # the size of the binding Nx copies there
+    unix_sockets: str | None = None  # the errno name when this process may not even create a unix socket (a policy)
 
 
 def _refusal_finding(check: str, refusal: Refusal, severity: Severity, ctx: Context, purpose: str = "sockets") -> Finding:
@@ -129,6 +130,19 @@ def check_environment(ctx: Context) -> list[Finding]:
     if markers:
         found.append(Finding("environment", "info", None, f"Sandbox markers set: {', '.join(markers)}."))
     return found
+
+
+def check_unix_sockets(ctx: Context) -> list[Finding]:
+    """A policy (seccomp in srt and codex, Seatbelt) that refuses unix sockets outright: no directory helps."""
+    if ctx.unix_sockets is None:
+        return []
+    from .explain import sandbox_remedy
+
+    env = ctx.resolution.environment
+    advice = ctx.remedies.offer(sandbox_remedy({m: v for m in SANDBOX_MARKERS if (v := env.get(m))}, env.platform, ctx.sandbox))
+    return [_advised("unix-sockets", "error", None,
+                     f"This process may not create unix sockets ({ctx.unix_sockets}): a sandbox's policy refuses them, "
+                     "so Nx's daemon and plugin workers cannot listen anywhere.", advice)]
 
 
 def check_user_namespace(ctx: Context) -> list[Finding]:
@@ -281,12 +295,67 @@ def check_configuration(ctx: Context) -> list[Finding]:
         advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "socket directory"), socket_export(ctx.remedies))
         found.append(_advised("configuration", "error", root.refused_configured_dir,
                               f"{name}={root.refused_configured_dir} is refused, so Nx drops it for the workspace fallback.", advice))
+    if ctx.resolution.generation == "legacy" and root.tier == "configured" and root.root is not None and root.configured:
+        entry = ctx.view.stat(root.root)  # legacy Nx checks nothing: it listens there or its daemon and workers die
+        uid = ctx.resolution.environment.uid
+        if isinstance(entry, Entry) and not (entry.mode & (0o200 if entry.uid == uid else 0o002)):
+            name = root.configured[0]
+            advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "socket directory"), socket_export(ctx.remedies))
+            found.append(_advised("configuration", "error", root.root,
+                                  f"{name}={root.root} is not writable by you (owner uid {entry.uid}, mode {_mode(entry)}): "
+                                  "this Nx cannot listen there, so its daemon and plugin workers fail (EACCES).", advice))
     if data.untrusted_reason is not None:
         name = data.source.split(" ", 1)[0]
         advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "workspace data directory"))
         found.append(_advised("configuration", "error" if data.refused else "warn", data.dir,
                               f"The workspace data directory is not safe: {data.untrusted_reason}.", advice))
     return found
+
+
+def check_workspace_data(ctx: Context) -> list[Finding]:
+    """Nx's directories in the workspace made by another user (``sudo nx``): Nx cannot write its caches or daemon files."""
+    data = ctx.resolution.workspace_data
+    env = ctx.resolution.environment
+    dot_nx = dirname(data.dir)
+    levels = [dot_nx, data.dir, join(dot_nx, "cache"), data.daemon_dir] if data.source == "default" else [data.dir, data.daemon_dir]
+    foreign, links = [], []
+    for directory in levels:
+        entry = ctx.view.lstat(directory)
+        if not isinstance(entry, Entry):
+            continue
+        if entry.is_link:
+            links.append(directory)
+        if entry.uid != env.uid and not (entry.is_dir and entry.mode & 0o002):
+            foreign.append((directory, entry.uid))
+    if not foreign:
+        return []
+    if links:  # a command here could act on what a link points at
+        return [Finding("workspace-data", "error", foreign[0][0],
+                        f"{foreign[0][0]} belongs to uid {foreign[0][1]}, and {links[0]} is a link on the way to it.", None,
+                        "No safe command: rm, chown or chmod could act on what the link points at. Look at it; "
+                        "remove the link itself (not its target) if you did not make it.")]
+    first, owner = foreign[0]
+    whose = "root" if owner == 0 else f"uid {owner}"
+    if data.source != "default" and first == data.dir:
+        name = data.source.split(" ", 1)[0]
+        advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "workspace data directory"))
+        return [_advised("workspace-data", "error", first, f"{first} ({data.source}) belongs to {whose}; Nx cannot write there.", advice)]
+    removed = [d for d, _ in foreign if d != dot_nx or data.source != "default"]
+    removed = [d for d in removed if not any(d.startswith(r + "/") for r in removed)]
+    steps = [Step("remove-tree", d, needs_root=True) for d in removed]
+    dot_nx_owner = next((u for d, u in foreign if d == dot_nx), None) if data.source == "default" else None
+    if dot_nx_owner == 0:  # root's, from `sudo nx` in your own workspace; another user's is never handed to you
+        steps.append(Step("chown", dot_nx, owner=env.uid, group=env.gid, needs_root=True))
+    elif dot_nx_owner is not None:
+        return [Finding("workspace-data", "error", dot_nx, f"{dot_nx} belongs to uid {dot_nx_owner}, not to you or root.", None,
+                        "No safe command: another user's directory is never handed to you. Look at what it holds, "
+                        "then move it aside as root.")]
+    advice = _offer(ctx, steps,
+                    "Left by running Nx as another user (`sudo nx`): Nx's caches are removed and rebuilt, as after `nx reset`; "
+                    f"{dot_nx} itself, which may hold files you commit, is handed back to you rather than removed.")
+    return [_advised("workspace-data", "error", first,
+                     f"{first} belongs to {whose}, so Nx cannot write its caches or daemon files there "
+                     "(EACCES, \"os error 13\").", advice)]
 
 
 def check_path_budget(ctx: Context) -> list[Finding]:
@@ -359,6 +428,13 @@ def check_sockets(ctx: Context) -> list[Finding]:
     view = ctx.view
     uid = ctx.resolution.environment.uid
     found = []
+    for directory in _socket_dirs(ctx.resolution, view):  # a per-run directory another user made: connects fail EACCES
+        level = view.lstat(directory)
+        if isinstance(level, Entry) and level.uid != uid and re.fullmatch(r"[0-9a-f]{20}", directory.rsplit("/", 1)[-1]):
+            advice = _offer(ctx, [Step("remove-tree", directory, needs_root=True)],
+                            f"Removes that directory of uid {level.uid}; it is never handed to you.")
+            found.append(_advised("sockets", "error", directory,
+                                  f"{directory} belongs to uid {level.uid}: connecting to the daemon socket in it fails (EACCES).", advice))
     for path, entry, result in ctx.sockets:
         if entry.kind != "socket":
             advice = _offer(ctx, [Step("remove", path)], f"Removes the {entry.kind} where Nx binds a socket; Nx binds a fresh one.")
@@ -655,6 +731,12 @@ def check_native_cache(ctx: Context) -> list[Finding]:
     for refusal in cache.refusals:
         refused = _refusal_finding("native-cache", refusal, "warn", ctx, "cache")
         found.append(refused._replace(message="Nx loads the binding in place, uncached: " + refused.message))
+    level = ctx.view.lstat(cache.dir) if cache.dir and cache.bypass_reason is None and not cache.refusals else None
+    if cache.dir and isinstance(level, Entry) and level.is_dir and level.uid == ctx.resolution.environment.uid and level.mode & 0o700 != 0o700:
+        advice = _offer(ctx, [Step("chmod", cache.dir, mode=0o700)], "Gives you back write access to your own cache directory.")
+        found.append(_advised("native-cache", "warn", cache.dir,
+                              f"{cache.dir} is yours but mode {_mode(level)}: Nx cannot copy its binding into it (EACCES) "
+                              "and loads it in place.", advice))
     if verdict is None or verdict.state in ("bypassed",):
         return found
     binding = ctx.cache_binding_size
@@ -818,10 +900,12 @@ CHECKS: dict[str, tuple[str, t.Callable[[Context], list[Finding]]]] = {
     "environment": ("Environment", check_environment),
     "user-namespace": ("Environment", check_user_namespace),
     "tmpdir": ("Environment", check_tmpdir),
+    "unix-sockets": ("Environment", check_unix_sockets),
     "container": ("Shared container", check_container),
     "levels": ("Levels", check_levels),
     "outcome": ("Outcome", check_outcome),
     "configuration": ("Outcome", check_configuration),
+    "workspace-data": ("Outcome", check_workspace_data),
     "path-budget": ("Outcome", check_path_budget),
     "sockets": ("Sockets", check_sockets),
     "socket-owner": ("Sockets", check_socket_owner),
@@ -834,6 +918,7 @@ CHECKS: dict[str, tuple[str, t.Callable[[Context], list[Finding]]]] = {
 #: Finding ids each check can produce, for --list-checks and --only.
 FINDING_IDS = {
     "environment": ("environment",), "user-namespace": ("user-namespace", "sandbox-daemon"), "tmpdir": ("tmpdir",),
+    "unix-sockets": ("unix-sockets",), "workspace-data": ("workspace-data",),
     "container": ("container",), "levels": ("ancestry", "private-levels"), "outcome": ("outcome",),
     "configuration": ("configuration",), "path-budget": ("path-budget",), "sockets": ("sockets",),
     "socket-owner": ("socket-owner",), "daemon": ("daemon-record", "daemon-disabled", "daemon-error"),
@@ -889,7 +974,8 @@ def gather(resolution: Resolution, view: FsView, sandbox: str | None = None, *, 
     sockets = survey_sockets(resolution, view)
     room = _free_bytes(resolution.native_cache.dir) if not env.simulated and resolution.native_cache.dir else None
     size = binding.size if binding is not None else None
-    return Context(resolution, view, remedies, verdict, leftovers, dead, legacy, sockets, sandbox, room, size)
+    unix = _unix_socket_refusal() if not env.simulated else None
+    return Context(resolution, view, remedies, verdict, leftovers, dead, legacy, sockets, sandbox, room, size, unix)
 
 
 def _free_bytes(directory: str) -> int | None:
@@ -907,3 +993,17 @@ def _free_bytes(directory: str) -> int | None:
             level = dirname(level)
         except (OSError, ValueError):
             return None
+
+
+def _unix_socket_refusal() -> str | None:
+    """The errno name when creating an (unbound) unix socket fails here; nothing is bound or left behind."""
+    import errno
+    import socket
+
+    if not hasattr(socket, "AF_UNIX"):
+        return None
+    try:
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close()
+    except OSError as exc:
+        return errno.errorcode.get(exc.errno or 0, "EPERM")
+    return None

@@ -1,47 +1,139 @@
-"""``doctor --explain``: recognise what Nx printed, and answer with the cause and the fix for this machine."""
+"""``doctor --explain``: recognise every message Nx printed, and answer each with a cause and a command — or why none is safe.
+
+The patterns are learnt from what the real releases print (the corpus under
+``tests/corpus``, captured from real failure states) and kept to the few words
+that tell one message from another; nothing of Nx's sentences is reproduced.
+Recognition is pure: :func:`explain` reads text and returns values.  Which
+remedy fits — the one this machine's state shows, or the message's general
+one — is decided by :func:`answer_all` from the doctor's findings.
+"""
 
 from __future__ import annotations
 
 import re
 import typing as t
 
-__all__ = ["Explanation", "explain"]
+from ._pathname import dirname
+from .fsview import Entry
+from .remedy import Remedy, Step, Withheld, render, shell_quote
+from .wording import Advice, RemedyContext, socket_export
+
+__all__ = [
+    "MAX_MESSAGES",
+    "MAX_TEXT",
+    "NO_SAFE_COMMAND",
+    "WRAPPERS",
+    "Answer",
+    "Explanation",
+    "Message",
+    "answer",
+    "answer_all",
+    "explain",
+    "general_advice",
+    "general_remedy",
+    "sandbox_format",
+    "sandbox_remedy",
+]
+
+
+class Message(t.NamedTuple):
+    """One message recognised in the text, where it was, and what it names."""
+
+    matched: str  # which kind of message
+    errno: str | None  # the errno name exactly as Nx printed it
+    path: str | None  # the path the message names, without the punctuation around it
+    cause: str
+    checks: tuple[str, ...]  # the doctor checks that can see its cause
+    start: int
+    end: int
+    detail: str | None = None  # a reason or variable the message names (InvalidSocketDirConfigured's reason, …)
 
 
 class Explanation(t.NamedTuple):
-    matched: str | None  # which message was recognised
+    matched: str | None  # the first recognised message (kept for callers of the first version)
     errno: str | None
-    path: str | None  # the path the message names, if any
+    path: str | None
     cause: str | None
-    checks: tuple[str, ...]  # the doctor checks that answer it
+    checks: tuple[str, ...]  # the doctor checks that answer every message
+    messages: tuple[Message, ...] = ()  # every recognised message, in the order printed
+    truncated: bool = False  # the text was longer than MAX_TEXT; only its start was read
+    left_off: int = 0  # messages recognised beyond the first MAX_MESSAGES, counted but not answered
 
 
-_PATTERNS: list[tuple[str, re.Pattern[str], str, tuple[str, ...]]] = [
-    # Node spells these "connect ENOENT /p" and "listen EACCES: permission denied /p".
-    ("socket-errno", re.compile(r"\b(?:connect|listen)\s+(EACCES|EPERM|ENOENT|ECONNREFUSED|EADDRINUSE|EROFS)(?::[^/\n]*)?\s+(/\S+)"),
-     "", ("sockets", "socket-owner", "levels", "outcome", "daemon")),
+#: What is read of a paste: Nx's output runs to kilobytes, and a longer text is answered in seconds, not read whole.
+MAX_TEXT = 1 << 20
+#: The most messages answered: a real paste holds a few dozen; the rest of a longer one are counted, not answered.
+MAX_MESSAGES = 200
+#: How an answer with no command begins: the reason follows.
+NO_SAFE_COMMAND = "No safe command"
+
+
+#: A path as Nx prints it: no spaces, and none of the punctuation that closes the sentence around it.
+_PATH = r"(?P<path>/\S+?)(?=['\"`]?\)?[.,;:]?(?:\s|$))"
+_ERRNO = r"(?P<errno>E[A-Z0-9]{2,})"
+_SOCKET_CHECKS = ("unix-sockets", "sockets", "socket-owner", "levels", "container", "outcome", "configuration", "daemon")
+#: What a wrapper message (one that carries another) checks on this machine before it borrows the carried message's answer.
+_WRAPPED = ("user-namespace", "unix-sockets", "configuration", "path-budget", "workspace-data", "sockets")
+
+# (id, pattern, cause, checks).  Order matters only where two patterns match the same text: the first wins.
+_KINDS: tuple[tuple[str, re.Pattern[str], str, tuple[str, ...]], ...] = (
+    # Node spells socket errors "connect EACCES /p" and "listen EPERM: operation not permitted /p" …
+    ("socket-errno", re.compile(rf"\b(?:connect|listen)\s+{_ERRNO}(?::[^/\n]*)?\s+{_PATH}"),
+     "", _SOCKET_CHECKS),
+    # … and, where only the end of a crash is shown, as the error object's fields.
+    ("socket-errno", re.compile(r"code: '(?P<errno>E[A-Z]+)',\s+errno: -?\d+,\s+syscall: '(?:connect|listen)',\s+address: '(?P<path>/[^'\n]+)'"),
+     "", _SOCKET_CHECKS),
     ("path-too-long", re.compile(r"exceeds the maximum socket length"),
      "A socket path is over Nx's 95-character limit.", ("path-budget", "outcome", "configuration")),
-    ("invalid-shared", re.compile(r"(?:configured Nx socket directory (\S+) )?is shared with the other users"),
+    ("invalid-shared", re.compile(rf"socket directory {_PATH} is shared with the other users"),
      "NX_SOCKET_DIR names a directory other users can reach; Nx refuses it.", ("configuration",)),
-    ("invalid-os-temp", re.compile(r"(?:configured Nx socket directory (\S+) )?is the operating system temp directory"),
+    ("invalid-os-temp", re.compile(rf"socket directory {_PATH} is the operating system temp directory"),
      "NX_SOCKET_DIR names the OS temp directory itself; Nx refuses it.", ("configuration",)),
-    ("invalid-nx-managed", re.compile(r"(?:configured Nx socket directory (\S+) )?is a directory Nx keeps its own runtime state in"),
+    ("invalid-nx-managed", re.compile(rf"socket directory {_PATH} is a directory Nx keeps its own"),
      "NX_SOCKET_DIR names a directory Nx manages itself; Nx refuses it.", ("configuration",)),
-    ("configured-refused", re.compile(r"could not use the configured socket directory (\S+?):"),
+    ("configured-refused", re.compile(rf"could not use the configured socket directory {_PATH}:[^\n]*(?:\n\s*Falling back to \S+)?"),
      "NX_SOCKET_DIR was refused, so Nx fell back to the workspace.", ("configuration", "levels", "outcome")),
     ("no-socket-directory", re.compile(r"could not establish a socket directory"),
-     "No socket directory could be established, the workspace fallback included.", ("levels", "outcome")),
-    ("fallback", re.compile(r"fell back to (\S+?)\.?(?:\s|$)"),
-     "Nx could not use its usual socket directories and fell back to the workspace.", ("levels", "outcome", "container")),
-    ("native-cache-copy", re.compile(r"Failed to copy native module to cache[^(]*(?:\((E[A-Z]+)\))?"),
+     "No socket directory could be established, the workspace fallback included.", ("levels", "outcome", "container")),
+    ("fallback", re.compile(rf"(?:fell back to|so it used) {_PATH}(?:\.\s+(?P<detail>/\S*) belongs to another user)?"),
+     "Nx could not use its usual socket directories and fell back to another.", ("levels", "outcome", "container")),
+    ("untrusted-data-dir", re.compile(rf"configured Nx (?P<detail>[a-z ]+?) directory {_PATH} is not safe to use"),
+     "A configured data or cache directory could be replaced by another user; Nx 24.0.6 refuses it.", ("configuration",)),
+    ("native-cache-copy", re.compile(r"Failed to copy native module to cache[^(\n]*(?:\((?P<errno>E[A-Z0-9]+)\))?"),
      "Nx could not copy its binding into the cache and loads it in place.", ("native-cache", "levels")),
-    ("daemon-disabled", re.compile(r"Daemon is going to be disabled|daemon is disabled|Daemon was not able to compute", re.I),
-     "The daemon was disabled by a marker that stays until `nx reset`.", ("daemon",)),
+    ("native-binding-broken", re.compile(r"TypeError: (?:\(0 , )?(?:native_1\.\w+\)?|WorkspaceContext) is not a (?:function|constructor)"),
+     "Nx's native binding did not load whole: a cut-short copy in the binding cache (a full disk), typically.",
+     ("native-cache",)),
+    ("fs-errno", re.compile(rf"\b{_ERRNO}: [a-z ]+, (?P<detail>[a-z]+) '(?P<path>/[^'\n]+)'"),
+     "", ("workspace-data", "tmpdir", "configuration", "daemon", "native-cache")),
+    ("os-permission-denied", re.compile(r"Permission denied \(os error 13\)"),
+     "Nx's native code was refused access to a file (EACCES), typically in a directory another user (root, after `sudo nx`) made.",
+     ("workspace-data", "configuration", "daemon", "native-cache", "levels")),
+    ("daemon-disabled", re.compile(r"Daemon is going to be disabled"),
+     "Nx wrote the daemon's disabled marker: the daemon stays off until `nx reset`.", ("user-namespace", "daemon")),
+    ("daemon-not-running", re.compile(r"Daemon is not running\b"),
+     "No Nx daemon runs for this workspace.", ("daemon",)),
     ("exit-78", re.compile(r"(?:exit(?:ed)? (?:with )?code|status)\s*78\b", re.I),
-     "Exit 78: the daemon could not bind its socket (EACCES/EPERM); Nx does not write the disabled marker for it.",
-     ("sockets", "levels", "outcome")),
-]
+     "Exit 78: a daemon or plugin worker could not bind its socket (EACCES/EPERM); Nx does not write the disabled marker for it.",
+     ("unix-sockets", "sockets", "levels", "outcome")),
+    # What Nx says around the messages above: the answer is the one of the message it carries.
+    ("daemon-start-failed", re.compile(r"start or connect to the Nx Daemon"),
+     "The daemon did not start or answer; the lines that follow (from its log) say why.", _WRAPPED),
+    ("daemon-unreachable", re.compile(r"Unable to connect to the daemon process"),
+     "The client lost its daemon; the lines that follow (from its log) say why.", _WRAPPED),
+    ("daemon-graph-failed", re.compile(r"not able to compute the project graph"),
+     "The daemon failed internally; its error log (named below it) says why.", _WRAPPED),
+    ("plugins-failed", re.compile(r"Failed to load \d+ (?:default )?Nx plugin"),
+     "Nx's plugin workers did not start; each line beneath names why.", _WRAPPED),
+    ("plugin-worker-exited", re.compile(r"Plugin worker for \S+ exited with code \d+ before the connection"),
+     "A plugin worker ended before Nx could connect to its socket: it could not listen (a sandbox, typically).",
+     ("unix-sockets", "configuration", "sockets", "levels", "outcome", "daemon")),
+    ("socket-denied", re.compile(r"denied permission to use its unix socket"),
+     "Nx was refused its unix socket (EACCES or EPERM): a policy or another user's directory.", _WRAPPED),
+)
+
+#: Wrapper messages: recognised and reported, answered with the remedy of the message they carry.
+WRAPPERS = frozenset(("daemon-start-failed", "daemon-unreachable", "daemon-graph-failed", "plugins-failed", "socket-denied"))
 
 _ERRNO_CAUSES = {
     "EACCES": "a mode or owner refuses the socket or a directory above it — or a security policy does",
@@ -51,19 +143,287 @@ _ERRNO_CAUSES = {
     "EADDRINUSE": "a socket file is already at that path (a stale one, or another daemon's)",
     "EROFS": "the directory is on a read-only mount (a sandbox's bind)",
 }
+_FS_CAUSES = {
+    "EACCES": "a directory or file Nx writes belongs to another user (root, after `sudo nx`) or its mode refuses you",
+    "ENOENT": "a directory Nx needs does not exist (a TMPDIR that names a missing directory, typically)",
+    "ENOSPC": "the disk is full",
+    "EROFS": "a read-only mount (a sandbox's bind)",
+}
 
 
 def explain(text: str) -> Explanation:
-    """The first recognised message in *text*, its errno and path, its cause and the checks that answer it."""
-    for name, pattern, cause, checks in _PATTERNS:
-        match = pattern.search(text)
-        if match is None:
-            continue
-        if name == "socket-errno":
-            errno_name, path = match.group(1), match.group(2).rstrip(".,:;'\"")
-            return Explanation(name, errno_name, path, f"{errno_name}: {_ERRNO_CAUSES[errno_name]}.", checks)
-        groups = [g for g in match.groups() if g]
-        errno_name = next((g for g in groups if g.startswith("E") and g.isupper()), None)
-        path = next((g.rstrip(".,:;") for g in groups if g.startswith("/")), None)
-        return Explanation(name, errno_name, path, cause, checks)
-    return Explanation(None, None, None, None, ())
+    """Every recognised message in *text*, in order; the first one's errno, path and cause on top."""
+    truncated = len(text) > MAX_TEXT
+    text = text[:MAX_TEXT]
+    found: list[Message] = []
+    for name, pattern, cause, checks in _KINDS:
+        for match in pattern.finditer(text):
+            groups = match.groupdict()
+            errno_name = groups.get("errno")
+            if name in ("socket-errno", "fs-errno"):
+                causes = _ERRNO_CAUSES if name == "socket-errno" else _FS_CAUSES
+                cause = f"{errno_name}: {causes.get(errno_name or '', 'the system refused it')}."
+            detail = groups.get("detail")
+            own = ("outcome",) if name == "fallback" and detail == "/" else checks  # only a user namespace shows / as foreign
+            found.append(Message(name, errno_name, groups.get("path"), cause, own, match.start(), match.end(), detail))
+    found.sort(key=lambda m: m.start)  # stable: at one position the pattern listed first wins
+    messages: list[Message] = []
+    claimed = 0  # where the text claimed so far ends: a message starting inside it is one already found
+    for message in found:
+        if message.start >= claimed:
+            messages.append(message)
+            claimed = message.end
+    if not messages:
+        return Explanation(None, None, None, None, (), (), truncated)
+    left_off = max(0, len(messages) - MAX_MESSAGES)
+    messages = messages[:MAX_MESSAGES]
+    first = messages[0]
+    checks = tuple(dict.fromkeys(c for m in messages for c in m.checks))
+    return Explanation(first.matched, first.errno, first.path, first.cause, checks, tuple(messages), truncated, left_off)
+
+
+# -- remedies --------------------------------------------------------------------------------
+#
+# A pasted text is anyone's: a path in it is a claim, never trusted.  Every remedy below is a
+# value (:class:`~nxsock.remedy.Remedy`) that the caller passes through the one policy
+# (``RemedyContext.offer``), which checks it against this machine as it is now: a path the
+# paste names is acted on only when it is one of this user's Nx levels, exists, and has no
+# link or foreign level on the way; ``sudo`` only where the user cannot do it.  Where no safe
+# command exists the answer says why, and what to run to find out more.
+
+
+class Answer(t.NamedTuple):
+    """A recognised message with the command that fixes it (or why there is none), and whether this machine showed the cause."""
+
+    message: Message
+    remedy: str | None  # None: no safe command; the hint says why
+    hint: str | None
+    source: str  # "this machine" (a doctor finding shows the cause) | "general" (the message's own remedy)
+    finding: str | None  # the id of the finding whose remedy it is
+
+
+def sandbox_format(env: t.Mapping[str, str], platform: str) -> str | None:
+    """The ``nxsock paths --format`` that fits the sandbox these variables and this platform show, if any."""
+    if env.get("SANDBOX_RUNTIME"):
+        return "claude" if env.get("CLAUDECODE") else "srt"
+    if env.get("CODEX_SANDBOX") or env.get("CODEX_SANDBOX_NETWORK_DISABLED"):
+        return "codex"
+    if platform == "darwin":
+        return "seatbelt"
+    if env.get("FLATPAK_ID"):
+        return "flatpak"
+    return None
+
+
+def _allowlist(fmt: str) -> Step:
+    return Step("run-nxsock", value=f"paths --format {fmt}")
+
+
+def sandbox_remedy(env: t.Mapping[str, str], platform: str, named: str | None = None) -> Remedy:
+    """The sandbox's allowlist, in the format the user named (``doctor --sandbox``) or its variables show."""
+    fmt = named or sandbox_format(env, platform)
+    unknown = [name for name in ("GEMINI_SANDBOX", "CURSOR_SANDBOX") if env.get(name)]
+    if fmt is not None:
+        return Remedy((_allowlist(fmt),),
+                      f"A sandbox ({fmt}) refuses unix sockets: allow them under the directories this prints. "
+                      "Or run Nx there with NX_DAEMON=false.")
+    named = f" ({', '.join(unknown)} is set)" if unknown else ""
+    return Remedy((_allowlist("text"),),
+                  f"A sandbox or policy{named} refuses unix sockets: allow them under the directories this prints; "
+                  "--format srt, claude, codex, seatbelt, bwrap or docker writes them in that sandbox's own settings. "
+                  "Or run Nx there with NX_DAEMON=false.")
+
+
+def _plain(path: str) -> bool:
+    """A path spelt with no ``.``/``..`` component, no doubled slash and no control character: what it names is what it says."""
+    parts = path.split("/")[1:]
+    return all(p not in ("", ".", "..") for p in parts) and path.isprintable()
+
+
+def _doctor_instead(what: str) -> Withheld:
+    return Withheld(f"{NO_SAFE_COMMAND} from the text alone: {what}. Run `nxsock doctor` where Nx printed it, as the user "
+                    "who saw it: it names the level that refuses, with the command that fixes it.")
+
+
+def _pasted(path: str, step: Step, changes: str) -> Remedy | Withheld:
+    """A step on a path the paste names: offered only when its spelling says plainly what it names; the policy does the rest."""
+    if not _plain(path):
+        return Withheld(f"{NO_SAFE_COMMAND}: the path in the text, {shell_quote(path)}, does not say plainly what it names "
+                        "(a `.`, `..`, doubled slash or control character); nxsock acts on no such path.")
+    return Remedy((step._replace(path=path),), changes)
+
+
+def _owner_now(ctx: RemedyContext, path: str) -> int | None:
+    """Who owns *path* on this machine now (not following a last link), or ``None`` where nothing is there."""
+    entry = ctx.policy.view.lstat(path) if _plain(path) else None
+    return entry.uid if isinstance(entry, Entry) else None
+
+
+def _unset(*variables: str, changes: str) -> Remedy:
+    return Remedy(tuple(Step("unset", variable=v) for v in variables), changes)
+
+
+def general_remedy(
+    message: Message, env: t.Mapping[str, str], platform: str, ctx: RemedyContext, sandbox: str | None = None
+) -> tuple[Remedy | Withheld, ...]:
+    """The message's own remedies, best first, for a machine that does not (or no longer) shows its cause.
+
+    Each is a value for ``ctx.offer``: the first that passes the policy on this
+    machine is the command; a path taken from the text is only ever a claim
+    the policy checks against what is really there.
+    """
+    kind, path, errno_name = message.matched, message.path, message.errno
+    export = socket_export(ctx)
+    if kind in ("socket-errno", "exit-78"):
+        if errno_name in ("EPERM", "EROFS") or kind == "exit-78":
+            return (sandbox_remedy(env, platform, sandbox),)
+        if errno_name in ("ECONNREFUSED", "EADDRINUSE"):
+            return (Remedy((Step("run-nxsock", value="reset"),), "Removes your dead sockets and socket directories; a live daemon's are kept."),)
+        if errno_name == "ENOENT":
+            return (Remedy((Step("run-nx", value="daemon --start"),), "The daemon is not running there; Nx starts one on the next command too."),)
+        if errno_name == "EACCES" and path is not None:
+            if _owner_now(ctx, path) == ctx.uid:  # the socket is yours: modes permit it, so a policy refuses
+                return (sandbox_remedy(env, platform, sandbox),)
+            remove = _pasted(path, Step("remove", needs_root=True),
+                             "Removes the socket another user left where yours belongs (a daemon of `sudo nx`), never a directory; "
+                             "your Nx binds its own.")
+            return (remove, export)
+        return (_doctor_instead(f"{errno_name} on a socket has more than one cause"),)
+    if kind == "path-too-long":
+        return (export,)
+    if kind in ("invalid-shared", "invalid-os-temp", "invalid-nx-managed", "configured-refused"):
+        return (_unset("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR", changes="Nx then uses its own socket directories."), export)
+    if kind == "untrusted-data-dir":
+        variables = (("NX_CACHE_DIRECTORY",) if message.detail and "cache" in message.detail
+                     else ("NX_WORKSPACE_DATA_DIRECTORY", "NX_PROJECT_GRAPH_CACHE_DIRECTORY"))
+        return (_unset(*variables, changes="Nx then keeps it in the workspace; or name a directory only you own."),)
+    if kind == "native-cache-copy":
+        why = ("The disk (or quota) holding the cache is full; free space to cache again."
+               if errno_name in ("ENOSPC", "EDQUOT") else "`nxsock cache verify` names the cache level that refuses, with its fix.")
+        return (Remedy((Step("export", variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
+                       f"Nx then loads its binding in place, without the warning. {why}"),)
+    if kind == "daemon-disabled":
+        return (Remedy((Step("run-nx", value="reset"),),
+                       "Removes the disabled marker (and clears Nx's caches); the daemon runs again on the next command."),)
+    if kind == "daemon-not-running":
+        return (Remedy((Step("run-nx", value="daemon --start"),), "Starts the daemon for this workspace."),)
+    if kind == "fs-errno" and path is not None:
+        data = re.match(r"^(.*/\.nx/workspace-data)(?:/|$)", path)
+        if errno_name == "EACCES" and data is not None:
+            owner = _owner_now(ctx, data.group(1))
+            if owner == ctx.uid:
+                return (_doctor_instead(f"{shell_quote(data.group(1))} is yours now, so what refused is elsewhere or gone"),)
+            return (_pasted(data.group(1), Step("remove-tree", needs_root=True),
+                            "Another user (root, after `sudo nx`) made it: Nx's own state, rebuilt on the next run, as after `nx reset`."),)
+        if errno_name == "ENOENT":
+            missing = path if message.detail in ("lstat", "stat", "scandir", "opendir") else dirname(path)
+            tmpdir = ctx.resolution.environment.nonempty("TMPDIR") if ctx.resolution else None
+            if tmpdir is None or missing.rstrip("/") != tmpdir.rstrip("/"):  # only a TMPDIR this shell names is created
+                return (_doctor_instead(f"{shell_quote(missing)} is missing, and no setting here names it"),)
+            return (_pasted(missing, Step("create"), "Creates the directory TMPDIR names."),
+                    _unset("TMPDIR", changes="Nx then uses /tmp as its temp directory."))
+        return (_doctor_instead(f"{errno_name} on {shell_quote(path)} has more than one cause"),)
+    if kind == "native-binding-broken":
+        return (Remedy((Step("export", variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
+                       "Nx then loads its binding in place; free space where the cache is, and `nxsock reset --legacy` "
+                       "removes cut-short copies."),)
+    if kind == "plugin-worker-exited":
+        return (sandbox_remedy(env, platform, sandbox),)
+    if kind == "os-permission-denied":
+        return (_doctor_instead("the message names no path (most often `sudo nx` left .nx/workspace-data owned by root)"),)
+    if kind == "fallback" and message.detail == "/":
+        return (Remedy((Step("export", variable="NX_ISOLATE_PLUGINS", value="false"),),
+                       "Only a sandbox's user namespace shows / as another user's: Nx 24 then always falls back to the workspace "
+                       "for its plugin workers' sockets, and works. Without plugin workers it needs no socket there; or allow "
+                       f"that directory in the sandbox: {render(sandbox_remedy(env, platform, sandbox))}"),)
+    if kind in ("fallback", "no-socket-directory"):
+        return (_doctor_instead("which level refused shows only on the machine"),)
+    return (_doctor_instead("the message does not say which level refuses"),)
+
+
+def general_advice(
+    message: Message, env: t.Mapping[str, str], platform: str, ctx: RemedyContext, sandbox: str | None = None
+) -> Advice:
+    """The message's general remedy through the policy: the first that passes, or why none does."""
+    first, *alternatives = general_remedy(message, env, platform, ctx, sandbox)
+    return ctx.offer(first, *alternatives)
+
+
+def _related(finding_path: str | None, path: str | None) -> bool:
+    """Whether a finding is about the message's path: the same, beneath its directory, or a level above it."""
+    if finding_path is None or path is None:
+        return True
+    a, b = finding_path.rstrip("/"), path.rstrip("/")
+    base = dirname(b) if b.endswith(".sock") else b
+    if a == b or a.startswith(base + "/") or base.startswith(a + "/") or a == base:
+        return True
+    # A daemon's run directory hashes its pid: the one in the text and the one running now are siblings, the same daemon socket.
+    run_a, run_b = _RUN_DIRECTORY.match(a), _RUN_DIRECTORY.match(b)
+    return run_a is not None and run_b is not None and run_a.group(1) == run_b.group(1)
+
+
+_RUN_DIRECTORY = re.compile(r"^(/.+)/[0-9a-f]{20}(?:/d\.sock)?$")
+
+
+class _Finding(t.Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def severity(self) -> str: ...
+    @property
+    def path(self) -> str | None: ...
+    @property
+    def remedy(self) -> str | None: ...
+    @property
+    def hint(self) -> str | None: ...
+
+
+def answer_all(
+    messages: t.Sequence[Message],
+    findings: t.Sequence[_Finding],
+    finding_ids: t.Mapping[str, t.Sequence[str]],
+    general: t.Callable[[Message], Advice],
+) -> list[Answer]:
+    """Every message answered, in order; one that only carries another (a wrapper) gets the remedy of the one it carries."""
+    own = [answer(m, findings, finding_ids, general(m)) for m in messages]
+    answers = []
+    for index, message in enumerate(messages):
+        mine = own[index]
+        if message.matched in WRAPPERS and mine.source == "general":
+            causes = [a for a in own[index + 1:] + own[:index][::-1]
+                      if a.message.matched not in WRAPPERS and a.message.matched != "daemon-disabled"]
+            if causes:
+                carried = causes[0]
+                borrowed = f"As for the {carried.message.matched} message it carries."
+                hint = (f"{carried.hint} ({borrowed})" if carried.remedy is None  # the reason there is no command still comes first
+                        else f"{borrowed} {carried.hint or ''}".strip())
+                mine = carried._replace(message=message, hint=hint)
+        answers.append(mine)
+    return answers
+
+
+def answer(
+    message: Message,
+    findings: t.Sequence[_Finding],
+    finding_ids: t.Mapping[str, t.Sequence[str]],
+    general: Advice,
+) -> Answer:
+    """This machine's remedy where a finding of the message's checks shows its cause; else the general one.
+
+    An error with no safe command (its hint says why) still shows the cause:
+    its reason is the answer, not a general command that would not fix it.  A
+    warning with none (Nx works around it) leaves the message its own remedy.
+    """
+    ids = {i for check in message.checks for i in finding_ids.get(check, (check,))}
+    candidates = [f for f in findings if f.id in ids and f.severity in ("warn", "error")
+                  and (f.remedy or (f.severity == "error" and f.hint))]
+    if message.path is not None:
+        candidates = [f for f in candidates if _related(f.path, message.path)]
+    if candidates:  # an error before a warning; then the finding about exactly that path; then one with a command; then report order
+        exact = message.path.rstrip("/") if message.path else None
+        best = min(candidates, key=lambda f: (f.severity != "error", (f.path or "").rstrip("/") != exact, f.remedy is None))
+        hint = best.hint
+        if best.remedy is None and not (hint or "").startswith(NO_SAFE_COMMAND):
+            hint = f"{NO_SAFE_COMMAND}: {hint}"
+        return Answer(message, best.remedy, hint, "this machine", best.id)
+    return Answer(message, general.command, general.hint, "general", None)

@@ -25,6 +25,7 @@ from .fsview import Entry, FsView
 from .layout import CONTAINER
 
 __all__ = [
+    "ALLOWLIST_FORMATS",
     "CONFIGURED_VARIABLES",
     "NXSOCK_ARGUMENTS",
     "NX_ARGUMENTS",
@@ -52,7 +53,7 @@ Verb = t.Literal[
     "export",  # a variable, in this shell
     "edit-env-file",  # delete the lines of a .env file that set a variable
     "stop-process",  # signal a process to stop
-    "run-nxsock",  # an nxsock command that acts by descriptor
+    "run-nxsock",  # an nxsock command that acts by descriptor, or only prints (a sandbox's allowlist)
     "run-nx",  # an Nx command
 ]
 
@@ -68,13 +69,16 @@ CONFIGURED_VARIABLES = (
 )
 #: Variables a remedy may unset or export (a directory for the first ones, ``true`` for the last).
 _EXPORTABLE_DIRS = ("NX_SOCKET_DIR", "NX_NATIVE_FILE_CACHE_DIRECTORY", "NX_WORKSPACE_DATA_DIRECTORY")
-_EXPORTABLE_FLAGS = {"NX_SKIP_NATIVE_FILE_CACHE": "true", "NX_DAEMON": "false"}
-_UNSETTABLE = (*CONFIGURED_VARIABLES, "TMPDIR", "TMP", "TEMP", "NX_SKIP_NATIVE_FILE_CACHE")
+_EXPORTABLE_FLAGS = {"NX_SKIP_NATIVE_FILE_CACHE": "true", "NX_DAEMON": "false", "NX_ISOLATE_PLUGINS": "false"}
+_UNSETTABLE = (*CONFIGURED_VARIABLES, "NX_CACHE_DIRECTORY", "TMPDIR", "TMP", "TEMP", "NX_SKIP_NATIVE_FILE_CACHE")
+#: The ``nxsock paths --format`` values that write a sandbox's allowlist (read-only: they print, they change nothing).
+ALLOWLIST_FORMATS = ("text", "srt", "claude", "codex", "codex-profile", "seatbelt", "bwrap", "docker", "flatpak")
 #: The nxsock and Nx command lines a remedy may name.
 NXSOCK_ARGUMENTS = frozenset(
-    {"reset", "reset --force", "reset --legacy", "reset --daemon-marker", "cache prune", "provision", "provision --tmpfiles --install"}
+    {"reset", "reset --force", "reset --legacy", "reset --daemon-marker", "cache prune", "provision", "provision --tmpfiles --install",
+     *(f"paths --format {name}" for name in ALLOWLIST_FORMATS)}
 )
-NX_ARGUMENTS = frozenset({"daemon --stop", "reset"})
+NX_ARGUMENTS = frozenset({"daemon --stop", "daemon --start", "reset"})
 
 #: Levels of the system itself: never removed, moved, re-owned or re-moded, nor is anything above them.
 SYSTEM_PATHS = frozenset(

@@ -19,7 +19,7 @@ from .terminal import counted, printable, printable_lines
 if t.TYPE_CHECKING:
     from .binding_cache import CacheListing, Verdict
     from .doctor import Finding
-    from .explain import Explanation
+    from .explain import Answer, Explanation
     from .tmpfiles import TmpfilesChange
 
 __all__ = ["render_check_root", "render_paths", "safe"]
@@ -383,17 +383,31 @@ def progress_ticker(label: str) -> _Ticker:
 MARKS = {"ok": ("✓", "ok", "green"), "info": ("ℹ", "info", "blue"), "warn": ("⚠", "warn", "yellow"), "error": ("✗", "error", "red")}
 
 
-def render_doctor(results: t.Sequence[tuple[str, Finding]], status: str, explanation: Explanation | None = None) -> None:
+def render_doctor(results: t.Sequence[tuple[str, Finding]], status: str, explanation: Explanation | None = None,
+                  answers: t.Sequence[Answer] = ()) -> None:
     """Grouped findings, one line each with a symbol and a word, remedies indented, then a summary."""
     out = _console()
     if explanation is not None:
-        if explanation.matched is None:
+        if explanation.truncated:
+            out.print(Text("The text is longer than nxsock reads; only its first mebibyte was read.", style="yellow"))
+        if not answers:
             out.print(Text("Not a message nxsock recognises; running every check.", style="yellow"))
-        else:
-            out.print(Text("Recognised: ", style="bold") + Text(printable(explanation.matched))
-                      + Text(f" — {printable(explanation.cause)}"))
-            if explanation.path:
-                out.print(Text(f"  about {printable(explanation.path)}", style="dim"))
+        for item in answers:  # every message recognised, in the order Nx printed them
+            message = item.message
+            out.print(Text("Recognised: ", style="bold") + Text(printable(message.matched)) + Text(f" — {printable(message.cause)}"))
+            if message.path:
+                out.print(Text(f"  about {printable(message.path)}", style="dim"))
+            label = "fix:  " if item.source == "this machine" else "fix (general; this machine does not show the cause):  "
+            if item.remedy is not None:
+                out.print(Text(f"  {label}", style="bold") + Text(printable(item.remedy), style="cyan"))
+            else:  # no safe command: the note says why
+                out.print(Text(f"  {label}", style="bold") + Text("none", style="yellow"))
+            if item.hint:
+                out.print(Text("  note: " + printable(item.hint), style="dim"))
+        if explanation.left_off:
+            out.print(Text(f"… and {explanation.left_off} more messages, counted but not answered.", style="yellow"))
+        if answers and not results:
+            out.print(Text("No check on this machine bears on these messages now; each fix above is the message's own.", style="dim"))
         out.print()
     group = None
     counts = {"ok": 0, "info": 0, "warn": 0, "error": 0}

@@ -31,7 +31,7 @@ if t.TYPE_CHECKING:
     from .binding_cache import CacheListing, Verdict
     from .cleanup import ResetItem
     from .doctor import Finding
-    from .explain import Explanation
+    from .explain import Answer, Explanation
     from .provisioning import ProvisionReport
     from .removal import Removal
     from .tmpfiles import TmpfilesChange
@@ -371,7 +371,8 @@ def cache_prune_document(results: t.Sequence[tuple[Removal, str]], *, dry_run: b
     }
 
 
-def doctor_document(results: t.Sequence[tuple[str, Finding]], status: str, explanation: Explanation | None = None) -> Json:
+def doctor_document(results: t.Sequence[tuple[str, Finding]], status: str, explanation: Explanation | None = None,
+                    answers: t.Sequence[Answer] = ()) -> Json:
     """The ``doctor --json`` document: the status and every finding; with ``--explain``, what was recognised."""
     document: Json = {
         "schema_version": SCHEMA_VERSION,
@@ -383,11 +384,20 @@ def doctor_document(results: t.Sequence[tuple[str, Finding]], status: str, expla
             for group, f in results
         ],
     }
-    if explanation is not None:
-        fix = next((f.remedy for _, f in results if f.remedy and f.severity in ("error", "warn")), None)
+    if explanation is not None:  # the first message's keys as before; then every message, each with its remedy
+        first = answers[0] if answers else None
         document.update(matched=explanation.matched, errno=explanation.errno, path=explanation.path,
-                        cause=explanation.cause, remedy=fix)
+                        cause=explanation.cause, remedy=first.remedy if first else None,
+                        remedy_source=first.source if first else None, hint=first.hint if first else None,
+                        recognised=bool(answers), messages=[_answer_json(a) for a in answers],
+                        truncated=explanation.truncated, messages_left_off=explanation.left_off)
     return document
+
+
+def _answer_json(item: Answer) -> Json:
+    m = item.message
+    return {"matched": m.matched, "errno": m.errno, "path": m.path, "cause": m.cause, "remedy": item.remedy,
+            "remedy_source": item.source, "hint": item.hint, "finding": item.finding}
 
 
 def _printable(value: t.Any) -> t.Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import typing as t
 
 import click
 
@@ -14,6 +15,10 @@ from .summaries import summarized
 
 #: The sandboxes ``--sandbox`` names: the ``paths --format`` values that are sandboxes.
 SANDBOX_FORMATS = ("bwrap", "srt", "claude", "codex", "codex-profile", "flatpak", "docker", "seatbelt")
+
+if t.TYPE_CHECKING:
+    from ..doctor import Context, Finding
+    from ..explain import Answer, Explanation
 
 
 
@@ -75,13 +80,66 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
         raise click.BadParameter(f"unknown check id {unknown[0]!r}; see --list-checks.", param_hint="--only")
     text = None
     if explain_text is not None:
-        text = sys.stdin.read() if explain_text == "-" else explain_text
+        from ..explain import MAX_TEXT
+
+        text = _read_stdin(MAX_TEXT + 1) if explain_text == "-" else explain_text  # never more than is read
     if user is not None and user != os.geteuid():
         if os.geteuid() != 0:
             click.echo("nxsock doctor: --user needs root: sudo nxsock doctor --user UID", err=True)
             sys.exit(exitcodes.NOPERM)
         sys.exit(_audit_as(user, json_flag, strict, only, text, host, sandbox))
     sys.exit(_audit(json_flag, strict, only, text, host, sandbox))
+
+
+#: How long ``--explain -`` waits for its input to end when it is not a terminal: a pipe nothing closes must not hang the doctor.
+STDIN_DEADLINE = 10.0
+
+
+def _read_stdin(limit: int, deadline: float = STDIN_DEADLINE) -> str:
+    """At most *limit* bytes of stdin, as Nx wrote them (UTF-8; any other byte kept, and later shown, as an escape).
+
+    A terminal is read until the user ends the paste (Ctrl-D).  Anything else
+    — a pipe, a FIFO, a file — is read for at most *deadline* seconds: what
+    arrived by then is explained (saying so), and nothing at all is a one-line
+    error, never a hang.
+    """
+    import select
+    import time
+
+    stream = getattr(sys.stdin, "buffer", sys.stdin)
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # no descriptor (a test runner's stdin): read what it holds
+        data = stream.read(limit)
+        return data.decode("utf-8", "surrogateescape") if isinstance(data, bytes) else str(data)
+    interactive = os.isatty(fd)
+    if interactive:
+        click.echo("Paste what Nx printed, then press Ctrl-D on a line of its own:", err=True)
+    chunks: list[bytes] = []
+    size, ended = 0, False
+    until = time.monotonic() + deadline
+    try:
+        while size < limit:
+            if not interactive:
+                left = until - time.monotonic()
+                if left <= 0 or not select.select([fd], [], [], left)[0]:
+                    break
+            chunk = os.read(fd, min(1 << 16, limit - size))
+            if not chunk:
+                ended = True
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        click.echo(f"nxsock doctor: --explain -: cannot read stdin ({os.strerror(exc.errno or 0)}).", err=True)
+        sys.exit(exitcodes.USAGE)
+    if not ended and size < limit:
+        if not size:
+            click.echo(f"nxsock doctor: --explain -: nothing arrived on stdin within {deadline:g} s; pipe or paste what Nx printed.",
+                       err=True)
+            sys.exit(exitcodes.USAGE)
+        click.echo(f"nxsock doctor: stdin did not end within {deadline:g} s; explaining the {size} bytes that arrived.", err=True)
+    return b"".join(chunks).decode("utf-8", "surrogateescape")
 
 
 #: How long root waits for the audit it forked as another user; that user can stop or slow the child.
@@ -177,29 +235,45 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
 
     resolution, view = build_resolution(host)
     context = gather(resolution, view, sandbox, pasted_by_root=pasted_by_root)
-    explanation = None
-    selected: tuple[str, ...] = only
+    results = run_checks(context, only)  # every check (or those asked for), explained or not
+    explanation: Explanation | None = None
+    answers: list[Answer] = []
     if text is not None:
-        from ..doctor import FINDING_IDS
-        from ..explain import explain
+        explanation, answers = _explain(text, results, context)
+        if explanation.messages:  # the findings that bear on what was pasted; unrecognised text keeps them all
+            from ..doctor import FINDING_IDS
 
-        explanation = explain(text)
-        selected = tuple(i for check in explanation.checks for i in FINDING_IDS.get(check, (check,)))
-    results = run_checks(context, selected) if (selected or text is None) else []
-    if explanation is not None and explanation.path:
-        related = [r for r in results if r[1].path is None or _related(r[1].path, explanation.path)]
-        results = related or results
+            ids = {i for check in explanation.checks for i in FINDING_IDS.get(check, (check,))}
+            chosen = [r for r in results if r[1].id in ids]
+            paths = [m.path for m in explanation.messages if m.path]
+            related = [r for r in chosen if not paths or r[1].path is None or any(_related(r[1].path, p) for p in paths)]
+            results = related or chosen
     findings = [f for _, f in results]
     status = status_of(findings, strict)
     if json_flag:
         from ..report import doctor_document, write_json
 
-        write_json(doctor_document(results, status, explanation))
+        write_json(doctor_document(results, status, explanation, answers))
     else:
         from ..render import render_doctor
 
-        render_doctor(results, status, explanation)
+        render_doctor(results, status, explanation, answers)
     return exitcodes.PROBLEM if status == "error" else exitcodes.OK
+
+
+def _explain(text: str, results: t.Sequence[tuple[str, Finding]], context: Context) -> tuple[Explanation, list[Answer]]:
+    """Every message recognised in *text*, each answered from these findings or with its general remedy."""
+    from ..doctor import FINDING_IDS, SANDBOX_MARKERS
+    from ..explain import answer_all, explain, general_advice
+
+    explanation = explain(text)
+    env = context.resolution.environment
+    hints = {name: value for name in (*SANDBOX_MARKERS, "CLAUDECODE", "FLATPAK_ID", "HOME")
+             if (value := env.get(name) or os.environ.get(name))}
+    findings = [f for _, f in results]
+    answers = answer_all(explanation.messages, findings, FINDING_IDS,  # every general remedy through the policy, on this machine
+                         lambda m: general_advice(m, hints, env.platform, context.remedies, context.sandbox))
+    return explanation, answers
 
 
 def _related(a: str, b: str) -> bool:

@@ -1,0 +1,331 @@
+"""Capture what the real Nx prints in real failure states: the corpus ``doctor --explain`` is tested on.
+
+Run as root, from the checkout, with the interpreter the tests use (it needs
+nxsock's test dependencies: ``pip install -e '.[test]'``)::
+
+    python3 tests/corpus/capture.py                      # every release, state and command
+    python3 tests/corpus/capture.py --release 24.0.7     # a new release, the same states
+    python3 tests/corpus/capture.py --state foreign-socket --command client
+
+Each run builds one state in a private mount and pid namespace (fresh tmpfs
+``/tmp`` and ``/home``, a tiny workspace with one project and a
+``nx:run-commands`` target), then runs one Nx command as an unprivileged test
+uid and stores its stdout and stderr together, verbatim, in
+``<release>/<state>--<command>.txt``.  ``<release>/manifest.json`` holds the recipe of
+each file: release, state, its setup (shell, as root), the environment, the
+command and its exit code.  The pid namespace ends every daemon the run
+started.  ``expected.json`` names the messages each capture holds, as
+reviewed: ``--expect`` rewrites it from what ``doctor --explain`` recognises
+now, for a reviewer to read in the diff against the captures; re-capturing
+never touches it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import json
+import re
+import shlex
+import subprocess
+import sys
+import typing as t
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+try:
+    import harness
+except ImportError as exc:  # run with an interpreter that lacks the test dependencies
+    sys.exit(f"capture: {exc}; run it with the interpreter nxsock's tests use (pip install -e '.[test]')")
+
+RELEASES = ("24.0.6", "24.0.2", "23.3.2", "23.1.1")
+U = harness.USER
+P = harness.PEER
+HOME = f"/home/u{U}"
+WS = f"{HOME}/ws"
+DATA = f"{WS}/.nx/workspace-data"
+LONG_DIR = "/tmp/" + "l" * 60 + "/" + "m" * 30  # an accepted NX_SOCKET_DIR whose sockets are over 95 characters
+
+COMMANDS = {
+    "daemon-start": "npx nx daemon --start",
+    "client": "NX_DAEMON=true npx nx show projects",
+    "run": "npx nx run pkg:hello",
+    "daemon-status": "npx nx daemon",
+}
+
+#: A daemon started by the user in the state's setup (the pid namespace ends it).
+START_DAEMON = "as_user npx nx daemon --start >/dev/null 2>&1; sleep 1"
+DAEMON_SOCKET = f"$(sed -n 's/.*\"socketPath\": *\"\\([^\"]*\\)\".*/\\1/p' {DATA}/d/server-process.json)"
+
+
+class State(t.NamedTuple):
+    """One failure state: how it is built, in what environment, and which Nx commands show it."""
+
+    name: str
+    about: str
+    setup: str = ""  # shell, as root, after the workspace exists; ``as_user CMD`` runs CMD as the user
+    env: t.Mapping[str, str] = {}
+    commands: tuple[str, ...] = ("daemon-start", "client", "run")
+    wrap: str = ""  # a prefix for the Nx command, run as the user: a sandbox
+    tmp_size: str = ""  # the size of the /tmp tmpfs, when the state is a full disk
+    timeout: int = 120
+
+
+STATES: tuple[State, ...] = (
+    State("fresh", "a fresh machine: nothing wrong (the control)"),
+    State("daemon-stopped", "no daemon is running", commands=("daemon-status",)),
+    State("foreign-socket", "the running daemon's socket file belongs to another user (connect EACCES)",
+          f"{START_DAEMON}; chown {P}:{P} {DAEMON_SOCKET}", commands=("client", "run")),
+    State("foreign-socket-dir", "the running daemon's socket directory belongs to another user (connect EACCES)",
+          f"{START_DAEMON}; chown {P}:{P} \"$(dirname {DAEMON_SOCKET})\"", commands=("client", "run")),
+    State("foreign-container", "/tmp/.nx belongs to another user",
+          f"install -d -m 1777 -o {P} -g {P} /tmp/.nx"),
+    State("container-0777", "/tmp/.nx is root's, 0777 without the sticky bit",
+          "install -d -m 0777 /tmp/.nx"),
+    State("socket-dir-shared", "NX_SOCKET_DIR names /tmp itself (shared-with-other-users)", env={"NX_SOCKET_DIR": "/tmp"}),
+    State("socket-dir-os-temp", "NX_SOCKET_DIR names the user's private TMPDIR (os-temp-root)",
+          f"install -d -m 0700 -o {U} -g {U} {HOME}/tmp", env={"TMPDIR": f"{HOME}/tmp", "NX_SOCKET_DIR": f"{HOME}/tmp"}),
+    State("socket-dir-nx-managed", "NX_SOCKET_DIR names ~/.nx, which Nx manages (nx-managed)", env={"NX_SOCKET_DIR": f"{HOME}/.nx"}),
+    State("socket-dir-foreign", "NX_SOCKET_DIR names a directory another user owns: refused, the workspace fallback",
+          f"install -d -m 0700 -o {P} -g {P} /tmp/peer-sockets", env={"NX_SOCKET_DIR": "/tmp/peer-sockets"}),
+    State("socket-path-too-long", "NX_SOCKET_DIR is accepted but every socket in it is over 95 characters",
+          f"install -d -m 0700 -o {U} -g {U} /tmp/{'l' * 60} {LONG_DIR}", env={"NX_SOCKET_DIR": LONG_DIR}),
+    State("untrusted-data-dir", "NX_WORKSPACE_DATA_DIRECTORY=/tmp, which other users can replace",
+          env={"NX_WORKSPACE_DATA_DIRECTORY": "/tmp"}),
+    State("root-workspace-data", "the workspace data directory was made by `sudo nx`: root's, 0755",
+          f"install -d -m 0755 -o 0 -g 0 {WS}/.nx {DATA}"),
+    State("root-daemon-dir", "the daemon's directory in the workspace data was made by `sudo nx`",
+          f"install -d -m 0755 -o {U} -g {U} {WS}/.nx {DATA}; install -d -m 0755 -o 0 -g 0 {DATA}/d"),
+    State("tmpdir-missing", "TMPDIR names a directory that does not exist", env={"TMPDIR": f"{HOME}/gone"}),
+    State("sandbox-no-unix-sockets", "a seccomp policy refuses unix sockets with EPERM, as srt does without allowAllUnixSockets",
+          wrap="nounix"),
+    State("sandbox-user-namespace", "an unprivileged user namespace (as bwrap, srt and codex make): other owners show as 65534",
+          "install -d -m 1777 /tmp/.nx", wrap="unshare -U --map-current-user", commands=("client", "run"), timeout=400),
+    State("binding-cache-full", "a 1 MiB /tmp: the native binding cannot be copied into its cache (ENOSPC)", tmp_size="1m"),
+    State("binding-cache-readonly", "the binding cache's version directory is the user's but read-only (EACCES)",
+          f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} -g {U} /tmp/.nx/{U} /tmp/.nx/{U}/native-cache; "
+          f"install -d -m 0500 -o {U} -g {U} /tmp/.nx/{U}/native-cache/\"$NX_VERSION\""),
+)
+
+
+@functools.cache
+def nounix_helper() -> Path:
+    """``nounix.c`` compiled once into the shared test cache, where the test uid can run it."""
+    source = (HERE / "nounix.c").read_bytes()
+    target = harness.cache_dir() / f"nounix-{hashlib.sha256(source).hexdigest()[:12]}"
+    if not target.exists():
+        partial = target.with_suffix(".partial")
+        subprocess.run(["cc", "-O2", "-o", str(partial), str(HERE / "nounix.c")], check=True)
+        partial.chmod(0o755)
+        partial.replace(target)
+    return target
+
+
+@functools.cache
+def nx_folder(release: str) -> Path:
+    """The release installed once into the shared test cache (its lock is taken once per release, not per run)."""
+    return harness.install_nx(release)
+
+
+def _workspace(release: str, state: State) -> str:
+    nx = nx_folder(release)
+    q = shlex.quote
+    env = {"NPM_CONFIG_UPDATE_NOTIFIER": "false", **state.env}
+    size = f",size={state.tmp_size}" if state.tmp_size else ""
+    project = json.dumps({"name": "pkg", "targets": {"hello": {"executor": "nx:run-commands", "options": {"command": "echo hello"}}}})
+    return f"""
+set -e
+mount -t tmpfs -o mode=1777{size} tmpfs /tmp
+mount -t tmpfs -o mode=0755 tmpfs /home
+install -d -o {U} -g {U} {HOME} {WS} {WS}/pkg
+echo '{{}}' > {WS}/nx.json
+echo '{{"name": "ws", "private": true}}' > {WS}/package.json
+echo {q(project)} > {WS}/pkg/project.json
+ln -s {q(str(nx / "node_modules"))} {WS}/node_modules
+chown -R -h {U}:{U} {WS}
+NX_VERSION={q(release)}
+as_user() {{ ( cd {WS} && {harness.as_user_prefix(U, env)} "$@" ); }}
+cd {WS}
+"""
+
+
+def nx_command(state: State, command: str) -> str:
+    """The Nx command line as the user types it, with the state's sandbox in front."""
+    words = COMMANDS[command].split()
+    assignments = [w for w in words if "=" in w and not w.startswith("-")]
+    rest = [w for w in words if w not in assignments]
+    wrap = str(nounix_helper()) if state.wrap == "nounix" else state.wrap
+    return " ".join([*assignments, "exec", *([wrap] if wrap else []), *rest])
+
+
+def state_script(release: str, state: State, command: str, then: str = "") -> str:
+    """The whole run as root: the state, the Nx command as the user between markers, then *then*."""
+    return f"""{_workspace(release, state)}
+{state.setup}
+set +e
+echo '<<<NX'
+as_user timeout -k 5 {state.timeout} bash -c {shlex.quote(nx_command(state, command))} </dev/null 2>&1
+echo "<<<RC $?"
+{then}
+"""
+
+
+def run_in_namespace(script: str, timeout: float) -> str:
+    """*script* as root in a fresh mount and pid namespace; everything it started ends with it."""
+    proc = subprocess.run(
+        ["unshare", "-m", "-p", "-f", "--mount-proc", "--kill-child", "--propagation", "private", "bash", "-c", script],
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
+    )
+    return proc.stdout.decode("utf-8", "surrogateescape") + proc.stderr.decode("utf-8", "surrogateescape")
+
+
+def section(output: str, name: str) -> str:
+    """The text printed between ``<<<NAME`` and the next marker."""
+    start = output.find(f"<<<{name}\n")
+    if start < 0:
+        return ""
+    start += len(name) + 4
+    end = output.find("<<<", start)
+    return output[start:] if end < 0 else output[start:end]
+
+
+def capture(release: str, state: State, command: str) -> tuple[str, int]:
+    """What Nx printed (stdout and stderr together) and its exit code."""
+    out = run_in_namespace(state_script(release, state, command), state.timeout + 120)
+    text = section(out, "NX")
+    rc_line = next((line for line in out.splitlines() if line.startswith("<<<RC ")), "<<<RC -1")
+    return text, int(rc_line.split()[1])
+
+
+#: The proof's nxsock wrapper first, so a remedy can call it; the workspace's own nx, so ``nx reset`` runs the installed release.
+USER_PATH = f"/home/.bin:{WS}/node_modules/.bin:/usr/local/bin:/usr/bin:/bin"
+
+
+def retarget(text: str, uid: int) -> str:
+    """*text*, captured as test uid *uid* (its peer *uid* + 1), as Nx prints it for this run's uids.
+
+    The test uids move with ``NXSOCK_TEST_UID_BASE``; what Nx prints names
+    the user's levels (``/tmp/.nx/<uid>``), home and the uids it saw, and
+    nothing else of the uid — so a capture pasted into a state built for
+    other uids is rewritten in exactly those places, and only there.
+    """
+    mapping = {str(uid): str(U), str(uid + 1): str(P)}
+    if uid == U:
+        return text
+    return re.sub(rf"(?<=/home/u)(?:{uid}|{uid + 1})\b|(?<=/tmp/\.nx/)(?:{uid}|{uid + 1})\b|(?<![\w/.-])(?:{uid}|{uid + 1})\b(?![\w/.-])",
+                  lambda m: mapping[m.group(0)], text)
+
+
+def prove(release: str, state: State, command: str, text: str | None = None) -> dict[str, t.Any]:
+    """In a fresh copy of the state: Nx, ``doctor --explain`` on its output, the remedies applied, Nx again (``prove.py``).
+
+    With *text* (what Nx printed in this state, from another run) the doctor
+    reads the state before Nx ran in it, and the rerun is Nx's first run.
+    """
+    python, pythonpath = harness.stage_nxsock()
+    q = shlex.quote
+    env = {"NPM_CONFIG_UPDATE_NOTIFIER": "false", **state.env, "PATH": USER_PATH}
+    spec = {
+        "as_user": harness.as_user_prefix(U, env),
+        "workspace": WS,
+        "timeout": state.timeout,
+        "nx": nx_command(state, command),
+        "nx_unwrapped": nx_command(state._replace(wrap=""), command),
+        "wrap": str(nounix_helper()) if state.wrap == "nounix" else state.wrap,
+        "nxsock": "/home/.bin/nxsock",
+        "mode": "after-run" if text is None else "fresh",
+        "text": text,
+    }
+    wrapper = f"#!/bin/sh\nPYTHONPATH={q(pythonpath)} PYTHONDONTWRITEBYTECODE=1 exec {q(python)} -m nxsock \"$@\"\n"
+    script = f"""{_workspace(release, state)}
+{state.setup}
+install -d -m 0755 /home/.bin && printf %s {q(wrapper)} > /home/.bin/nxsock && chmod 0755 /home/.bin/nxsock
+set +e
+echo '<<<PROOF'
+{q(sys.executable)} {q(str(HERE / "prove.py"))} {q(json.dumps(spec))}
+echo '<<<END'
+"""
+    out = run_in_namespace(script, 2 * state.timeout + 240)
+    try:
+        return t.cast(dict[str, t.Any], json.loads(section(out, "PROOF")))
+    except ValueError:
+        return {"error": out[-4000:]}
+
+
+def recipe(release: str, state: State, command: str, rc: int) -> dict[str, t.Any]:
+    return {
+        "release": release,
+        "state": state.name,
+        "about": state.about,
+        "setup": state.setup.replace("$NX_VERSION", release),
+        "env": dict(state.env),
+        "tmp_size": state.tmp_size or None,
+        "sandbox": state.wrap or None,
+        "command": COMMANDS[command],
+        "command_id": command,
+        "uid": U,
+        "workspace": WS,
+        "exit_code": rc,
+        "file": f"{release}/{state.name}--{command}.txt",
+    }
+
+
+def corpus() -> list[tuple[dict[str, t.Any], str]]:
+    """Every stored capture: its recipe and the text Nx printed."""
+    found = []
+    for manifest in sorted(HERE.glob("*/manifest.json")):
+        for entry in json.loads(manifest.read_text())["captures"]:
+            found.append((entry, (HERE / entry["file"]).read_bytes().decode("utf-8", "surrogateescape")))
+    return found
+
+
+def write_expected() -> None:
+    sys.path.insert(0, str(HERE.parent.parent))
+    from nxsock.explain import explain
+
+    expected = {entry["file"]: [[m.matched, m.errno, m.path] for m in explain(text).messages] for entry, text in corpus()}
+    (HERE / "expected.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
+
+
+def main(argv: t.Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--release", action="append", help="an Nx release (repeatable; default: the corpus releases)")
+    parser.add_argument("--state", action="append", help="a state name (repeatable; default: all)")
+    parser.add_argument("--command", action="append", choices=sorted(COMMANDS), help="an Nx command (repeatable)")
+    parser.add_argument("--expect", action="store_true", help="rewrite expected.json from what nxsock recognises now, and stop")
+    args = parser.parse_args(argv)
+    if args.expect:
+        write_expected()
+        return 0
+    missing = harness.missing_privileges() or harness.missing_node()
+    if missing:
+        print(f"capture: {missing}", file=sys.stderr)
+        return 77
+    states = [s for s in STATES if not args.state or s.name in args.state]
+    for release in args.release or RELEASES:
+        manifest_file = HERE / release / "manifest.json"
+        manifest = json.loads(manifest_file.read_text()) if manifest_file.exists() else {"schema_version": 1, "captures": []}
+        by_file = {c["file"]: c for c in manifest["captures"]}
+        for state in states:
+            for command in state.commands:
+                if args.command and command not in args.command:
+                    continue
+                text, rc = capture(release, state, command)
+                entry = recipe(release, state, command, rc)
+                target = HERE / entry["file"]
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(text.encode("utf-8", "surrogateescape"))
+                by_file[entry["file"]] = entry
+                print(f"{entry['file']}: exit {rc}, {len(text.splitlines())} lines", flush=True)
+                manifest["captures"] = sorted(by_file.values(), key=lambda c: c["file"])
+                manifest_file.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""Inside one state's namespace, as root: Nx's command, ``doctor --explain`` on what it printed, the remedies applied, Nx again.
+
+Run by :func:`capture.prove` (never by hand): its one argument is a JSON
+object naming the commands.  It prints one JSON document with what Nx printed
+before and after, the doctor's document, and how each remedy was applied.
+
+A remedy whose every step is ``sudo …`` runs as root (without ``sudo``);
+``nxsock paths --format …`` — the sandbox's allowlist — is run to show it
+prints the entries, and "applied" means the rerun is outside that sandbox's
+refusal (the corpus's seccomp filter has no allowlist to write them into);
+any other remedy runs as the user in the same shell as the rerun, so that an
+``export`` or ``unset`` is in force for it (an ``export NAME=…`` also replaces
+the command line's own ``NAME=…``: that is what following it means).
+
+Mode ``after-run``: the state as Nx left it after printing — what the user
+pastes from.  Mode ``fresh``: the state as built, before Nx ran, given the
+text Nx printed in it (from another run); the rerun is then Nx's first.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+
+
+def run(argv: list[str], timeout: float, stdin: str | None = None, cwd: str | None = None) -> tuple[str, int]:
+    try:
+        proc = subprocess.run(argv, input=(stdin or "").encode(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired as exc:
+        return (exc.output or b"").decode("utf-8", "surrogateescape") + "\n<<<TIMEOUT", 124
+    return proc.stdout.decode("utf-8", "surrogateescape"), proc.returncode
+
+
+def main() -> int:
+    spec = json.loads(sys.argv[1])
+    as_user = shlex.split(spec["as_user"])
+    ws, timeout = spec["workspace"], spec["timeout"]
+    if spec["mode"] == "fresh":
+        before, before_rc = spec["text"], None
+    else:
+        before, before_rc = run([*as_user, "bash", "-c", spec["nx"]], timeout, cwd=ws)
+    doctor_argv = [*as_user, *shlex.split(spec["wrap"]), *shlex.split(spec["nxsock"]), "doctor", "--explain", "-", "--json"]
+    doctor_out, doctor_rc = run(doctor_argv, 60, stdin=before, cwd=ws)
+    try:
+        document = json.loads(doctor_out)
+    except ValueError:
+        document = None
+    remedies = list(dict.fromkeys(m["remedy"] for m in (document or {}).get("messages", []) if m["remedy"]))  # None: no safe command
+    applied, in_shell, nx = [], [], spec["nx"]
+    for remedy in remedies:
+        steps = [s.strip() for s in remedy.split("&&")]
+        if remedy.startswith("nxsock paths --format"):
+            out, rc = run([*as_user, "bash", "-c", remedy], 60, cwd=ws)
+            applied.append({"remedy": remedy, "as": "user", "rc": rc, "output": out})
+            nx = spec["nx_unwrapped"]
+        elif all(s.startswith("sudo ") for s in steps):
+            root = " && ".join(s[len("sudo "):] for s in steps)
+            out, rc = run(["bash", "-c", root], 60, cwd=ws)
+            applied.append({"remedy": remedy, "as": "root", "rc": rc, "output": out})
+        else:
+            in_shell.append(remedy)
+            for name in re.findall(r"(?:^|&&|;)\s*export\s+([A-Z_][A-Z0-9_]*)=", remedy):
+                nx = re.sub(rf"(?:^|(?<=\s)){name}=\S+\s+", "", nx)
+            applied.append({"remedy": remedy, "as": "user, before the rerun", "rc": None, "output": None})
+    after, after_rc = run([*as_user, "bash", "-c", "; ".join([*in_shell, nx])], timeout, cwd=ws)
+    json.dump({"before": before, "before_rc": before_rc, "doctor": document, "doctor_rc": doctor_rc, "doctor_raw": doctor_out,
+               "applied": applied, "after": after, "after_rc": after_rc}, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
