@@ -18,8 +18,8 @@ from .terminal import counted, printable, printable_lines
 
 if t.TYPE_CHECKING:
     from .binding_cache import CacheListing, Verdict
-    from .doctor import Finding
     from .explain import Answer, Explanation
+    from .findings import Finding
     from .tmpfiles import TmpfilesChange
 
 __all__ = ["render_check_root", "render_paths", "safe"]

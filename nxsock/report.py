@@ -30,8 +30,8 @@ from .sandbox_daemon import (
 if t.TYPE_CHECKING:
     from .binding_cache import CacheListing, Verdict
     from .cleanup import ResetItem
-    from .doctor import Finding
     from .explain import Answer, Explanation
+    from .findings import Finding
     from .provisioning import ProvisionReport
     from .removal import Removal
     from .tmpfiles import TmpfilesChange

@@ -228,7 +228,7 @@ def test_eacces_with_permitting_modes_is_a_policy_not_a_chmod() -> None:
     from conftest import USER as ADA
     from conftest import machine, mine
 
-    from nxsock.doctor import _probe_finding
+    from nxsock.checks_sockets import _probe_finding
     from nxsock.fsview import Entry
 
     view = machine({"/tmp/.nx": Entry("dir", 0, 0, 0o1777), "/tmp/.nx/1000": mine(), "/tmp/.nx/1000/sockets": mine(),

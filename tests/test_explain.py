@@ -154,7 +154,8 @@ def test_every_general_remedy_shown_is_a_value_the_policy_passed(file: str) -> N
 
 def test_the_finding_that_shows_the_cause_wins_over_a_symptom_of_it() -> None:
     """A peer's run directory (an error) answers the EACCES, not the record that merely does not answer (a warning)."""
-    from nxsock.doctor import FINDING_IDS, Finding
+    from nxsock.doctor import FINDING_IDS
+    from nxsock.findings import Finding
 
     run_dir = "/tmp/.nx/1000/sockets/0123456789abcdef0123"
     message = explain(f"(connect EACCES {run_dir}/d.sock). Continuing").messages[0]

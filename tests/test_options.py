@@ -18,7 +18,9 @@ from documents import parsed
 from harness import PEER, USER, missing_privileges, missing_readable_python, run_as_user
 
 from nxsock.app import cli
-from nxsock.doctor import Context, check_boot_persistence, check_daemon
+from nxsock.checks_host import check_boot_persistence
+from nxsock.checks_sockets import check_daemon
+from nxsock.findings import Context
 from nxsock.fsview import Entry
 from nxsock.resolver import resolve
 from nxsock.terminal import counted, printable, printable_lines
@@ -112,7 +114,7 @@ class TestWorkspaceIsUsed:
 
 def test_the_no_nx_hint_names_options_doctor_has() -> None:
     """The hint once said "pass --nx-version to doctor's paths"; it names options doctor itself takes."""
-    from nxsock.doctor import check_environment
+    from nxsock.checks_levels import check_environment
 
     env = environment(nx_version=None)
     ctx = Context(resolve(env, machine()), machine(), plain_context(machine(), 1000, 1000, "/home/ada"), None, 0, (), ())

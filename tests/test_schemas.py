@@ -112,7 +112,7 @@ class TestTheSchemas:
     def test_each_closed_vocabulary_is_the_codes_own(self) -> None:
         """Where the code declares the values a key takes (a ``Literal``), the schema enumerates exactly those."""
         from nxsock.binding_cache import Verdict
-        from nxsock.doctor import Severity
+        from nxsock.findings import Severity
         from nxsock.guards import RefusalKind
         from nxsock.host_overrides import Layout, Platform
         from nxsock.releases import Generation, ReleaseRules

@@ -197,7 +197,8 @@ def _daemon_machine(owner: int, pid: int = 77) -> t.Any:
 @pytest.mark.parametrize("owner", [0, PEER])
 def test_a_daemon_of_another_uid_serving_this_workspace_is_named_and_only_roots_is_stopped(owner: int) -> None:
     """``sudo nx daemon --start`` leaves root's daemon: its pid and owner are named and it is stopped; a peer's is never killed."""
-    from nxsock.doctor import Context, check_root_leftovers
+    from nxsock.checks_sockets import check_root_leftovers
+    from nxsock.findings import Context
 
     view = _daemon_machine(owner)
     resolution = resolve(environment(), view)

@@ -17,8 +17,8 @@ from .summaries import summarized
 SANDBOX_FORMATS = ("bwrap", "srt", "claude", "codex", "codex-profile", "flatpak", "docker", "seatbelt")
 
 if t.TYPE_CHECKING:
-    from ..doctor import Context, Finding
     from ..explain import Answer, Explanation
+    from ..findings import Context, Finding
 
 
 
@@ -263,8 +263,9 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
 
 def _explain(text: str, results: t.Sequence[tuple[str, Finding]], context: Context) -> tuple[Explanation, list[Answer]]:
     """Every message recognised in *text*, each answered from these findings or with its general remedy."""
-    from ..doctor import FINDING_IDS, SANDBOX_MARKERS
+    from ..doctor import FINDING_IDS
     from ..explain import answer_all, explain, general_advice
+    from ..findings import SANDBOX_MARKERS
 
     explanation = explain(text)
     env = context.resolution.environment

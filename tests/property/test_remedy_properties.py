@@ -188,14 +188,14 @@ def test_no_remedy_shown_breaks_the_policy(
         resolution = resolve(env, view)
         context = wording.context_for(resolution, view, pasted_by_root=by_root)
         document = checked(paths_document(resolution, view), "paths")
-        from nxsock.doctor import (
-            Context,
+        from nxsock.checks_levels import (
             check_configuration,
             check_container,
             check_levels,
             check_outcome,
             check_path_budget,
         )
+        from nxsock.findings import Context
 
         doctor = Context(resolution, view, context, None, 0, (), (), ())
         findings = [f for check in (check_container, check_levels, check_outcome, check_configuration, check_path_budget) for f in check(doctor)]

@@ -1,0 +1,242 @@
+"""doctor's checks of the workspace's own directories (one another user made), the binding cache, the leftovers reset would remove, and whether /tmp/.nx survives a reboot (tmpfiles.d)."""
+
+from __future__ import annotations
+
+import re
+import typing as t
+
+from ._pathname import dirname, join
+from .checks_sockets import reset_remedy
+from .findings import Context, Finding, Severity, advised_finding, mode_text, offer_remedy, refusal_finding
+from .fsview import Entry, FsView
+from .layout import CONTAINER
+from .remedy import Remedy, Step
+from .terminal import counted
+from .wording import (
+    configuration_fix,
+)
+
+__all__ = ["GOOD_TMPFILES_LINE", "TMPFILES_DIRS", "TmpfilesLine", "check_boot_persistence", "check_leftovers", "check_native_cache", "check_workspace_data"]
+
+
+TMPFILES_DIRS = ("/etc/tmpfiles.d", "/run/tmpfiles.d", "/usr/local/lib/tmpfiles.d", "/usr/lib/tmpfiles.d")
+
+
+def check_workspace_data(ctx: Context) -> list[Finding]:
+    """Nx's directories in the workspace made by another user (``sudo nx``): Nx cannot write its caches or daemon files."""
+    data = ctx.resolution.workspace_data
+    env = ctx.resolution.environment
+    dot_nx = dirname(data.dir)
+    levels = [dot_nx, data.dir, join(dot_nx, "cache"), data.daemon_dir] if data.source == "default" else [data.dir, data.daemon_dir]
+    foreign, links = [], []
+    for directory in levels:
+        entry = ctx.view.lstat(directory)
+        if not isinstance(entry, Entry):
+            continue
+        if entry.is_link:
+            links.append(directory)
+        if entry.uid != env.uid and not (entry.is_dir and entry.mode & 0o002):
+            foreign.append((directory, entry.uid))
+    if not foreign:
+        return []
+    if links:  # a command here could act on what a link points at
+        return [Finding("workspace-data", "error", foreign[0][0],
+                        f"{foreign[0][0]} belongs to uid {foreign[0][1]}, and {links[0]} is a link on the way to it.", None,
+                        "No safe command: rm, chown or chmod could act on what the link points at. Look at it; "
+                        "remove the link itself (not its target) if you did not make it.")]
+    first, owner = foreign[0]
+    whose = "root" if owner == 0 else f"uid {owner}"
+    if data.source != "default" and first == data.dir:
+        name = data.source.split(" ", 1)[0]
+        advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "workspace data directory"))
+        return [advised_finding("workspace-data", "error", first, f"{first} ({data.source}) belongs to {whose}; Nx cannot write there.", advice)]
+    removed = [d for d, _ in foreign if d != dot_nx or data.source != "default"]
+    removed = [d for d in removed if not any(d.startswith(r + "/") for r in removed)]
+    steps = [Step("remove-tree", d, needs_root=True) for d in removed]
+    dot_nx_owner = next((u for d, u in foreign if d == dot_nx), None) if data.source == "default" else None
+    if dot_nx_owner == 0:  # root's, from `sudo nx` in your own workspace; another user's is never handed to you
+        steps.append(Step("chown", dot_nx, owner=env.uid, group=env.gid, needs_root=True))
+    elif dot_nx_owner is not None:
+        return [Finding("workspace-data", "error", dot_nx, f"{dot_nx} belongs to uid {dot_nx_owner}, not to you or root.", None,
+                        "No safe command: another user's directory is never handed to you. Look at what it holds, "
+                        "then move it aside as root.")]
+    advice = offer_remedy(ctx, steps,
+                    "Left by running Nx as another user (`sudo nx`): Nx's caches are removed and rebuilt, as after `nx reset`; "
+                    f"{dot_nx} itself, which may hold files you commit, is handed back to you rather than removed.")
+    return [advised_finding("workspace-data", "error", first,
+                     f"{first} belongs to {whose}, so Nx cannot write its caches or daemon files there "
+                     "(EACCES, \"os error 13\").", advice)]
+
+
+def check_native_cache(ctx: Context) -> list[Finding]:
+    cache = ctx.resolution.native_cache
+    verdict = ctx.cache_verdict
+    severity_for: dict[str, Severity] = {"fresh": "ok", "stale": "warn", "untrusted": "warn", "missing": "info", "bypassed": "info", "no-binding": "info"}
+    found = []
+    if cache.bypass_reason is not None and not cache.refusals:
+        found.append(Finding("native-cache", "info", cache.root, f"Nx loads the binding in place: {cache.bypass_reason}."))
+    for refusal in cache.refusals:
+        refused = refusal_finding("native-cache", refusal, "warn", ctx, "cache")
+        found.append(refused._replace(message="Nx loads the binding in place, uncached: " + refused.message))
+    level = ctx.view.lstat(cache.dir) if cache.dir and cache.bypass_reason is None and not cache.refusals else None
+    if cache.dir and isinstance(level, Entry) and level.is_dir and level.uid == ctx.resolution.environment.uid and level.mode & 0o700 != 0o700:
+        advice = offer_remedy(ctx, [Step("chmod", cache.dir, mode=0o700)], "Gives you back write access to your own cache directory.")
+        found.append(advised_finding("native-cache", "warn", cache.dir,
+                              f"{cache.dir} is yours but mode {mode_text(level)}: Nx cannot copy its binding into it (EACCES) "
+                              "and loads it in place.", advice))
+    if verdict is None or verdict.state in ("bypassed",):
+        return found
+    binding = ctx.cache_binding_size
+    if verdict.state == "missing" and ctx.cache_room is not None and binding is not None and ctx.cache_room < binding:
+        skip = Remedy((Step("export", variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
+                      "Nx then loads its binding in place and stops trying to copy it.")
+        prune = Remedy((Step("run-nxsock", value="cache prune"),), "Frees what other versions and interrupted copies hold.") if ctx.cache_leftovers else None
+        found.append(advised_finding("native-cache", "warn", cache.dir,
+                              f"Only {ctx.cache_room} bytes are free where Nx copies its binding ({cache.dir}); the copy needs {binding}, "
+                              "so it fails with ENOSPC on every run and Nx loads the binding in place.", ctx.remedies.offer(skip, prune)))
+        return found
+    severity = severity_for.get(verdict.state, "info")
+    if severity in ("warn", "error") and verdict.entry:
+        advice = offer_remedy(ctx, [Step("remove", verdict.entry)], "Removes the entry; Nx copies a fresh one on its next run.")
+        found.append(advised_finding("native-cache", severity, verdict.entry, verdict.message, advice))
+    else:
+        found.append(Finding("native-cache", severity, verdict.entry or cache.dir, verdict.message))
+    return found
+
+
+def check_leftovers(ctx: Context) -> list[Finding]:
+    found = []
+    dead = [i for i in ctx.dead_state if i.outcome == "removed" and i.what != "daemon record"]
+    if dead:
+        found.append(advised_finding("leftovers", "warn", None, f"{len(dead)} dead socket director{'y' if len(dead) == 1 else 'ies'} or stale sockets of yours.",
+                              ctx.remedies.offer(reset_remedy(False))))
+    if ctx.cache_leftovers:
+        prune = Remedy((Step("run-nxsock", value="cache prune"),), "Removes other versions' entries, interrupted copies and untrusted entries of yours.")
+        found.append(advised_finding("leftovers", "warn", ctx.resolution.native_cache.root,
+                              f"{ctx.cache_leftovers} binding cache entr{'y' if ctx.cache_leftovers == 1 else 'ies'} of other versions, interrupted or untrusted.",
+                              ctx.remedies.offer(prune)))
+    # For Nx ≤ 23.1.1 the temp-directory layout is the current one, not a leftover.
+    legacy = [i for i in ctx.legacy_state if i.outcome == "removed"] if ctx.resolution.rules.current_layout else []
+    if legacy:
+        clean = Remedy((Step("run-nxsock", value="reset --legacy"),), "Removes your leftovers of Nx ≤ 23.1.1 from the temp directory, by descriptor.")
+        found.append(advised_finding("leftovers", "warn", None, f"{len(legacy)} leftover{'s' if len(legacy) != 1 else ''} of the legacy layout (Nx ≤ 23.1.1) in the temp directory.",
+                              ctx.remedies.offer(clean)))
+    return found
+
+
+class TmpfilesLine(t.NamedTuple):
+    file: str
+    number: int
+    fields: tuple[str, ...]
+
+
+def _tmpfiles_lines(view: FsView) -> list[TmpfilesLine]:
+    """Every line of every ``tmpfiles.d`` file, in systemd's order: by file name, a name in an earlier directory masking later ones."""
+    chosen: dict[str, str] = {}
+    for directory in TMPFILES_DIRS:
+        names = view.listdir(directory)
+        if isinstance(names, int):
+            continue
+        for name in sorted(names):
+            if name.endswith(".conf") and name not in chosen:
+                chosen[name] = join(directory, name)
+    lines = []
+    for name in sorted(chosen):
+        text = view.read_text(chosen[name])
+        if isinstance(text, str):
+            for number, line in enumerate(text.splitlines(), 1):
+                fields = tuple(line.split())
+                if fields and not fields[0].startswith("#"):
+                    lines.append(TmpfilesLine(chosen[name], number, fields))
+    return lines
+
+
+def _systemd_runs(view: FsView) -> bool:
+    """Whether systemd is the running init, as ``sd_booted()`` tells: ``/run/systemd/system`` is a directory."""
+    entry = view.lstat("/run/systemd/system")
+    return isinstance(entry, Entry) and entry.is_dir
+
+
+GOOD_TMPFILES_LINE = "d /tmp/.nx 1777 root root -"
+
+
+def _judge_tmpfiles(fields: tuple[str, ...]) -> str | None:
+    """What is wrong with a tmpfiles.d line for /tmp/.nx, or ``None`` for the good one (``d /tmp/.nx 1777 root root -``)."""
+    kind = fields[0]
+    values = (list(fields[2:6]) + ["-"] * 4)[:4]
+    mode, user, group, age = values
+    if kind.rstrip("!") not in ("d", "D", "v", "q", "Q"):
+        return f"its type {kind} does not create a directory"
+    if kind.rstrip("!") in ("D", "Q"):
+        return f"its type {kind} empties /tmp/.nx at every boot-time removal"
+    if kind.endswith("!"):
+        return "it applies only at boot"
+    if mode.lstrip("~") != "1777":
+        return f"its mode is {mode}, not 1777 (shared and sticky)"
+    if user not in ("root", "0") or group not in ("root", "0"):
+        return f"it hands /tmp/.nx to {user}:{group}, not root:root, at every boot"
+    if age not in ("-", ""):
+        return f"its age {age} lets systemd-tmpfiles age out the users' directories"
+    return None
+
+
+def check_boot_persistence(ctx: Context) -> list[Finding]:
+    """A root-provisioned container on a /tmp that is emptied at boot or aged, with no (good) rule that recreates it.
+
+    What is said is what was seen: whether /tmp is a tmpfs, which tmpfiles.d
+    rules would clear or age it (file and line), whether the rule for
+    /tmp/.nx is the good one (type, mode, owner, age), and whether systemd
+    runs here to apply them.
+    """
+    view = ctx.view
+    entry = view.lstat(CONTAINER)
+    if isinstance(entry, int) or not entry.is_dir or entry.uid != 0:
+        return []
+    lines = _tmpfiles_lines(view)
+    systemd = _systemd_runs(view)
+    ours = [line for line in lines if len(line.fields) >= 2 and line.fields[1].rstrip("/") == CONTAINER]
+    if ours:
+        first = ours[0]  # systemd-tmpfiles obeys the first line for a path and ignores the rest
+        problem = _judge_tmpfiles(first.fields)
+        if problem is None:
+            applied = "" if systemd else "; systemd does not run here, so it applies only when the host boots with systemd"
+            return [Finding("boot-persistence", "ok" if systemd else "info", CONTAINER,
+                            f"The tmpfiles.d rule `{' '.join(first.fields)}` in {first.file} recreates /tmp/.nx at boot{applied}.")]
+        where = f"{first.file}:{first.number}"
+        message = f"{where} sets up /tmp/.nx at boot, but {problem}."
+        from .tmpfiles import DROP_IN, MARKER
+
+        ours_file = view.read_text(first.file, 4096)
+        if first.file == DROP_IN and isinstance(ours_file, str) and ours_file.startswith(MARKER):
+            rewrite = Remedy((Step("run-nxsock", value="provision --tmpfiles --install", needs_root=True),),
+                             f"Rewrites nxsock's own drop-in with the line `{GOOD_TMPFILES_LINE}`.")
+            return [advised_finding("boot-persistence", "warn", CONTAINER, message, ctx.remedies.offer(rewrite))]
+        return [Finding("boot-persistence", "warn", CONTAINER, message, None,
+                        f"No command: nxsock does not edit another package's tmpfiles.d file. Change line {first.number} of "
+                        f"{first.file} to `{GOOD_TMPFILES_LINE}`.")]
+    mounts = view.read_text("/proc/self/mountinfo")
+    tmpfs = isinstance(mounts, str) and any(
+        len(f := line.split()) > 8 and f[4] == "/tmp" and "tmpfs" in line.split(" - ", 1)[-1][:10] for line in mounts.splitlines()
+    )
+    clearing = [line for line in lines
+                if re.match(r"^[Dq]\s+/tmp/?\s", " ".join(line.fields) + " ")
+                or re.match(r"^[dvq]\s+/tmp/?\s+\S+\s+\S+\s+\S+\s+\d", " ".join(line.fields))]
+    install = ctx.remedies.offer(Remedy(
+        (Step("run-nxsock", value="provision --tmpfiles --install", needs_root=True),),
+        f"Installs a drop-in with `{GOOD_TMPFILES_LINE}`, which recreates /tmp/.nx at boot and exempts it from ageing; "
+        "`nxsock provision --tmpfiles` prints it."))
+    consequence = "nothing recreates /tmp/.nx: after a reboot the first user to run Nx owns it and every other user is demoted."
+    if tmpfs:
+        return [advised_finding("boot-persistence", "warn", CONTAINER, f"/tmp is a tmpfs, emptied at every boot, and {consequence}", install)]
+    if not clearing:
+        return []
+    where, rule = f"{clearing[0].file}:{clearing[0].number}", " ".join(clearing[0].fields)
+    more = f" (and {counted(len(clearing) - 1, 'more rule')})" if len(clearing) > 1 else ""
+    if systemd:
+        return [advised_finding("boot-persistence", "warn", CONTAINER,
+                         f"systemd runs here and the tmpfiles.d rule `{rule}` in {where}{more} clears or ages /tmp, and {consequence}",
+                         install)]
+    return [Finding("boot-persistence", "info", CONTAINER,
+                    f"The tmpfiles.d rule `{rule}` in {where}{more} would clear or age /tmp, but systemd does not run here "
+                    "(no /run/systemd/system), so nothing applies it now.",
+                    hint="If this host boots with systemd, `sudo nxsock provision --tmpfiles --install` keeps /tmp/.nx across it.")]

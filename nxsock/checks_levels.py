@@ -1,0 +1,244 @@
+"""doctor's checks of the environment and of the chain of levels Nx establishes: variables, the container, your levels, the outcome, configuration, path budget."""
+
+from __future__ import annotations
+
+from .environment import RELEVANT_VARIABLES
+from .findings import (
+    SANDBOX_MARKERS,
+    Context,
+    Finding,
+    Severity,
+    advised_finding,
+    mode_text,
+    offer_remedy,
+    refusal_finding,
+)
+from .fsview import Entry, UserNamespaceView
+from .guards import Refusal
+from .layout import BUDGET, CONTAINER
+from .remedy import Step
+from .resolver import resolve
+from .sandbox_daemon import (
+    RUN_INSIDE,
+    inside_user_namespace,
+    marker_warning,
+    sandbox_statement,
+)
+from .wording import (
+    PROVISION_COMMAND,
+    Advice,
+    configuration_fix,
+    describe_invalid,
+    remedy_for,
+    remedy_for_invalid,
+    socket_export,
+)
+
+__all__ = ["check_configuration", "check_container", "check_environment", "check_levels", "check_outcome", "check_path_budget", "check_tmpdir", "check_user_namespace"]
+
+
+def check_environment(ctx: Context) -> list[Finding]:
+    env = ctx.resolution.environment
+    res = ctx.resolution
+    def shown(name: str) -> str:
+        value = env.get(name)
+        return "unset" if value is None else repr(value) if not value or value != value.strip() else value
+
+    found = [
+        Finding("environment", "info", None, f"platform {env.platform}, uid {env.uid}, HOME {shown('HOME')}, "
+                f"TMPDIR {shown('TMPDIR')}, workspace {env.workspace_root} (found by {env.workspace_source})"),
+    ]
+    if env.nx_version is None:
+        found.append(Finding("environment", "info", env.workspace_root,
+                             f"No Nx is installed in this workspace; predicted as Nx {res.rules.release}, the newest release nxsock knows.",
+                             hint="Run nxsock in the workspace (or pass --workspace DIR), or pass --nx-version V to audit for that release."))
+    else:
+        assumed = f"; newer than any release nxsock knows, predicted as Nx {res.rules.release}" if res.layout_assumed else ""
+        found.append(Finding("environment", "info", None, f"Nx {env.nx_version}, {res.layout} layout ({res.generation}){assumed}."))
+    for name in RELEVANT_VARIABLES:
+        var = env.variables.get(name)
+        if var is not None and name.startswith("NX_"):
+            found.append(Finding("environment", "info", None, f"{name}={var.value!r} (from {var.source})"))
+    markers = [m for m in SANDBOX_MARKERS if env.get(m)]
+    if markers:
+        found.append(Finding("environment", "info", None, f"Sandbox markers set: {', '.join(markers)}."))
+    return found
+
+
+def check_user_namespace(ctx: Context) -> list[Finding]:
+    """Inside bwrap/srt/codex every foreign owner is uid 65534: where Nx really goes, and whether its client can use the daemon."""
+    from .allowlists import SANDBOX_NAMES, sandbox_kind
+
+    res = ctx.resolution
+    env = res.environment
+    verdict = res.user_namespace_sandbox
+    mapping = inside_user_namespace(ctx.view)
+    named = ctx.sandbox
+    name = SANDBOX_NAMES.get(named or "", named)
+    found = []
+    if mapping is not None:
+        found.append(Finding("user-namespace", "info", None,
+                             f"Running in a user namespace (uid_map: {mapping}): other owners, root included, show as 65534. "
+                             f"Nx resolves to {res.socket_root.root} ({res.socket_root.tier}).",
+                             hint="An allowlist of only /tmp/.nx and ~/.nx does nothing here unless Nx resolves there."))
+    elif env.platform != "linux" or env.uid == 0:
+        return []
+    elif named is not None and not sandbox_kind(named, env.platform)[0]:
+        return [Finding("user-namespace", "info", None, f"{name} keeps owners as they are here: Nx resolves as it does outside.",
+                        hint=f"`nxsock paths --format {named}` prints what it must allow.")]
+    else:
+        sandboxed = resolve(env, UserNamespaceView(ctx.view, env.uid, env.gid))
+        root = sandboxed.socket_root
+        where = f"{root.root} ({root.tier})" if root.tier else "nowhere: Nx would fail"
+        inside = f"Inside {name}" if named else "Inside an unprivileged sandbox (bubblewrap, srt, codex)"
+        formats = named or "bwrap|srt|claude|codex-profile"
+        found.append(Finding("user-namespace", "info", None,
+                             f"{inside} Nx {env.nx_version or ''} would resolve to {where}.".replace("  ", " "),
+                             hint=f"Allow that directory and the workspace data directory {res.workspace_data.dir} in the sandbox; "
+                                  f"`nxsock paths --format {formats}` prints the entries."
+                                  + ("" if verdict is None or verdict.usable else
+                                     " That lets Nx run there, but without its daemon, which no allowlist makes usable (see sandbox-daemon).")))
+    if verdict is not None and not verdict.usable:
+        severity: Severity
+        if verdict.inside:
+            remedy, severity = f"export {RUN_INSIDE}", "warn"
+        elif named:
+            remedy, severity = f"nxsock paths --format {named}", "warn"
+        else:
+            remedy, severity = None, "info"
+        carried = "" if verdict.inside else (f" `nxsock paths --format {named}` carries it." if named else
+                                              " `nxsock paths --format bwrap|claude|codex-profile` carries it; for srt, start it with it.")
+        found.append(Finding("sandbox-daemon", severity, None, sandbox_statement(verdict, env.nx_version, name if named else None),
+                             remedy, marker_warning(verdict) + carried))
+    return found
+
+
+def check_tmpdir(ctx: Context) -> list[Finding]:
+    res = ctx.resolution
+    failure = res.socket_root.failure
+    if res.rules.tmpdir_enoent_fails and failure is not None and failure.kind == "not-inspectable" and failure.errno == "ENOENT":
+        return [advised_finding("tmpdir", "error", failure.dir,
+                         f"TMPDIR names {failure.dir}, which does not exist; Nx 23.1.2–23.3 fails every socket path with ENOENT.",
+                         remedy_for(failure, ctx.remedies))]
+    return []
+
+
+def _level_of(refusal: Refusal) -> str:
+    """Which finding a refusal is: the container itself, a level above the tiers, or a private level."""
+    if refusal.dir == CONTAINER:
+        return "container"
+    if refusal.kind in ("foreign-ancestor", "peer-writable-not-sticky"):
+        return "ancestry"
+    return "private-levels"
+
+
+def check_levels(ctx: Context) -> list[Finding]:
+    """Every refusal met on the way, at the level it was met, severe when Nx ends up with nothing."""
+    res = ctx.resolution
+    severity: Severity = "warn" if res.socket_root.tier is not None else "error"
+    found = []
+    for refusal in res.socket_root.refusals:
+        if refusal == res.socket_root.failure or refusal.dir == CONTAINER:
+            continue  # the failure is the outcome's; the container's own refusal is the container check's
+        found.append(refusal_finding(_level_of(refusal), refusal, severity, ctx))
+    for placement in res.sockets.values():
+        for refusal in placement.refusals:
+            found.append(refusal_finding("private-levels", refusal, "warn", ctx))
+    for action in res.actions:
+        if action.verb == "tighten":
+            advice = offer_remedy(ctx, [Step("chmod", action.path, mode=0o700)], f"Restricts {action.path} to you now, as Nx would.")
+            if advice.command is None:
+                advice = Advice(None, "Nx tightens it to 0700 itself on its next run; nxsock does not change a configured directory.")
+            found.append(advised_finding("private-levels", "warn", action.path,
+                                  f"{action.path} is open to other users; Nx will tighten it to 0700 on its next run.", advice))
+    return found
+
+
+def check_container(ctx: Context) -> list[Finding]:
+    entry = ctx.view.lstat(CONTAINER)
+    res = ctx.resolution
+    env = res.environment
+    refused = [r for r in res.socket_root.refusals if r.dir == CONTAINER]
+    if refused:
+        return [refusal_finding("container", refused[0], "warn" if res.socket_root.tier else "error", ctx)]
+    if isinstance(entry, int):
+        return [Finding("container", "ok", CONTAINER, "/tmp/.nx does not exist yet; Nx will create it, owned by you, 1777.",
+                        hint=f"On a shared machine provision it for everyone: {PROVISION_COMMAND}")]
+    if not entry.is_dir:
+        return []  # not reached by Nx's chain (a configured directory is in use)
+    if entry.uid == 0 and entry.mode == 0o1777:
+        return [Finding("container", "ok", CONTAINER, "/tmp/.nx is provisioned for sharing: root:root-owned, 1777.")]
+    if entry.uid == env.uid and env.uid != 0:
+        advice = offer_remedy(ctx, [Step("chown", CONTAINER, owner=0, group=0, needs_root=True), Step("chmod", CONTAINER, mode=0o1777, needs_root=True)],
+                        "Hands /tmp/.nx to root, 1777, so every user can keep a private directory in it.")
+        return [advised_finding("container", "info", CONTAINER,
+                         "/tmp/.nx is yours (the first user to run Nx made it): normal on a single-user machine, "
+                         "but every other user will be demoted to ~/.nx.", advice)]
+    return [Finding("container", "ok", CONTAINER, f"/tmp/.nx passes the shared-root guard for you (owner uid {entry.uid}, mode {mode_text(entry)}).")]
+
+
+def check_outcome(ctx: Context) -> list[Finding]:
+    root = ctx.resolution.socket_root
+    if root.invalid is not None:
+        return []  # the configuration check says it
+    if root.tier is None:
+        failure = root.failure
+        advice = remedy_for(failure, ctx.remedies) if failure else Advice(None, "No refusal was recorded to fix.")
+        return [advised_finding("outcome", "error", failure.dir if failure else None,
+                         "Nx cannot establish any socket directory: every command that needs the daemon or plugins fails.", advice)]
+    first = remedy_for(root.refusals[0], ctx.remedies) if root.refusals else Advice(None, None)
+    if first.command is not None:
+        first = first._replace(hint=f"The fix of the first refusal above, {root.refusals[0].dir}: {first.hint or ''}".rstrip(": "))
+    if root.tier == "home":
+        return [advised_finding("outcome", "warn", root.root, f"Nx is demoted to {root.root}: the shared container could not be used.",
+                         first if first.command or first.hint else Advice(None, "Nx works from there; nothing needs fixing."))]
+    if root.tier == "workspace":
+        note = "A sandbox allowlist for /tmp/.nx or ~/.nx does not cover this directory."
+        return [advised_finding("outcome", "warn", root.root,
+                         f"Nx falls back to {root.root}, inside the workspace: its paths grow with the checkout's depth.",
+                         first._replace(hint=" ".join(x for x in (first.hint, note) if x)))]
+    return [Finding("outcome", "ok", root.root, f"Nx uses {root.root} ({root.tier}).")]
+
+
+def check_configuration(ctx: Context) -> list[Finding]:
+    root = ctx.resolution.socket_root
+    data = ctx.resolution.workspace_data
+    found = []
+    if root.invalid is not None:
+        inv = root.invalid
+        found.append(advised_finding("configuration", "error", inv.dir, describe_invalid(inv.reason, inv.dir, inv.variable),
+                              remedy_for_invalid(inv.variable, ctx.remedies)))
+    if root.refused_configured_dir is not None:
+        name = root.configured[0] if root.configured else "NX_SOCKET_DIR"
+        advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "socket directory"), socket_export(ctx.remedies))
+        found.append(advised_finding("configuration", "error", root.refused_configured_dir,
+                              f"{name}={root.refused_configured_dir} is refused, so Nx drops it for the workspace fallback.", advice))
+    if ctx.resolution.generation == "legacy" and root.tier == "configured" and root.root is not None and root.configured:
+        entry = ctx.view.stat(root.root)  # legacy Nx checks nothing: it listens there or its daemon and workers die
+        uid = ctx.resolution.environment.uid
+        if isinstance(entry, Entry) and not (entry.mode & (0o200 if entry.uid == uid else 0o002)):
+            name = root.configured[0]
+            advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "socket directory"), socket_export(ctx.remedies))
+            found.append(advised_finding("configuration", "error", root.root,
+                                  f"{name}={root.root} is not writable by you (owner uid {entry.uid}, mode {mode_text(entry)}): "
+                                  "this Nx cannot listen there, so its daemon and plugin workers fail (EACCES).", advice))
+    if data.untrusted_reason is not None:
+        name = data.source.split(" ", 1)[0]
+        advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "workspace data directory"))
+        found.append(advised_finding("configuration", "error" if data.refused else "warn", data.dir,
+                              f"The workspace data directory is not safe: {data.untrusted_reason}.", advice))
+    return found
+
+
+def check_path_budget(ctx: Context) -> list[Finding]:
+    found = []
+    for kind, placement in ctx.resolution.sockets.items():
+        if placement.too_long:
+            found.append(Finding("path-budget", "error", placement.pattern,
+                                 f"The {kind} socket path is {placement.length} characters, over Nx's limit of {BUDGET}."))
+    if found:
+        advice = ctx.remedies.offer(socket_export(ctx.remedies))
+        if advice.command is None:
+            advice = Advice(None, "No shorter directory that passes every rule was found; choose one you own. " + (advice.hint or ""))
+        found = [f._replace(remedy=advice.command, hint=advice.hint, steps=advice.steps) for f in found]
+    return found

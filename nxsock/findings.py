@@ -1,0 +1,80 @@
+"""What doctor's checks return: a finding with its severity, path, sentence and vetted remedy, and the context every check reads."""
+
+from __future__ import annotations
+
+import typing as t
+
+from .fsview import Entry, FsView
+from .guards import Refusal
+from .remedy import Remedy, Step, Withheld
+from .resolver import Resolution
+from .sandbox_daemon import (
+    inside_advice,
+)
+
+if t.TYPE_CHECKING:
+    from .binding_cache import Verdict
+    from .cleanup import ResetItem
+
+from .wording import (
+    Advice,
+    RemedyContext,
+    describe,
+    remedy_for,
+)
+
+__all__ = ["SANDBOX_MARKERS", "Context", "Finding", "Severity", "advised_finding", "mode_text", "offer_remedy", "refusal_finding"]
+
+
+SANDBOX_MARKERS = ("SANDBOX_RUNTIME", "GEMINI_SANDBOX", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CURSOR_SANDBOX")
+
+
+#: How much a finding matters, in rising order.
+Severity = t.Literal["ok", "info", "warn", "error"]
+
+
+class Finding(t.NamedTuple):
+    id: str
+    severity: Severity
+    path: str | None
+    message: str
+    remedy: str | None = None
+    hint: str | None = None
+    detail: tuple[str, ...] = ()  # text read from disk (a marker's reason, a log's lines), shown as quoted lines
+    steps: tuple[Step, ...] = ()  # the remedy as values (what ``remedy`` renders)
+
+
+class Context(t.NamedTuple):
+    resolution: Resolution
+    view: FsView
+    remedies: RemedyContext
+    cache_verdict: Verdict | None
+    cache_leftovers: int  # entries cache prune would remove
+    dead_state: t.Sequence[ResetItem]  # what a dry reset would remove
+    legacy_state: t.Sequence[ResetItem]
+    sockets: t.Sequence[tuple[str, Entry, str | None]] = ()  # each *.sock found, and its probe (sockets only)
+    sandbox: str | None = None  # the sandbox format the user named (--sandbox), if any
+    cache_room: int | None = None  # bytes free where the binding cache is copied to, where known
+    cache_binding_size: int | None = None  # the size of the binding Nx copies there
+    unix_sockets: str | None = None  # the errno name when this process may not even create a unix socket (a policy)
+
+
+def refusal_finding(check: str, refusal: Refusal, severity: Severity, ctx: Context, purpose: str = "sockets") -> Finding:
+    advice = inside_advice(refusal, ctx.resolution.user_namespace_sandbox)
+    if advice is not None:
+        return Finding(check, severity, refusal.dir, describe(refusal, purpose), None, advice)
+    remedy = remedy_for(refusal, ctx.remedies, purpose)
+    return Finding(check, severity, refusal.dir, describe(refusal, purpose), remedy.command, remedy.hint, steps=remedy.steps)
+
+
+def advised_finding(check: str, severity: Severity, path: str | None, message: str, advice: Advice, detail: tuple[str, ...] = ()) -> Finding:
+    return Finding(check, severity, path, message, advice.command, advice.hint, detail, advice.steps)
+
+
+def offer_remedy(ctx: Context, steps: t.Sequence[Step], changes: str, *alternatives: Remedy | Withheld | None) -> Advice:
+    """A remedy built here, through the one policy."""
+    return ctx.remedies.offer(Remedy(tuple(steps), changes), *alternatives)
+
+
+def mode_text(entry: Entry) -> str:
+    return format(entry.mode, "04o")
