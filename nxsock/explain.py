@@ -50,11 +50,11 @@ class Message(t.NamedTuple):
 
 
 class Explanation(t.NamedTuple):
-    matched: str | None  # the first recognised message (kept for callers of the first version)
-    errno: str | None
-    path: str | None
-    cause: str | None
-    checks: tuple[str, ...]  # the doctor checks that answer every message
+    matched: str | None = None  # the first recognised message (kept for callers of the first version)
+    errno: str | None = None
+    path: str | None = None
+    cause: str | None = None
+    checks: tuple[str, ...] = ()  # the doctor checks that answer every message
     messages: tuple[Message, ...] = ()  # every recognised message, in the order printed
     truncated: bool = False  # the text was longer than MAX_TEXT; only its start was read
     left_off: int = 0  # messages recognised beyond the first MAX_MESSAGES, counted but not answered
@@ -174,12 +174,21 @@ def explain(text: str) -> Explanation:
             messages.append(message)
             claimed = message.end
     if not messages:
-        return Explanation(None, None, None, None, (), (), truncated)
+        return Explanation(truncated=truncated)
     left_off = max(0, len(messages) - MAX_MESSAGES)
     messages = messages[:MAX_MESSAGES]
     first = messages[0]
     checks = tuple(dict.fromkeys(c for m in messages for c in m.checks))
-    return Explanation(first.matched, first.errno, first.path, first.cause, checks, tuple(messages), truncated, left_off)
+    return Explanation(
+        matched=first.matched,
+        errno=first.errno,
+        path=first.path,
+        cause=first.cause,
+        checks=checks,
+        messages=tuple(messages),
+        truncated=truncated,
+        left_off=left_off,
+    )
 
 
 # -- remedies --------------------------------------------------------------------------------

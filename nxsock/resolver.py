@@ -67,14 +67,14 @@ class InvalidConfiguration(t.NamedTuple):
 class SocketRoot(t.NamedTuple):
     """The root the tier chain settled on, and every refusal met on the way."""
 
-    tier: Tier | None
-    root: str | None
-    demoted_from: str | None
-    refused_configured_dir: str | None
-    invalid: InvalidConfiguration | None
-    refusals: tuple[Refusal, ...]
-    failure: Refusal | None  # nowhere left to fall: Nx fails the command
-    configured: tuple[str, Variable] | None  # the variable that set it
+    tier: Tier | None = None
+    root: str | None = None
+    demoted_from: str | None = None
+    refused_configured_dir: str | None = None
+    invalid: InvalidConfiguration | None = None
+    refusals: tuple[Refusal, ...] = ()
+    failure: Refusal | None = None  # nowhere left to fall: Nx fails the command
+    configured: tuple[str, Variable] | None = None  # the variable that set it
 
 
 class SocketPlacement(t.NamedTuple):
@@ -102,12 +102,12 @@ class DaemonRecord(t.NamedTuple):
     """What ``server-process.json`` says about the running daemon, and whether this release's client will use it."""
 
     file: str
-    pid: int | None
-    socket_path: str | None
-    nx_version: str | None
-    alive: bool | None
-    connect: str | None  # "answers", or the errno a connect met (ECONNREFUSED: stale), or None
-    problem: str | None  # why it could not be read, or None
+    pid: int | None = None
+    socket_path: str | None = None
+    nx_version: str | None = None
+    alive: bool | None = None
+    connect: str | None = None  # "answers", or the errno a connect met (ECONNREFUSED: stale), or None
+    problem: str | None = None  # why it could not be read, or None
     client_checks_socket: bool = False  # this release's client judges the socket's directory before dialling
     client_will_connect: bool | None = None  # None: no socket recorded
     client_refusal: Refusal | None = None  # why the client will not dial it
@@ -422,7 +422,7 @@ def _establish_root(env: Environment, sim: Simulation, rules: ReleaseRules, data
     if isinstance(tmp, int):
         # 23.1.2–23.3 look the OS temp dir up before choosing anything, and throw.
         failure = Refusal("not-inspectable", resolve_path(env.node_tmpdir(), env.cwd), errno=errno_name(tmp))
-        return SocketRoot(None, None, None, None, None, (failure,), failure, configured)
+        return SocketRoot(refusals=(failure,), failure=failure, configured=configured)
 
     if configured is not None:
         name, var = configured
@@ -430,20 +430,18 @@ def _establish_root(env: Environment, sim: Simulation, rules: ReleaseRules, data
         reason = _invalid_reason(sim, directory, tmp, roots)
         if reason is not None:
             invalid = InvalidConfiguration(reason, directory, name, var.source)
-            return SocketRoot(None, None, None, None, invalid, (), None, configured)
+            return SocketRoot(invalid=invalid, configured=configured)
         refusal = _establish_configured(sim, directory, rules.walk_configured_ancestry)
         if refusal is None:
-            return SocketRoot("configured", directory, None, None, None, (), None, configured)
+            return SocketRoot(tier="configured", root=directory, configured=configured)
         fallback = _establish_workspace_dir(sim, data.socket_dir)
         return SocketRoot(
-            None if fallback else "workspace",
-            None if fallback else data.socket_dir,
-            None,
-            directory,
-            None,
-            (refusal,) + ((fallback,) if fallback else ()),
-            fallback,
-            configured,
+            tier=None if fallback else "workspace",
+            root=None if fallback else data.socket_dir,
+            refused_configured_dir=directory,
+            refusals=(refusal,) + ((fallback,) if fallback else ()),
+            failure=fallback,
+            configured=configured,
         )
 
     refusals: list[Refusal] = []
@@ -471,12 +469,12 @@ def _establish_root(env: Environment, sim: Simulation, rules: ReleaseRules, data
         refusal = establish()
         if refusal is None:
             demoted = tiers[0][1] if index else None
-            return SocketRoot(tier, root, demoted, None, None, tuple(refusals), None, None)
+            return SocketRoot(tier=tier, root=root, demoted_from=demoted, refusals=tuple(refusals))
         refusals.append(refusal)
     fallback = _establish_workspace_dir(sim, data.socket_dir)
     if fallback:
-        return SocketRoot(None, None, None, None, None, (*tuple(refusals), fallback), fallback, None)
-    return SocketRoot("workspace", data.socket_dir, None, None, None, tuple(refusals), None, None)
+        return SocketRoot(refusals=(*tuple(refusals), fallback), failure=fallback)
+    return SocketRoot(tier="workspace", root=data.socket_dir, refusals=tuple(refusals))
 
 
 PER_RUN = "<H20(workspace+pid)>"
@@ -654,7 +652,7 @@ def _legacy_sockets(
         "console": _unplaced("console"),
     }
     daemon = spots["daemon"]
-    return SocketRoot(daemon.tier, daemon.root, None, None, None, (), None, configured), sockets
+    return SocketRoot(tier=daemon.tier, root=daemon.root, configured=configured), sockets
 
 
 # -- Windows -----------------------------------------------------------------------
@@ -681,7 +679,7 @@ def _resolve_windows(env: Environment, rules: ReleaseRules, data: WorkspaceData)
             if ntpath.normcase(ntpath.normpath(candidate)) == ntpath.normcase(root_dir):
                 invalid = InvalidConfiguration(reason, root_dir, name, var.source)
                 break
-    root = SocketRoot(None if invalid else tier, None if invalid else root_dir, None, None, invalid, (), None, configured)
+    root = SocketRoot(tier=None if invalid else tier, root=None if invalid else root_dir, invalid=invalid, configured=configured)
     leaves = {"plugin": layout.plugin_leaf(ws), "console": layout.console_leaf(ws)}
     sockets: dict[str, SocketPlacement] = {}
     for kind in SOCKET_KINDS:
@@ -758,13 +756,13 @@ def _daemon_record(view: FsView, daemon_dir: str, uid: int, rules: ReleaseRules)
     if isinstance(text, int):
         if text == _errno.ENOENT or text == _errno.ENOTDIR:
             return None
-        return DaemonRecord(path, None, None, None, None, None, f"could not be read ({errno_name(text)})", rules.client_socket_check)
+        return DaemonRecord(file=path, problem=f"could not be read ({errno_name(text)})", client_checks_socket=rules.client_socket_check)
     try:
         data = parse_json(text)
     except JsonInputError as exc:
-        return DaemonRecord(path, None, None, None, None, None, str(exc), rules.client_socket_check)
+        return DaemonRecord(file=path, problem=str(exc), client_checks_socket=rules.client_socket_check)
     if not isinstance(data, dict):
-        return DaemonRecord(path, None, None, None, None, None, "is not a JSON object", rules.client_socket_check)
+        return DaemonRecord(file=path, problem="is not a JSON object", client_checks_socket=rules.client_socket_check)
     pid = data.get("processId")
     pid = pid if isinstance(pid, int) and not isinstance(pid, bool) else None
     socket_path = data.get("socketPath")
@@ -777,7 +775,12 @@ def _daemon_record(view: FsView, daemon_dir: str, uid: int, rules: ReleaseRules)
     if socket_path is not None and rules.client_socket_check:
         refusal = client_socket_refusal(view, uid, socket_path)
     return DaemonRecord(
-        path, pid, socket_path, version, alive, connect, None,
+        file=path,
+        pid=pid,
+        socket_path=socket_path,
+        nx_version=version,
+        alive=alive,
+        connect=connect,
         client_checks_socket=rules.client_socket_check,
         client_will_connect=None if socket_path is None else refusal is None,
         client_refusal=refusal,
