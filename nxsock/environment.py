@@ -7,11 +7,9 @@ where it came from, so the resolver can be pure and so another machine
 (``--platform``) is just another snapshot.
 """
 
-import os
 import typing as t
 
 from ._pathname import is_absolute, normalize, resolve
-from .fsview import FsView
 from .host_overrides import Platform
 
 __all__ = [
@@ -20,7 +18,6 @@ __all__ = [
     "Variable",
     "dirname_of",
     "home_directory",
-    "host_environment",
 ]
 
 #: Variables nxsock reads, reports and lets ``.env`` files set.
@@ -93,91 +90,6 @@ class Environment(t.NamedTuple):
     def rust_tmpdir(self) -> str:
         """``std::env::temp_dir()`` as the Nx 24 crate sees it: ``$TMPDIR``, else ``/tmp``."""
         return resolve(self.nonempty("TMPDIR") or "/tmp", self.cwd)
-
-
-def _passwd(uid: int) -> tuple[str | None, str | None, int | None]:
-    """The account's name, home and group from its passwd entry, or ``None`` each without one."""
-    try:
-        import pwd
-    except ImportError:  # pragma: no cover - Windows
-        return None, None, None
-    try:
-        entry = pwd.getpwuid(uid)
-    except (KeyError, OverflowError):
-        return None, None, None
-    return entry.pw_name, entry.pw_dir, entry.pw_gid
-
-
-def _umask() -> int:
-    """The process umask, read from ``/proc`` where possible (setting it to read it is a race)."""
-    try:
-        fd = os.open("/proc/self/status", os.O_RDONLY)
-        try:
-            status = os.read(fd, 4096)
-        finally:
-            os.close(fd)
-        for line in status.splitlines():
-            if line.startswith(b"Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0o022
-
-
-def host_environment(
-    view: FsView,
-    *,
-    environ: t.Mapping[str, str] | None = None,
-    cwd: str | None = None,
-    workspace: str | None = None,
-    nx_version: str | None = None,
-    home: str | None = None,
-    tmpdir: str | None = None,
-    uid: int | None = None,
-    username: str | None = None,
-) -> Environment:
-    """Snapshot this process: its ids, cwd, variables (with the workspace's ``.env`` files) and Nx version."""
-    from .dotenv import load_dotenv_variables
-    from .workspace import find_workspace_root, read_nx_version
-
-    environ = dict(os.environ if environ is None else environ)
-    if cwd is None:
-        try:
-            cwd = os.getcwd()
-        except OSError:
-            cwd = environ.get("PWD") or "/"
-    passwd_name, passwd_home, passwd_gid = _passwd(os.getuid() if uid is None else uid)
-    if uid is None or uid == os.getuid():
-        uid, gid, groups = os.getuid(), os.getgid(), tuple(os.getgroups())
-    else:  # another user's view of this host: their primary group only
-        gid, groups = (uid if passwd_gid is None else passwd_gid), ()
-    variables = {k: Variable(v, "environment") for k, v in environ.items() if k in RELEVANT_VARIABLES}
-    for name, value in (("HOME", home), ("TMPDIR", tmpdir)):
-        if value is not None:
-            variables[name] = Variable(value, f"--{name.lower()}")
-    if workspace is not None:
-        root, source = workspace, "--workspace"
-    else:
-        root, source = find_workspace_root(view, cwd, environ.get("NX_WORKSPACE_ROOT_PATH"))
-    plain = {k: v.value for k, v in variables.items()}
-    for key, var in load_dotenv_variables(view, root, {**environ, **plain}, RELEVANT_VARIABLES).items():
-        variables[key] = var
-    installed = read_nx_version(view, root)
-    return Environment(
-        platform="darwin" if os.uname().sysname == "Darwin" else "linux",
-        uid=uid,
-        gid=gid,
-        groups=groups,
-        username=username if username is not None else passwd_name,
-        passwd_home=passwd_home,
-        cwd=cwd,
-        workspace_root=root,
-        workspace_source=source,
-        nx_version=nx_version or installed,
-        nx_version_source="--nx-version" if nx_version else ("installed" if installed else None),
-        variables=variables,
-        umask=_umask(),
-    )
 
 
 def dirname_of(path: str) -> str:

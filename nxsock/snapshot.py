@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 
-from .environment import host_environment
 from .fresh_machine import fresh_environment, fresh_machine
 from .fsview import FsView, LiveView, MemoryView
+from .host import host_environment
 from .host_overrides import HostOverrides
 from .resolver import Resolution, resolve
 
