@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 import pytest
 
-from nxsock.app import COMMANDS, cli
+from nxsock.app import cli
 
 REPO = Path(__file__).resolve().parent.parent
 MAN = REPO / "man" / "nxsock.1"
@@ -24,7 +24,7 @@ def _commands() -> list[tuple[str, click.Command]]:
     """Every command and subcommand, with its full name (``cache prune``)."""
     ctx = click.Context(cli)
     found: list[tuple[str, click.Command]] = []
-    for name in COMMANDS:
+    for name in cli.list_commands(ctx):
         command = cli.get_command(ctx, name)
         assert command is not None
         found.append((name, command))
