@@ -16,8 +16,6 @@ __all__ = ["DOTENV_FILES", "load_dotenv_variables", "parse_dotenv"]
 #: The files Nx loads from the workspace root, first match wins among them.
 DOTENV_FILES = (".local.env", ".env.local", ".env")
 
-
-
 #: The most of a ``.env`` file read; the rest is ignored (a real one is a few hundred bytes).
 DOTENV_LIMIT = 1 << 20
 #: The longest value ``${VAR}`` expansion may build; beyond it the value is kept unexpanded.
