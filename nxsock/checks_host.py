@@ -12,9 +12,7 @@ from .fsview import Entry, FsView
 from .layout import CONTAINER
 from .remedy import Remedy, Step
 from .terminal import counted
-from .wording import (
-    configuration_fix,
-)
+from .wording import configuration_fix
 
 __all__ = ["GOOD_TMPFILES_LINE", "TMPFILES_DIRS", "TmpfilesLine", "check_boot_persistence", "check_leftovers", "check_native_cache", "check_workspace_data"]
 

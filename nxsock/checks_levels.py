@@ -18,12 +18,7 @@ from .guards import Refusal
 from .layout import BUDGET, CONTAINER
 from .remedy import Step
 from .resolver import resolve
-from .sandbox_daemon import (
-    RUN_INSIDE,
-    inside_user_namespace,
-    marker_warning,
-    sandbox_statement,
-)
+from .sandbox_daemon import RUN_INSIDE, inside_user_namespace, marker_warning, sandbox_statement
 from .wording import (
     PROVISION_COMMAND,
     Advice,

@@ -11,17 +11,8 @@ from .guards import Refusal
 from .layout import per_run_leaf
 from .remedy import Remedy, Step
 from .resolver import Resolution
-from .sandbox_daemon import (
-    RUN_INSIDE,
-    marker_warning,
-)
-from .wording import (
-    Advice,
-    RemedyContext,
-    describe,
-    format_mode,
-    remedy_for,
-)
+from .sandbox_daemon import RUN_INSIDE, marker_warning
+from .wording import Advice, RemedyContext, describe, format_mode, remedy_for
 
 __all__ = ["check_daemon", "check_root_leftovers", "check_socket_owner", "check_sockets", "check_unix_sockets", "reset_remedy", "survey_sockets"]
 

@@ -8,20 +8,12 @@ from .fsview import Entry, FsView
 from .guards import Refusal
 from .remedy import Remedy, Step, Withheld
 from .resolver import Resolution
-from .sandbox_daemon import (
-    inside_advice,
-)
+from .sandbox_daemon import inside_advice
+from .wording import Advice, RemedyContext, describe, remedy_for
 
 if t.TYPE_CHECKING:
     from .binding_cache import Verdict
     from .cleanup import ResetItem
-
-from .wording import (
-    Advice,
-    RemedyContext,
-    describe,
-    remedy_for,
-)
 
 __all__ = ["SANDBOX_MARKERS", "Context", "Finding", "Severity", "advised_finding", "mode_text", "offer_remedy", "refusal_finding"]
 
