@@ -21,7 +21,6 @@ This module decides and orders; the disk is changed only in
 
 from __future__ import annotations
 
-import re
 import typing as t
 
 from .remedy import Policy, Remedy, Step, Withheld, render, vet
@@ -210,9 +209,10 @@ def apply_plan(plan: Plan, policy: Policy, resolution: Resolution, tick: t.Calla
     return done
 
 
-def finding_key(finding: Finding) -> tuple[str, str | None, str]:
-    """What makes a finding the same one in the re-audit: its id, its path and its sentence, numbers aside."""
-    return finding.id, finding.path, re.sub(r"\d+", "#", finding.message)
+def finding_key(finding: Finding) -> tuple[str, str | None, str | None]:
+    """What makes a finding the same one in the re-audit: its id and its path; without a path, its remedy too
+    (the leftovers of a reset and of a legacy reset have no path of their own)."""
+    return finding.id, finding.path, finding.remedy if finding.path is None else None
 
 
 def verdicts(applied: t.Sequence[Applied], plan: Plan, after: t.Iterable[Finding]) -> list[Applied]:

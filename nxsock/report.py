@@ -534,11 +534,11 @@ class Masks(t.NamedTuple):
 NO_MASKS = Masks((), ())
 
 
-def masks_for(resolution: Resolution) -> Masks:
-    """The home and user name to mask: ``$HOME`` and the passwd home, the passwd name and ``$USER``/``$LOGNAME``."""
+def masks_for(resolution: Resolution, environ: t.Mapping[str, str]) -> Masks:
+    """The home and user name to mask: ``$HOME`` and the passwd home, the passwd name and *environ*'s ``USER``/``LOGNAME``."""
     env = resolution.environment
-    homes = tuple(h for h in (env.get("HOME"), env.passwd_home) if h and h.startswith("/") and h != "/")
-    names = [n for n in (env.username, env.get("USER"), env.get("LOGNAME")) if n and n.strip()]
+    homes = tuple(h for h in (env.get("HOME"), env.passwd_home, environ.get("HOME")) if h and h.startswith("/") and h != "/")
+    names = [n for n in (env.username, environ.get("USER"), environ.get("LOGNAME")) if n and n.strip()]
     if env.uid == 0:  # root's name is no secret, and masking it would garble every root:root in a remedy
         names = [n for n in names if n != "root"]
     return Masks(homes, tuple(names))
@@ -595,11 +595,16 @@ _SEVERITY_WORD = {"error": "✗ error", "warn": "⚠ warning", "info": "ℹ note
 def report_facts(resolution: Resolution, view: FsView, sandbox: str | None = None) -> list[tuple[str, str, bool]]:
     """The report's header facts as ``(label, value, is_code)``: versions, platform, sandbox."""
     import platform as host_platform
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as package_version
 
-    from . import __version__
     from .findings import SANDBOX_MARKERS
     from .sandbox_daemon import inside_user_namespace
 
+    try:
+        ours = package_version("nxsock")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        ours = "unknown (not installed as a package)"
     env = resolution.environment
     version = env.nx_version or "not installed"
     how = f" ({env.nx_version_source})" if env.nx_version_source else ""
@@ -614,7 +619,7 @@ def report_facts(resolution: Resolution, view: FsView, sandbox: str | None = Non
     if sandbox:
         sandboxes.append(f"judged for {sandbox} (--sandbox)")
     return [
-        ("nxsock", __version__, True),
+        ("nxsock", ours, True),
         ("Nx", f"{version}{how}, {resolution.layout} layout, {resolution.generation} generation, rules of {resolution.rules.release}{assumed}", False),
         ("Platform", f"{env.platform}, {host_platform.platform()}, Python {host_platform.python_version()}", False),
         ("Sandbox", "; ".join(sandboxes) if sandboxes else "none detected", False),

@@ -299,7 +299,7 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
     elif report:
         from ..report import NO_MASKS, doctor_markdown, masks_for, report_facts, report_paths
 
-        masks = NO_MASKS if no_redact else masks_for(resolution)
+        masks = NO_MASKS if no_redact else masks_for(resolution, os.environ)
         sys.stdout.write(doctor_markdown(results, status, report_facts(resolution, view, sandbox), report_paths(resolution), masks))
     elif output_format == "github":
         from ..report import github_annotations
