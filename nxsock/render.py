@@ -470,7 +470,8 @@ def render_fix_plan(plan: t.Any, *, dry_run: bool) -> None:
 
 
 _FIX_MARKS = {"fixed": ("✓ fixed    ", "green"), "not-fixed": ("✗ not fixed", "red"), "refused": ("✗ refused  ", "red"),
-              "failed": ("✗ failed   ", "red"), "not-run": ("- not run  ", "yellow"), "done": ("✓ done     ", "green")}
+              "failed": ("✗ failed   ", "red"), "not-run": ("- not run  ", "yellow"), "done": ("✓ done     ", "green"),
+              "interrupted": ("… stopped  ", "yellow")}
 
 
 def render_fix_outcome(applied: t.Sequence[t.Any], after: t.Sequence[tuple[str, t.Any]] | None, status: str, *,

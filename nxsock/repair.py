@@ -29,7 +29,7 @@ if t.TYPE_CHECKING:
     from .findings import Finding
     from .resolver import Resolution
 
-__all__ = ["Applied", "Plan", "PlanItem", "StepResult", "apply_plan", "finding_key", "make_plan", "verdicts"]
+__all__ = ["Applied", "Plan", "PlanItem", "StepResult", "apply_plan", "finding_key", "make_plan", "unreached", "verdicts"]
 
 #: Why a remedy is the user's to run, by what it does.
 NEEDS_ROOT = "needs root: nxsock never runs sudo; run it yourself"
@@ -64,7 +64,7 @@ class Plan(t.NamedTuple):
 
 class StepResult(t.NamedTuple):
     step: Step
-    outcome: str  # "done" | "refused" | "failed" | "not-run"
+    outcome: str  # "done" | "refused" | "failed" | "not-run" | "interrupted"
     reason: str | None = None
 
 
@@ -73,7 +73,7 @@ class Applied(t.NamedTuple):
 
     item: PlanItem
     steps: tuple[StepResult, ...]
-    outcome: str  # "fixed" | "not-fixed" | "refused" | "failed" | "not-run"
+    outcome: str  # "fixed" | "not-fixed" | "refused" | "failed" | "not-run"; before the re-audit "done" | "interrupted"
     reason: str | None = None
 
 
@@ -200,7 +200,12 @@ def apply_plan(plan: Plan, policy: Policy, resolution: Resolution, tick: t.Calla
                 results.append(StepResult(step, "not-run", "an earlier step of this remedy did not succeed"))
                 continue
             tick()
-            results.append(_apply_step(step, policy, resolution, tick))
+            try:
+                results.append(_apply_step(step, policy, resolution, tick))
+            except KeyboardInterrupt:  # Ctrl-C inside a step that walks entries (reset, cache prune)
+                results.append(StepResult(step, "interrupted", "stopped by Ctrl-C during this step; what it removed stays removed"))
+                done.append(Applied(item, tuple(results), "interrupted", "stopped by Ctrl-C during it"))
+                raise
         bad = next((r for r in results if r.outcome in ("refused", "failed")), None)
         if bad is None:
             done.append(Applied(item, tuple(results), "done"))
@@ -231,8 +236,11 @@ def verdicts(applied: t.Sequence[Applied], plan: Plan, after: t.Iterable[Finding
             judged.append(entry._replace(outcome="not-fixed", reason=f"the audit still finds: {still[0].message}"))
         else:
             judged.append(entry._replace(outcome="fixed"))
+    return judged + unreached(plan, applied)
+
+
+def unreached(plan: Plan, applied: t.Sequence[Applied]) -> list[Applied]:
+    """The plan's items no step of which ran (Ctrl-C came first), as ``not-run``."""
     reached = {entry.item.command for entry in applied}
-    for item in plan.apply:
-        if item.command not in reached:
-            judged.append(Applied(item, tuple(StepResult(s, "not-run") for s in item.steps), "not-run", "stopped before it"))
-    return judged
+    return [Applied(item, tuple(StepResult(s, "not-run") for s in item.steps), "not-run", "stopped before it")
+            for item in plan.apply if item.command not in reached]

@@ -482,8 +482,8 @@ def fix_document(plan: t.Any, *, dry_run: bool, confirmed: bool, interrupted: bo
     user (``why_not``: root, the shell's environment, Nx itself),
     ``without_command`` the problems no safe command fixes; ``outcomes`` has
     one entry per applied remedy (``fixed``, ``not-fixed``, ``refused``,
-    ``failed``, ``not-run``, or ``done`` when Ctrl-C came before the
-    re-audit); ``findings`` is the re-audit (``null`` when there was none)
+    ``failed``, ``not-run``; after a Ctrl-C, which skips the re-audit,
+    ``done`` or ``interrupted`` for the one it stopped in); ``findings`` is the re-audit (``null`` when there was none)
     and ``status`` its status (the first audit's when nothing was applied).
     """
     return {

@@ -268,6 +268,7 @@ class TestFixAsAUser:
 PTY_DRIVER = r"""
 import json, os, pty, select, subprocess, sys, time
 argv, attack = json.loads(sys.argv[1]), sys.argv[2]
+interrupt = float(sys.argv[3]) if len(sys.argv) > 3 else None  # seconds after the answer to type Ctrl-C
 pid, fd = pty.fork()
 if pid == 0:
     os.execvp(argv[0], argv)
@@ -286,6 +287,9 @@ while time.monotonic() < deadline:
         subprocess.run(["bash", "-c", attack], check=True)  # the peer, while --fix waits for the answer
         os.write(fd, b"y\n")
         answered = True
+        if interrupt is not None:
+            time.sleep(interrupt)
+            os.write(fd, b"\x03")
 _, status = os.waitpid(pid, 0)
 print(json.dumps({"rc": os.waitstatus_to_exitcode(status), "out": seen.decode("utf-8", "replace"), "answered": answered}))
 """
@@ -300,32 +304,13 @@ class TestPeerBetweenPlanAndApply:
 
     def test_a_name_the_peer_takes_after_the_plan_is_refused_and_nothing_outside_is_touched(self, attack: str) -> None:
         nx = install_nx("23.3.2")
-        python, pylib = stage_nxsock()
         victim = f"{HOME}/victim"
         plant = (f"ln -s {victim} /tmp/claude" if attack == "link" else "mkdir -m 0777 /tmp/claude")
         peer = f"setpriv --reuid={PEER} --regid={PEER} --clear-groups bash -c {shlex.quote(plant)}"
-        argv = ["setpriv", f"--reuid={USER}", f"--regid={USER}", "--clear-groups", "env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin",
-                f"HOME={HOME}", "LANG=C.UTF-8", "TMPDIR=/tmp/claude", f"PYTHONPATH={pylib}", "PYTHONDONTWRITEBYTECODE=1", "TERM=dumb",
-                python, "-m", "nxsock", "doctor", "--fix"]
-        snapshot = "find /tmp /home -xdev -path '*/node_modules/*' -prune -o -printf '%y %U %G %m %i %s %l %p\\n' 2>/dev/null | sort"
-        script = f"""
-set -e
-mount -t tmpfs -o mode=1777 tmpfs /tmp
-mount -t tmpfs -o mode=0755 tmpfs /home
-install -d -o {USER} -g {USER} {HOME} {WS} {WS}/node_modules
-install -d -m 0700 -o {USER} -g {USER} {victim} {victim}/inner
-echo precious > {victim}/file; chown {USER} {victim}/file
-echo '{{}}' > {WS}/nx.json; ln -s {shlex.quote(str(nx / 'node_modules' / 'nx'))} {WS}/node_modules/nx; chown -R {USER}:{USER} {WS}
-cd {WS}
-echo '<<<TREE'; {snapshot}
-echo '<<<RUN'; {shlex.quote(python)} -c {shlex.quote(PTY_DRIVER)} {shlex.quote(json.dumps(argv))} {shlex.quote(peer)}
-echo '<<<TREE'; {snapshot}
-"""
-        proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], cwd="/",
-                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-        sections = proc.stdout.split("<<<")
-        before, after = (s[len("TREE\n"):] for s in sections if s.startswith("TREE\n"))
-        ran = json.loads(next(s for s in sections if s.startswith("RUN\n"))[len("RUN\n"):].strip().splitlines()[-1])
+        setup = (f"install -d -m 0700 -o {USER} -g {USER} {victim} {victim}/inner; echo precious > {victim}/file; "
+                 f"chown {USER} {victim}/file; install -d -o {USER} {WS}/node_modules; "
+                 f"ln -s {shlex.quote(str(nx / 'node_modules' / 'nx'))} {WS}/node_modules/nx")
+        ran, before, after = _pty_run(setup, [], attack=peer, env=["TMPDIR=/tmp/claude"])
         assert ran["answered"], ran["out"]
         assert "mkdir -m 0700 -- /tmp/claude" in ran["out"]  # the plan had it
         # the policy, asked again at the moment of the step, sees it (the acting code would too: TestActingRefuses…)
@@ -339,3 +324,54 @@ echo '<<<TREE'; {snapshot}
         if attack == "directory":
             assert planted[0].split()[3] == "777"  # never tightened, never handed over
 
+
+
+def _pty_run(setup: str, fix_args: t.Sequence[str], attack: str = "true", interrupt: float | None = None,
+             env: t.Sequence[str] = ()) -> tuple[dict[str, t.Any], str, str]:
+    """``doctor --fix`` as the user on a pseudo-terminal after *setup*; *attack* runs at the question, then "y"."""
+    python, pylib = stage_nxsock()
+    argv = ["setpriv", f"--reuid={USER}", f"--regid={USER}", "--clear-groups", "env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin",
+            f"HOME={HOME}", "LANG=C.UTF-8", *env, f"PYTHONPATH={pylib}", "PYTHONDONTWRITEBYTECODE=1", "TERM=dumb",
+            python, "-m", "nxsock", "doctor", "--fix", *fix_args]
+    snapshot = "find /tmp /home -xdev -path '*/node_modules/*' -prune -o -printf '%y %U %G %m %i %s %l %p\\n' 2>/dev/null | sort"
+    extra = "" if interrupt is None else f" {interrupt}"
+    script = f"""
+set -e
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=0755 tmpfs /home
+install -d -o {USER} -g {USER} {HOME}
+{MAKE_WS}
+{setup}
+cd {WS}
+echo '<<<TREE'; {snapshot}
+echo '<<<RUN'; {shlex.quote(python)} -c {shlex.quote(PTY_DRIVER)} {shlex.quote(json.dumps(argv))} {shlex.quote(attack)}{extra}
+echo '<<<TREE'; {snapshot}
+"""
+    proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], cwd="/",
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    sections = proc.stdout.split("<<<")
+    trees = [s[len("TREE\n"):] for s in sections if s.startswith("TREE\n")]
+    assert len(trees) == 2, (proc.stdout[-3000:], proc.stderr[-3000:])
+    ran = json.loads(next(s for s in sections if s.startswith("RUN\n"))[len("RUN\n"):].strip().splitlines()[-1])
+    return ran, trees[0], trees[1]
+
+
+MANY_DEAD = (f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/sockets; "
+             f"python3 -c 'import os; [os.mkdir(\"/tmp/.nx/{USER}/sockets/%020x\" % n, 0o700) for n in range(20000)]'; "
+             f"chown -R {USER}:{USER} /tmp/.nx/{USER}; find /tmp/.nx/{USER}/sockets -mindepth 1 -exec touch -d '2 hours ago' {{}} +")
+
+
+@pytest.mark.parametrize("mark", [0], ids=["live"])
+class TestCtrlC:
+    pytestmark = live
+
+    def test_ctrl_c_mid_fix_exits_130_and_says_what_was_done(self, mark: int) -> None:
+        """The marker went first; Ctrl-C stops nxsock's reset between entries; it says so and exits 130."""
+        ran, before, after = _pty_run(f"{MARKER}; {MANY_DEAD}", [], interrupt=0.5)
+        out = ran["out"]
+        assert ran["answered"] and ran["rc"] == 130, out[-3000:]
+        assert "✓ done      rm -- " in out and "… stopped   nxsock reset" in out, out[-3000:]
+        assert "Interrupted: 1 remedy applied before Ctrl-C" in out and "nxsock: interrupted" in out
+        left = sum(1 for line in after.splitlines() if f"/tmp/.nx/{USER}/sockets/" in line)
+        assert f"{D}/disabled" in before and f"{D}/disabled" not in after
+        assert 0 < left < 20000, left  # stopped part of the way: some removed, the rest kept whole

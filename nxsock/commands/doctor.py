@@ -340,7 +340,7 @@ def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrid
     from ..doctor import gather, run_checks, status_of
     from ..fsview import LiveView
     from ..interruption import Interrupted, between_entries
-    from ..repair import Applied, apply_plan, make_plan, verdicts
+    from ..repair import Applied, apply_plan, make_plan, unreached, verdicts
     from ..report import fix_document, write_json
     from ..wording import context_for
 
@@ -379,6 +379,7 @@ def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrid
     except Interrupted:
         interrupted = True
     if interrupted:
+        applied += unreached(plan, applied)
         if json_flag:
             write_json(fix_document(plan, dry_run=False, confirmed=True, interrupted=True, applied=applied, after=None, status=status))
         else:
