@@ -551,7 +551,7 @@ def md_text(text: str | None) -> str:
     r"""*text* as Markdown that shows exactly it: terminal-unsafe characters escaped, Markdown punctuation backslashed.
 
     >>> md_text("a|b <user> `x`\n# h")
-    'a\\|b \\<user\\> \\`x\\`\\x0a# h'
+    'a\\|b \\<user\\> \\`x\\`\\\\x0a# h'
     """
     from .terminal import printable
 
@@ -716,7 +716,7 @@ def github_annotations(results: t.Sequence[tuple[str, t.Any]]) -> str:
     start a workflow command of its own.
 
     >>> from nxsock.doctor import Finding
-    >>> print(github_annotations([("g", Finding("sockets", "warn", "/x", "50% stale\nx", "nxsock reset"))]))
+    >>> print(github_annotations([("g", Finding("sockets", "warn", "/x", "50% stale\nx", "nxsock reset"))]), end="")
     ::warning title=nxsock doctor%3A sockets::50%25 stale\x0ax%0Afix: nxsock reset
     """
     from .terminal import printable
