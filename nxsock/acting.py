@@ -211,7 +211,7 @@ def remove_file(path: str, uid: int) -> str | None:
         if stat.S_ISDIR(st.st_mode):
             return f"refused: {path} is now a directory"
         if st.st_uid != uid:
-            return f"refused: {path} now belongs to {_who(st.st_uid)}"
+            return f"refused: {path} belongs to {_who(st.st_uid)}; nxsock removes only what is yours"
         os.unlink(name, dir_fd=parent)
         return None
     except FileNotFoundError:

@@ -445,9 +445,9 @@ def _for(findings: t.Sequence[t.Any]) -> Text:
     return Text(f"for {ids}: {printable(findings[0].message)}", style="dim")
 
 
-def render_fix_plan(plan: t.Any, *, dry_run: bool) -> None:
+def render_fix_plan(plan: t.Any, *, dry_run: bool, stderr: bool = False) -> None:
     """The plan: what nxsock applies, in order; what it leaves to you and why; what has no safe command."""
-    out = _console()
+    out = _console(stderr)
     if plan.apply:
         word = "would apply" if dry_run else "applies"
         out.print(Text(f"nxsock {word} {counted(len(plan.apply), 'remedy', 'remedies')} itself, in this order, by descriptor:", style="bold"))

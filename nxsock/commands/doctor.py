@@ -106,7 +106,7 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
             sys.exit(exitcodes.NOPERM)
         sys.exit(_audit_as(user, json_flag, strict, only, text, host, sandbox, output_format, report, no_redact))
     if fix:
-        sys.exit(_fix(json_flag, strict, only, host, yes=yes, dry_run=dry_run))
+        sys.exit(_fix(json_flag, strict, only, host, sandbox, yes=yes, dry_run=dry_run))
     sys.exit(_audit(json_flag, strict, only, text, host, sandbox, output_format=output_format, report=report, no_redact=no_redact))
 
 
@@ -335,7 +335,8 @@ def _related(a: str, b: str) -> bool:
     return a == b or a.startswith(base + "/") or base.startswith(a + "/") or a == base
 
 
-def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrides, *, yes: bool, dry_run: bool) -> int:
+def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrides, sandbox: str | None, *, yes: bool,
+         dry_run: bool) -> int:
     """``--fix``: the plan, one question, each remedy applied by nxsock's own code, the re-audit; Ctrl-C exits 130."""
     from ..doctor import gather, run_checks, status_of
     from ..fsview import LiveView
@@ -345,7 +346,7 @@ def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrid
     from ..wording import context_for
 
     resolution, view = build_resolution(host)
-    results = run_checks(gather(resolution, view), only)
+    results = run_checks(gather(resolution, view, sandbox), only)
     status = status_of([f for _, f in results], strict)
     plan = make_plan(f for _, f in results)
     audit_code = exitcodes.PROBLEM if status == "error" else exitcodes.OK
@@ -362,6 +363,10 @@ def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrid
             click.echo("nxsock doctor: --fix asks before it changes anything and there is no terminal to ask on; "
                        "pass --yes to apply without asking, or --dry-run to see the plan.", err=True)
             return exitcodes.USAGE
+        if json_flag:  # the document goes to stdout once it is done; the person asked sees the plan on stderr
+            from ..render import render_fix_plan
+
+            render_fix_plan(plan, dry_run=False, stderr=True)
         if not click.confirm(f"Apply {'this remedy' if len(plan.apply) == 1 else f'these {len(plan.apply)} remedies'}?",
                              default=False, err=True):
             click.echo("Nothing was changed.", err=True)
@@ -378,6 +383,13 @@ def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrid
             interrupted = stop.requested
     except Interrupted:
         interrupted = True
+    after: list[tuple[str, t.Any]] = []
+    if not interrupted:
+        try:  # a Ctrl-C during the audit afterwards still says what was applied
+            after_resolution, after_view = build_resolution(host)
+            after = run_checks(gather(after_resolution, after_view, sandbox), only)
+        except KeyboardInterrupt:
+            interrupted = True
     if interrupted:
         applied += unreached(plan, applied)
         if json_flag:
@@ -388,8 +400,6 @@ def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrid
             render_fix_outcome(applied, None, status, interrupted=True)
         click.echo("nxsock: interrupted", err=True)
         return exitcodes.INTERRUPTED
-    after_resolution, after_view = build_resolution(host)
-    after = run_checks(gather(after_resolution, after_view), only)
     judged = verdicts(applied, plan, [f for _, f in after])
     after_status = status_of([f for _, f in after], strict)
     if json_flag:
