@@ -326,6 +326,41 @@ class TestPeerBetweenPlanAndApply:
 
 
 
+
+@pytest.mark.parametrize("attack", ["link", "directory"])
+class TestPeerSwapsALevelBetweenPlanAndApply:
+    """The workspace is the user's, shared with a group the peer is in (``0770``: the user's grant, which the trust
+    rule and the policy accept).  The plan removes the daemon's ``disabled`` marker; while ``--fix`` waits at its
+    question the peer moves ``<ws>/.nx`` aside and puts a link to another tree of the user's, or a ``.nx`` of its
+    own holding a marker of its own, in its place."""
+
+    pytestmark = live
+
+    def test_a_level_swapped_after_the_plan_is_refused_and_nothing_is_removed_anywhere(self, attack: str) -> None:
+        victim = f"{HOME}/victim"
+        precious = f"{victim}/workspace-data/d/disabled"
+        setup = (f"{MARKER}; chgrp {USER} {WS}; chmod 0770 {WS}; "
+                 f"install -d -o {USER} -g {USER} {victim} {victim}/workspace-data; install -d -m 0700 -o {USER} -g {USER} {victim}/workspace-data/d; "
+                 f"echo precious > {precious}; chown {USER} {precious}")
+        if attack == "link":
+            plant = f"mv {WS}/.nx {WS}/.nx-moved && ln -s {victim} {WS}/.nx"
+        else:
+            plant = (f"mv {WS}/.nx {WS}/.nx-moved && mkdir -p {WS}/.nx/workspace-data/d && echo theirs > {WS}/.nx/workspace-data/d/disabled")
+        peer = f"setpriv --reuid={PEER} --regid={PEER} --groups={USER} bash -c {shlex.quote(plant)}"
+        ran, before, after = _pty_run(setup, [], attack=peer)
+        out = ran["out"]
+        assert ran["answered"] and f"rm -- {D}/disabled" in out, out  # the plan had it, and asked
+        assert "✗ refused" in out and ran["rc"] == 1, out
+        assert f" {precious}" in after and f" {WS}/.nx-moved/workspace-data/d/disabled" in after  # the user's two markers
+        if attack == "directory":
+            theirs = [line for line in after.splitlines() if line.endswith(f" {D}/disabled")]
+            assert theirs and theirs[0].split()[1] == str(PEER)  # and the peer's, untouched
+        moved = {p.replace(f"{WS}/.nx-moved", f"{WS}/.nx") for p in (line.rsplit(" ", 1)[-1] for line in after.splitlines())}
+        assert all(line.rsplit(" ", 1)[-1] in moved for line in before.splitlines() if f"{WS}/.nx/" in line), "something was removed"
+        unchanged = [line for line in before.splitlines() if victim in line]
+        assert unchanged and all(line in after.splitlines() for line in unchanged), "the other tree changed"
+
+
 def _pty_run(setup: str, fix_args: t.Sequence[str], attack: str = "true", interrupt: float | None = None,
              env: t.Sequence[str] = ()) -> tuple[dict[str, t.Any], str, str]:
     """``doctor --fix`` as the user on a pseudo-terminal after *setup*; *attack* runs at the question, then "y"."""
