@@ -251,6 +251,18 @@ class TestFixAsAUser:
         assert result.post == "A=1\nB=2\n"
         assert dead in result.tree_before and dead not in result.tree_after
 
+    def test_cache_prune_runs_in_process_by_the_pruning_code(self, mark: int) -> None:
+        """An untrusted cache entry of the user's: --fix runs nxsock's own prune; only the entry and its empty directory go."""
+        cache = f"/tmp/.nx/{USER}/native-cache"
+        entry = f"{cache}/23.3.2/23.3.2-0123456789ab-nx.linux-x64-gnu.node"
+        setup = (f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/sockets {cache} {cache}/23.3.2; "
+                 f"echo old > {entry}; chmod 0666 {entry}; chown -R {USER} /tmp/.nx/{USER}")
+        result = fix(setup, "--yes", "--json")
+        document = json.loads(result.stdout)
+        assert [(o["remedy"], o["outcome"]) for o in document["outcomes"]] == [("nxsock cache prune", "fixed")], document["outcomes"]
+        assert changed_outside(result.tree_before, result.tree_after, [f"{cache}/23.3.2"]) == []
+        assert entry in result.tree_before and f"{cache}/23.3.2" not in result.tree_after
+
     def test_what_needs_root_is_listed_and_nothing_of_it_is_run(self, mark: int) -> None:
         """A peer's container: the sudo line is for the user, with the reason; the tree is exactly as it was."""
         result = fix(f"install -d -m 1777 -o {PEER} /tmp/.nx", "--yes", "--json")
