@@ -345,4 +345,3 @@ class _Foreign:
             owners = ", ".join(f"uid {u}" for u in sorted(self.owners)[:5]) + (", …" if len(self.owners) > 5 else "")
             why = f"{rest} entries owned by other users ({owners}), not you, beyond the {FLOOD_LIMIT} listed"
             items.append(ResetItem(self.directory, "entries of other users", "kept", why, 0, rest))
-
