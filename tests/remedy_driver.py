@@ -248,7 +248,7 @@ def fix_rounds(out: dict[str, t.Any], env: dict[str, str], daemon_dir: str) -> N
     out["env_after"] = env
     if CONFIG.get("fix_root"):  # a state only root can fix: --fix must leave it as it is
         out["stopped_after"] = stop_daemons(env, daemon_dir, hard=True)
-        print(json.dumps(out))
+        print(json.dumps({**out, "documents": DOCUMENTS}))
         return
     paths = nxsock(["paths", "--json"], env)
     out["paths"] = paths.get("json")
@@ -259,7 +259,7 @@ def fix_rounds(out: dict[str, t.Any], env: dict[str, str], daemon_dir: str) -> N
     out["doctor_after"] = after.get("json")
     out["doctor_after_rc"] = after["rc"]
     out["stopped_after"] = stop_daemons(env, daemon_dir, hard=True)
-    print(json.dumps(out))
+    print(json.dumps({**out, "documents": DOCUMENTS}))
 
 
 if __name__ == "__main__":
