@@ -23,7 +23,17 @@ from .fsview import errno_name
 from .guards import Action, Refusal
 from .trust import UntrustedPath, open_trusted_directory
 
-__all__ = ["Outcome", "ensure_private_dir", "ensure_shared_root"]
+__all__ = [
+    "Outcome",
+    "change_mode",
+    "change_owner",
+    "create_directory",
+    "delete_env_lines",
+    "ensure_private_dir",
+    "ensure_shared_root",
+    "remove_file",
+    "remove_tree",
+]
 
 _OPEN_LEAF = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -152,5 +162,276 @@ def ensure_shared_root(path: str, *, owner: tuple[int, int] | None = None) -> Ou
             return Outcome(None, tuple(changes))
         finally:
             os.close(fd)
+    finally:
+        os.close(parent)
+
+
+# -- the steps ``doctor --fix`` applies ------------------------------------------------
+#
+# Each function acts on one vetted :class:`~nxsock.remedy.Step` and returns ``None`` when it was done, or the
+# sentence saying why it was refused or failed.  The parent is walked from ``/`` by the trust rule (a level
+# swapped for another user's link or directory since the audit is refused, never followed); the entry itself is
+# examined relative to the parent's descriptor and only acted on once ``fstat`` confirms it is still what the
+# audit saw: the kind the step expects, owned by the acting uid.
+
+_OPEN_ENTRY = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_O_PATH = getattr(os, "O_PATH", 0)
+#: The most of a ``.env`` file rewritten; a larger one is refused (nxsock reads at most this much of it too).
+ENV_FILE_LIMIT = 1 << 20
+
+
+def _who(uid: int) -> str:
+    return "root" if uid == 0 else f"uid {uid}"
+
+
+def _parent_of(path: str, uid: int) -> int | str:
+    """The descriptor of *path*'s directory, judged by the trust rule on the way down, or why not."""
+    try:
+        return open_trusted_directory(dirname(path), uid)
+    except UntrustedPath as exc:
+        from .trust import describe_distrust
+
+        return f"refused: {describe_distrust(exc.refusal)}"
+    except OSError as exc:
+        return f"{dirname(path)} cannot be reached ({errno_name(exc.errno or _errno.EIO)})"
+
+
+def _os_error(path: str, exc: OSError) -> str:
+    return f"{path}: {errno_name(exc.errno or _errno.EIO)}"
+
+
+def remove_file(path: str, uid: int) -> str | None:
+    """Unlink one entry that is not a directory (a link as a link), when *uid* owns it."""
+    parent = _parent_of(path, uid)
+    if isinstance(parent, str):
+        return parent
+    name = basename(path)
+    try:
+        st = os.lstat(name, dir_fd=parent)
+        if stat.S_ISDIR(st.st_mode):
+            return f"refused: {path} is now a directory"
+        if st.st_uid != uid:
+            return f"refused: {path} belongs to {_who(st.st_uid)}; nxsock removes only what is yours"
+        os.unlink(name, dir_fd=parent)
+        return None
+    except FileNotFoundError:
+        return None  # already gone: what the step wanted
+    except OSError as exc:
+        return _os_error(path, exc)
+    finally:
+        os.close(parent)
+
+
+def remove_tree(path: str, uid: int) -> str | None:
+    """Remove a directory and everything in it, all of it *uid*'s, by descriptor (:func:`nxsock.removal.remove_entry`)."""
+    from .removal import remove_entry
+
+    parent = _parent_of(path, uid)
+    if isinstance(parent, str):
+        return parent
+    try:
+        try:
+            st = os.lstat(basename(path), dir_fd=parent)
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISDIR(st.st_mode):
+            return f"refused: {path} is no longer a directory"
+        removal = remove_entry(parent, basename(path), path, uid, dry_run=False)
+        return None if removal.outcome == "removed" else f"{removal.outcome}: {removal.reason}"
+    except OSError as exc:
+        return _os_error(path, exc)
+    finally:
+        os.close(parent)
+
+
+def create_directory(path: str, mode: int | None, uid: int, owner: tuple[int, int] | None = None) -> str | None:
+    """Create *path*: one level at *mode* (set through its descriptor and read back), or with no mode every
+    missing level as ``mkdir -p`` does; an entry found there (someone made it since the audit) is refused."""
+    if mode is None:
+        missing = []
+        level = path
+        while dirname(level) != level and not os.path.lexists(level):
+            missing.append(level)
+            level = dirname(level)
+        for each in reversed(missing):
+            problem = create_directory(each, 0o777 & ~_umask(), uid)
+            if problem is not None:
+                return problem
+        return None
+    parent = _parent_of(path, uid)
+    if isinstance(parent, str):
+        return parent
+    name = basename(path)
+    try:
+        try:
+            os.mkdir(name, 0o700, dir_fd=parent)
+        except FileExistsError:
+            st = os.lstat(name, dir_fd=parent)
+            kind = "a symlink" if stat.S_ISLNK(st.st_mode) else "a directory" if stat.S_ISDIR(st.st_mode) else "an entry"
+            return f"refused: {path} exists now ({kind} of {_who(st.st_uid)}), so it was not created"
+        fd = os.open(name, _OPEN_ENTRY | getattr(os, "O_DIRECTORY", 0), dir_fd=parent)
+        try:
+            st = os.fstat(fd)
+            if st.st_uid != uid:
+                return f"refused: {path} belongs to {_who(st.st_uid)}"
+            if owner is not None and (st.st_uid, st.st_gid) != owner:
+                os.fchown(fd, *owner)
+            if _fchmod_and_verify(fd, mode) != mode & 0o7777:
+                return f"{path} was created, but its mode does not stay {mode & 0o7777:04o} (a mount that ignores modes)"
+            return None
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        return _os_error(path, exc)
+    finally:
+        os.close(parent)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _open_same(parent: int, name: str, path: str, uid: int) -> tuple[int, os.stat_result, bool] | str:
+    """*name* opened without following a link, confirmed by ``fstat`` to be the entry ``lstat`` saw and *uid*'s.
+
+    Returns the descriptor, its stat, and whether it is an ``O_PATH`` descriptor (a socket cannot be opened
+    for reading; its descriptor then only names the inode, and the change goes through ``/proc/self/fd``).
+    """
+    try:
+        st = os.lstat(name, dir_fd=parent)
+    except OSError as exc:
+        return _os_error(path, exc)
+    if stat.S_ISLNK(st.st_mode):
+        return f"refused: {path} is now a symlink; changing it would change what it points at"
+    if st.st_uid != uid:
+        return f"refused: {path} now belongs to {_who(st.st_uid)}"
+    by_path = stat.S_ISSOCK(st.st_mode) and bool(_O_PATH)
+    flags = (_O_PATH | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)) if by_path else _OPEN_ENTRY
+    try:
+        fd = os.open(name, flags, dir_fd=parent)
+    except OSError as exc:
+        return _os_error(path, exc)
+    seen = os.fstat(fd)
+    if (seen.st_dev, seen.st_ino) != (st.st_dev, st.st_ino) or seen.st_uid != uid:
+        os.close(fd)
+        return f"refused: {path} was replaced while it was examined"
+    return fd, seen, by_path
+
+
+def change_mode(path: str, mode: int, uid: int) -> str | None:
+    """Set *path*'s mode through a descriptor of the very entry (never through a link) and read it back."""
+    parent = _parent_of(path, uid)
+    if isinstance(parent, str):
+        return parent
+    try:
+        opened = _open_same(parent, basename(path), path, uid)
+        if isinstance(opened, str):
+            return opened
+        fd, _, by_path = opened
+        try:
+            if by_path:
+                os.chmod(f"/proc/self/fd/{fd}", mode)
+            else:
+                os.fchmod(fd, mode)
+            after = stat.S_IMODE(os.fstat(fd).st_mode)
+            return None if after == mode & 0o7777 else f"{path} keeps mode {after:04o}: the filesystem ignores modes"
+        except OSError as exc:
+            return _os_error(path, exc)
+        finally:
+            os.close(fd)
+    finally:
+        os.close(parent)
+
+
+def change_owner(path: str, owner: int, group: int, uid: int) -> str | None:
+    """Hand *path* to *owner*:*group* through a descriptor of the very entry, never following a link."""
+    parent = _parent_of(path, uid)
+    if isinstance(parent, str):
+        return parent
+    try:
+        opened = _open_same(parent, basename(path), path, uid)
+        if isinstance(opened, str):
+            return opened
+        fd, _, by_path = opened
+        try:
+            if by_path:
+                os.chown(f"/proc/self/fd/{fd}", owner, group)
+            else:
+                os.fchown(fd, owner, group)
+            return None
+        except OSError as exc:
+            return _os_error(path, exc)
+        finally:
+            os.close(fd)
+    finally:
+        os.close(parent)
+
+
+def _env_line_pattern(variable: str) -> t.Pattern[bytes]:
+    """The lines ``sed '/^[[:space:]]*\\(export[[:space:]]\\+\\)\\?NAME[[:space:]]*=/d'`` deletes."""
+    import re
+
+    space = rb"[ \t\r\f\v]"
+    return re.compile(rb"^" + space + rb"*(?:export" + space + rb"+)?" + re.escape(variable.encode()) + space + rb"*=")
+
+
+def delete_env_lines(path: str, variable: str, uid: int) -> str | None:
+    """Delete the lines of the ``.env`` file *path* that set *variable*; everything else stays byte for byte.
+
+    The file is read through a descriptor (``O_NOFOLLOW | O_NONBLOCK``, a
+    regular file of *uid*'s), the new text written beside it with its mode
+    and renamed over it relative to the directory's descriptor — only once
+    ``lstat`` shows the name still holds the file that was read.
+    """
+    parent = _parent_of(path, uid)
+    if isinstance(parent, str):
+        return parent
+    name = basename(path)
+    temporary = f".{name}.nxsock-{os.getpid()}"
+    try:
+        opened = _open_same(parent, name, path, uid)
+        if isinstance(opened, str):
+            return opened
+        fd, st, _ = opened
+        try:
+            if not stat.S_ISREG(st.st_mode):
+                return f"refused: {path} is not a regular file"
+            if st.st_size > ENV_FILE_LIMIT:
+                return f"refused: {path} is larger than {ENV_FILE_LIMIT} bytes"
+            chunks = []
+            while True:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        finally:
+            os.close(fd)
+        lines = b"".join(chunks).split(b"\n")
+        pattern = _env_line_pattern(variable)
+        kept = [line for line in lines if not pattern.match(line)]
+        if len(kept) == len(lines):
+            return f"no line of {path} sets {variable} any more"
+        out = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+                      0o600, dir_fd=parent)
+        try:
+            os.write(out, b"\n".join(kept))
+            os.fchmod(out, stat.S_IMODE(st.st_mode))
+            os.fsync(out)
+        finally:
+            os.close(out)
+        now = os.lstat(name, dir_fd=parent)
+        if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            os.unlink(temporary, dir_fd=parent)
+            return f"refused: {path} was replaced while it was edited"
+        os.rename(temporary, name, src_dir_fd=parent, dst_dir_fd=parent)
+        return None
+    except OSError as exc:
+        try:
+            os.unlink(temporary, dir_fd=parent)
+        except OSError:
+            pass
+        return _os_error(path, exc)
     finally:
         os.close(parent)

@@ -22,7 +22,16 @@ from .layout import short_hash
 from .releases import ReleaseRules, rules_for
 from .resolver import Resolution
 
-__all__ = ["Binding", "CacheEntry", "CacheListing", "find_binding", "list_cache", "platform_triple"]
+__all__ = [
+    "Binding",
+    "CacheEntry",
+    "CacheListing",
+    "find_binding",
+    "list_cache",
+    "platform_triple",
+    "prune_refusal",
+    "trusted_version",
+]
 
 _ENTRY = re.compile(r"^(?P<version>.+?)-(?P<hash>[0-9a-f]{12})-(?P<rest>.+\.node)$")
 # Nx ≤ 23.1.1: ``<version>-<file>`` (and ``<version>-<Math.random()><file>`` mid-copy) in one flat directory.
@@ -263,3 +272,27 @@ def prune_plan(listing: CacheListing, installed_version: str | None, uid: int) -
         elif installed_version is not None and entry.version != installed_version:
             plan.append((entry, f"version {entry.version}, not the installed {installed_version}"))
     return plan
+
+
+def trusted_version(resolution: Resolution, uid: int) -> str | None:
+    """The installed version, when the package.json it was read from may steer an act (else only debris is pruned)."""
+    from .trust import judge_path
+
+    env = resolution.environment
+    if env.nx_version_source != "installed":
+        return env.nx_version
+    manifest = f"{env.workspace_root}/node_modules/nx/package.json"
+    return None if judge_path(manifest, uid) is not None else env.nx_version
+
+
+def prune_refusal(resolution: Resolution, uid: int) -> str | None:
+    """Why a configured cache directory may not be pruned: it is set in a file the trust rule refuses; else ``None``."""
+    from .trust import describe_distrust, steering_refusal
+
+    var = resolution.environment.variables.get("NX_NATIVE_FILE_CACHE_DIRECTORY")
+    if not resolution.native_cache.configured or var is None:
+        return None
+    steered = steering_refusal([var.source], uid)
+    if steered is None:
+        return None
+    return f"not acted on: NX_NATIVE_FILE_CACHE_DIRECTORY is set in {steered[0]}, and {describe_distrust(steered[1])}"

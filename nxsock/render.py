@@ -435,3 +435,66 @@ def render_doctor(results: t.Sequence[tuple[str, Finding]], status: str, explana
 def render_error(command: str, message: str) -> None:
     """One line on stderr for a command that could not do what it was asked, the names in it escaped."""
     _console(stderr=True).print(Text(f"nxsock {command}: {printable(message)}"))
+
+
+# -- doctor --fix ------------------------------------------------------------------------
+
+
+def _for(findings: t.Sequence[t.Any]) -> Text:
+    ids = ", ".join(dict.fromkeys(printable(f.id) for f in findings))
+    return Text(f"for {ids}: {printable(findings[0].message)}", style="dim")
+
+
+def render_fix_plan(plan: t.Any, *, dry_run: bool, stderr: bool = False) -> None:
+    """The plan: what nxsock applies, in order; what it leaves to you and why; what has no safe command."""
+    out = _console(stderr)
+    if plan.apply:
+        word = "would apply" if dry_run else "applies"
+        out.print(Text(f"nxsock {word} {counted(len(plan.apply), 'remedy', 'remedies')} itself, in this order, by descriptor:", style="bold"))
+        for number, item in enumerate(plan.apply, 1):
+            out.print(Text(f"  {number}. ") + Text(printable(item.command), style="cyan"))
+            out.print(Text("     ") + _for(item.findings))
+    else:
+        out.print(Text("Nothing for nxsock to apply itself.", style="bold"))
+    if plan.for_you:
+        out.print(Text("For you to run (nxsock does not run these):", style="bold"))
+        for item in plan.for_you:
+            out.print(Text("  ") + Text(printable(item.command), style="cyan"))
+            out.print(Text(f"     {printable(item.why)}; ", style="dim") + _for(item.findings))
+    if plan.without_command:
+        out.print(Text("No safe command (doctor says why):", style="bold"))
+        for finding in plan.without_command:
+            out.print(Text(f"  {printable(finding.id)}: {printable(finding.message)}", style="dim"))
+    if dry_run:
+        out.print(Text("… dry run: ", style="yellow") + Text("nothing was changed."))
+
+
+_FIX_MARKS = {"fixed": ("✓ fixed    ", "green"), "not-fixed": ("✗ not fixed", "red"), "refused": ("✗ refused  ", "red"),
+              "failed": ("✗ failed   ", "red"), "not-run": ("- not run  ", "yellow"), "done": ("✓ done     ", "green"),
+              "interrupted": ("… stopped  ", "yellow")}
+
+
+def render_fix_outcome(applied: t.Sequence[t.Any], after: t.Sequence[tuple[str, t.Any]] | None, status: str, *,
+                       interrupted: bool) -> None:
+    """Each remedy's outcome (with the reason where it was not fixed), then what the re-audit still finds."""
+    out = _console()
+    for entry in applied:
+        mark, style = _FIX_MARKS.get(entry.outcome, (entry.outcome, ""))
+        out.print(Text(f"  {mark} ", style=style) + Text(printable(entry.item.command)))
+        if entry.reason:
+            out.print(Text(f"      {printable(entry.reason)}", style="dim"))
+    if interrupted:
+        done = sum(1 for e in applied if e.outcome == "done")
+        out.print(Text(f"Interrupted: {counted(done, 'remedy', 'remedies')} applied before Ctrl-C; the rest was not run, "
+                       "and nothing was audited again.", style="bold yellow"))
+        return
+    problems = [f for _, f in (after or ()) if f.severity in ("warn", "error")]
+    if problems:
+        out.print(Text(f"The audit now finds {counted(len(problems), 'problem')}:", style="bold"))
+        for finding in problems:
+            symbol, word, style = MARKS[finding.severity]
+            out.print(Text(f"  {symbol} {word:5} ", style=style) + Text(printable(finding.message)) + Text(f"  [{finding.id}]", style="dim"))
+            if finding.remedy:
+                out.print(Text("      fix:  ", style="bold") + Text(printable(finding.remedy), style="cyan"))
+    summary = {"ok": "✓ The audit finds no problem now.", "warn": "⚠ Warnings remain.", "error": "✗ Problems remain."}[status]
+    out.print(Text(summary, style=MARKS[status][2] + " bold"))

@@ -55,12 +55,20 @@ __all__ = [
     "cache_verify_document",
     "check_root_document",
     "doctor_document",
+    "doctor_markdown",
     "dumps",
+    "fix_document",
+    "github_annotations",
+    "masks_for",
+    "md_code",
+    "md_text",
     "paths_document",
     "paths_exit_code",
     "print_paths_json",
     "provision_document",
     "remedy_context",
+    "report_facts",
+    "report_paths",
     "reset_document",
 ]
 
@@ -443,3 +451,286 @@ def dumps(document: Json, *, indent: bool = False) -> str:
     if indent:
         return json.dumps(document, indent=2, ensure_ascii=False)
     return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+
+
+# -- doctor --fix -------------------------------------------------------------------------
+
+
+def _finding_json(finding: t.Any, group: str | None = None) -> Json:
+    document: Json = {"id": finding.id, "severity": finding.severity, "path": finding.path, "message": finding.message}
+    if group is not None:
+        document["group"] = group
+    return document
+
+
+def _plan_item_json(item: t.Any) -> Json:
+    return {
+        "remedy": item.command,
+        "remedy_steps": [step_json(s) for s in item.steps],
+        "changes": item.changes,
+        "findings": [_finding_json(f) for f in item.findings],
+        "applied_by_nxsock": item.applies,
+        "why_not": item.why,
+    }
+
+
+def fix_document(plan: t.Any, *, dry_run: bool, confirmed: bool, interrupted: bool, applied: t.Sequence[t.Any],
+                 after: t.Sequence[tuple[str, t.Any]] | None, status: str) -> Json:
+    """The ``doctor --fix --json`` document: the plan, each remedy's outcome by step, and the re-audit.
+
+    ``plan`` lists what nxsock applies, ``for_you`` what it leaves to the
+    user (``why_not``: root, the shell's environment, Nx itself),
+    ``without_command`` the problems no safe command fixes; ``outcomes`` has
+    one entry per applied remedy (``fixed``, ``not-fixed``, ``refused``,
+    ``failed``, ``not-run``; after a Ctrl-C, which skips the re-audit,
+    ``done`` or ``interrupted`` for the one it stopped in); ``findings`` is the re-audit (``null`` when there was none)
+    and ``status`` its status (the first audit's when nothing was applied).
+    """
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "dry_run": dry_run,
+        "confirmed": confirmed,
+        "interrupted": interrupted,
+        "plan": [_plan_item_json(i) for i in plan.apply],
+        "for_you": [_plan_item_json(i) for i in plan.for_you],
+        "without_command": [_finding_json(f) for f in plan.without_command],
+        "outcomes": [
+            {
+                "remedy": a.item.command,
+                "outcome": a.outcome,
+                "reason": a.reason,
+                "findings": [_finding_json(f) for f in a.item.findings],
+                "steps": [{**step_json(r.step), "outcome": r.outcome, "reason": r.reason} for r in a.steps],
+            }
+            for a in applied
+        ],
+        "status": status,
+        "findings": None if after is None else doctor_document(after, status)["findings"],
+    }
+
+
+# -- doctor --report: Markdown to paste ------------------------------------------------------
+
+
+class Masks(t.NamedTuple):
+    """What ``--report`` hides unless ``--no-redact``: the home directories (shown ``~``) and the user names (``<user>``)."""
+
+    homes: tuple[str, ...]
+    names: tuple[str, ...]
+
+    def apply(self, text: str) -> str:
+        import re
+
+        for home in sorted({h.rstrip("/") for h in self.homes if h and h.rstrip("/")}, key=len, reverse=True):
+            text = re.sub(re.escape(home) + r"(?![^/\s'\"`:;,)\]])", "~", text)
+        for name in sorted(set(self.names), key=len, reverse=True):
+            if len(name) >= 3:
+                text = text.replace(name, "<user>")
+            else:  # a short name is masked where it stands alone, not inside every word that holds it
+                text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", "<user>", text)
+        return text
+
+
+NO_MASKS = Masks((), ())
+
+
+def masks_for(resolution: Resolution, environ: t.Mapping[str, str]) -> Masks:
+    """The home and user name to mask: ``$HOME`` and the passwd home, the passwd name and *environ*'s ``USER``/``LOGNAME``."""
+    env = resolution.environment
+    homes = tuple(h for h in (env.get("HOME"), env.passwd_home, environ.get("HOME")) if h and h.startswith("/") and h != "/")
+    names = [n for n in (env.username, environ.get("USER"), environ.get("LOGNAME")) if n and n.strip()]
+    if env.uid == 0:  # root's name is no secret, and masking it would garble every root:root in a remedy
+        names = [n for n in names if n != "root"]
+    return Masks(homes, tuple(names))
+
+
+_MARKDOWN_SPECIAL = frozenset("\\`*_[]<>|&~")
+
+
+def md_text(text: str | None) -> str:
+    r"""*text* as Markdown that shows exactly it: terminal-unsafe characters escaped, Markdown punctuation backslashed.
+
+    >>> md_text("a|b <user> `x`\n# h")
+    'a\\|b \\<user\\> \\`x\\`\\\\x0a# h'
+    """
+    from .terminal import printable
+
+    return "".join("\\" + ch if ch in _MARKDOWN_SPECIAL else ch for ch in printable(text))
+
+
+def md_code(text: str | None) -> str:
+    """*text* as an inline code span no backtick in it can close early; newlines and control bytes shown escaped.
+
+    >>> md_code("a`b")
+    '``a`b``'
+    >>> md_code("`x")
+    '`` `x ``'
+    """
+    import re
+
+    from .terminal import printable
+
+    shown = printable(text)
+    longest = max((len(run) for run in re.findall(r"`+", shown)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if shown.startswith(("`", " ")) or shown.endswith(("`", " ")) or not shown else ""
+    return f"{fence}{pad}{shown}{pad}{fence}"
+
+
+def _md_block(lines: t.Sequence[str], info: str = "") -> list[str]:
+    """A fenced code block longer than any backtick run inside it, every line shown escaped."""
+    import re
+
+    from .terminal import printable
+
+    shown = [printable(line) for line in lines]
+    longest = max((len(run) for line in shown for run in re.findall(r"`{3,}|~{3,}", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}{info}", *shown, fence]
+
+
+_SEVERITY_WORD = {"error": "✗ error", "warn": "⚠ warning", "info": "ℹ note", "ok": "✓ ok"}
+
+
+def report_facts(resolution: Resolution, view: FsView, sandbox: str | None = None) -> list[tuple[str, str, bool]]:
+    """The report's header facts as ``(label, value, is_code)``: versions, platform, sandbox."""
+    import platform as host_platform
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as package_version
+
+    from .findings import SANDBOX_MARKERS
+    from .sandbox_daemon import inside_user_namespace
+
+    try:
+        ours = package_version("nxsock")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        ours = "unknown (not installed as a package)"
+    env = resolution.environment
+    version = env.nx_version or "not installed"
+    how = f" ({env.nx_version_source})" if env.nx_version_source else ""
+    assumed = f"; predicted with the rules of {resolution.rules.release}" if resolution.layout_assumed else ""
+    sandboxes = []
+    mapping = inside_user_namespace(view) if not env.simulated else None
+    if mapping is not None:
+        sandboxes.append(f"inside a user namespace (uid_map {mapping})")
+    markers = [m for m in SANDBOX_MARKERS if env.get(m)]
+    if markers:
+        sandboxes.append("markers " + ", ".join(markers))
+    if sandbox:
+        sandboxes.append(f"judged for {sandbox} (--sandbox)")
+    return [
+        ("nxsock", ours, True),
+        ("Nx", f"{version}{how}, {resolution.layout} layout, {resolution.generation} generation, rules of {resolution.rules.release}{assumed}", False),
+        ("Platform", f"{env.platform}, {host_platform.platform()}, Python {host_platform.python_version()}", False),
+        ("Sandbox", "; ".join(sandboxes) if sandboxes else "none detected", False),
+    ]
+
+
+def report_paths(resolution: Resolution) -> list[tuple[str, str | None, str]]:
+    """The resolved paths as ``(label, path, note)``."""
+    env = resolution.environment
+    root = resolution.socket_root
+    rows: list[tuple[str, str | None, str]] = [
+        ("Workspace", env.workspace_root, f"found by {env.workspace_source}"),
+        ("Socket root", root.root, root.tier or "none: Nx cannot establish one"),
+    ]
+    if root.demoted_from:
+        rows.append(("Demoted from", root.demoted_from, ""))
+    for kind, placement in resolution.sockets.items():
+        if placement.placed and placement.tier is not None:
+            length = f"{placement.length}/{95} characters" + (", too long" if placement.too_long else "")
+            rows.append((f"{kind.capitalize()} socket", placement.path or placement.pattern, length))
+    cache = resolution.native_cache
+    rows.append(("Binding cache", None if cache.bypass_reason else cache.dir, f"bypassed: {cache.bypass_reason}" if cache.bypass_reason else ""))
+    data = resolution.workspace_data
+    rows.append(("Workspace data", data.dir, data.source))
+    rows.append(("Daemon directory", data.daemon_dir, ""))
+    return rows
+
+
+def doctor_markdown(results: t.Sequence[tuple[str, t.Any]], status: str, facts: t.Sequence[tuple[str, str, bool]],
+                    paths: t.Sequence[tuple[str, str | None, str]], masks: Masks = NO_MASKS) -> str:
+    """``doctor --report``: Markdown to paste into an issue or a chat, every name from disk escaped, *masks* applied."""
+    m = masks.apply
+    counts = {s: sum(1 for _, f in results if f.severity == s) for s in ("error", "warn", "info", "ok")}
+    out = ["## nxsock doctor report", ""]
+    for label, value, code in facts:
+        out.append(f"- **{label}:** " + (md_code(m(value)) if code else md_text(m(value))))
+    out.append(f"- **Status:** {status} ({counts['error']} errors, {counts['warn']} warnings, {counts['info']} notes, {counts['ok']} fine)")
+    out += ["", "### Findings", ""]
+    problems = [(g, f) for g, f in results if f.severity in ("error", "warn")]
+    if not problems:
+        out += ["No errors or warnings.", ""]
+    for _, finding in problems:
+        out += [f"#### {_SEVERITY_WORD[finding.severity]}: {md_code(finding.id)}", "", md_text(m(finding.message)), ""]
+        if finding.path:
+            out += [f"Path: {md_code(m(finding.path))}", ""]
+        detail = list(getattr(finding, "detail", ()))
+        if detail:
+            out += ["What it recorded:", "", *_md_block([m(line) for line in detail], "text"), ""]
+        if finding.remedy:
+            out += ["Fix:", "", *_md_block([m(finding.remedy)], "sh"), ""]
+        if finding.hint:
+            out += [f"Note: {md_text(m(finding.hint))}", ""]
+    rest = [(g, f) for g, f in results if f.severity not in ("error", "warn")]
+    if rest:
+        out += ["### Other checks", ""]
+        for _, finding in rest:
+            line = f"- {_SEVERITY_WORD[finding.severity]} {md_code(finding.id)}: {md_text(m(finding.message))}"
+            if finding.remedy:
+                line += f" Fix: {md_code(m(finding.remedy))}"
+            if finding.hint:
+                line += f" Note: {md_text(m(finding.hint))}"
+            out.append(line)
+        out.append("")
+    out += ["### Resolved paths", ""]
+    for label, path, note in paths:
+        shown = md_code(m(path)) if path else "none"
+        out.append(f"- **{label}:** {shown}" + (f" ({md_text(m(note))})" if note else ""))
+    out.append("")
+    if masks.homes or masks.names:
+        out += ["The home directory is shown as `~` and the user name as `<user>`; `nxsock doctor --report --no-redact` shows them.", ""]
+    return "\n".join(out)
+
+
+# -- doctor --format github: workflow commands -------------------------------------------------
+
+_GITHUB_LEVEL = {"error": "error", "warn": "warning", "info": "notice"}
+
+
+def _github_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _github_property(text: str) -> str:
+    return _github_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_annotations(results: t.Sequence[tuple[str, t.Any]]) -> str:
+    r"""One GitHub Actions workflow command per finding that is not ok: ``::error``, ``::warning``, ``::notice``.
+
+    The title names the finding; the message carries the sentence, then the
+    fix and the note on lines of their own.  ``%``, CR and LF are escaped as
+    the runner reads them (``%25``, ``%0D``, ``%0A``), and ``:`` and ``,`` in
+    the title too; names from disk are shown escaped first, so one cannot
+    start a workflow command of its own.
+
+    >>> from nxsock.doctor import Finding
+    >>> print(github_annotations([("g", Finding("sockets", "warn", "/x", "50% stale\nx", "nxsock reset"))]), end="")
+    ::warning title=nxsock doctor%3A sockets::50%25 stale\x0ax%0Afix: nxsock reset
+    """
+    from .terminal import printable
+
+    lines = []
+    for _, finding in results:
+        level = _GITHUB_LEVEL.get(finding.severity)
+        if level is None:
+            continue
+        parts = [printable(finding.message)]
+        if finding.remedy:
+            parts.append("fix: " + printable(finding.remedy))
+        if finding.hint:
+            parts.append("note: " + printable(finding.hint))
+        title = _github_property(f"nxsock doctor: {printable(finding.id)}")
+        lines.append(f"::{level} title={title}::{_github_data(chr(10).join(parts))}")
+    return "\n".join(lines) + ("\n" if lines else "")

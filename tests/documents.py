@@ -76,6 +76,8 @@ def schema_name(args: t.Sequence[str]) -> str | None:
 
     >>> schema_name(["cache", "prune", "--json"]), schema_name(["paths", "--format=json"]), schema_name(["doctor"])
     ('cache-prune', 'paths', None)
+    >>> schema_name(["doctor", "--fix", "--dry-run", "--json"])
+    'doctor-fix'
     """
     words = [w for w in args if w != "--debug"]
     wants_json = "--json" in words or "--format=json" in words or any(
@@ -89,6 +91,8 @@ def schema_name(args: t.Sequence[str]) -> str | None:
         return f"cache-{sub}"
     if command == "provision" and "--tmpfiles" in words:
         return "provision-tmpfiles"
+    if command == "doctor" and "--fix" in words:
+        return "doctor-fix"
     return command
 
 

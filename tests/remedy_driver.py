@@ -195,6 +195,9 @@ def main() -> None:
     doctor = nxsock(["doctor", "--json"], env)
     out["doctor"] = doctor.get("json")
     out["doctor_rc"] = doctor["rc"]
+    if CONFIG.get("fix"):
+        fix_rounds(out, env, daemon_dir)
+        return
     finding = choose(out["doctor"] or {"findings": []}, CONFIG["finding"])
     out["finding"] = finding
     if finding is None:
@@ -221,6 +224,41 @@ def main() -> None:
     out["doctor_after"] = after.get("json")
     out["doctor_after_rc"] = after["rc"]
     out["stopped_after"] = stop_daemons(env, daemon_dir, hard=True)  # everything: the namespace ends with it
+    print(json.dumps({**out, "documents": DOCUMENTS}))
+
+
+#: The ``why_not`` of a remedy that changes the shell's environment: the one kind the driver runs, as a shell would.
+SHELL_WORDS = "changes your shell's environment"
+
+
+def fix_rounds(out: dict[str, t.Any], env: dict[str, str], daemon_dir: str) -> None:
+    """``doctor --fix --yes --json`` as the user; the shell lines it leaves to the user applied as a shell would
+    (never a sudo line), then ``--fix`` again in the new environment, a few rounds at most; then the real Nx."""
+    out["fix_rounds"] = []
+    for _ in range(3):
+        fix = nxsock(["doctor", "--fix", "--yes", "--json"], env)
+        shell = [item for item in (fix.get("json") or {}).get("for_you", []) if SHELL_WORDS in (item["why_not"] or "")]
+        round_ = {"rc": fix["rc"], "document": fix.get("json"), "out": fix["out"][-2000:], "shell": []}
+        out["fix_rounds"].append(round_)
+        if not shell or CONFIG.get("fix_root"):
+            break
+        for item in shell:
+            log, env = apply(item["remedy"], env)
+            round_["shell"] += log
+    out["env_after"] = env
+    if CONFIG.get("fix_root"):  # a state only root can fix: --fix must leave it as it is
+        out["stopped_after"] = stop_daemons(env, daemon_dir, hard=True)
+        print(json.dumps({**out, "documents": DOCUMENTS}))
+        return
+    paths = nxsock(["paths", "--json"], env)
+    out["paths"] = paths.get("json")
+    out["paths_rc"] = paths["rc"]
+    daemon_dir = (out["paths"] or {}).get("workspace_data", {}).get("daemon_dir") or daemon_dir
+    out["after"] = nx_run(env, daemon_dir)
+    after = nxsock(["doctor", "--json"], env)
+    out["doctor_after"] = after.get("json")
+    out["doctor_after_rc"] = after["rc"]
+    out["stopped_after"] = stop_daemons(env, daemon_dir, hard=True)
     print(json.dumps({**out, "documents": DOCUMENTS}))
 
 

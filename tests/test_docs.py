@@ -106,6 +106,8 @@ COMPLETIONS = [
     ("nxsock doctor --only co", ["configuration", "container"]),
     ("nxsock cache pr", ["prune"]),
     ("nxsock schema cache-l", ["cache-list"]),
+    ("nxsock doctor --format g", ["github"]),
+    ("nxsock doctor --no-r", ["--no-redact"]),
 ]
 
 

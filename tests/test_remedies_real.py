@@ -110,12 +110,12 @@ STALE = State("stale-record-after-kill-9", "", "daemon-record", lambda r: r == "
               lambda b: b["answered"] > 0, "shared")
 
 
-def prove(state: State, version: str) -> dict[str, t.Any]:
+def prove(state: State, version: str, **extra: t.Any) -> dict[str, t.Any]:
     nx = install_nx(version)
     python, pylib = stage_nxsock()
     ws = state.workspace
     config = {"uid": USER, "workspace": ws, "nx": str(nx), "python": python, "pylib": pylib, "env": dict(state.env),
-              "finding": state.finding, "kill9": state is STALE, "allowed": list(state.allowed_after)}
+              "finding": state.finding, "kill9": state is STALE, "allowed": list(state.allowed_after), **extra}
     q = shlex.quote
     script = f"""
 set -e
@@ -194,3 +194,78 @@ def test_the_printed_remedy_makes_the_real_daemon_start_and_answer(state: State,
     check_proof(state, proof)
     if state is STALE:  # reset itself removed the dead daemon's record, not only its directories
         assert "server-process.json" in proof["applied"][0]["out"], proof["applied"]
+
+
+# -- doctor --fix on the same states ---------------------------------------------------------------
+
+
+def _needs_root(state: State) -> bool:
+    """Whether the state's own remedy is root's: ``--fix`` must list it and run nothing of it."""
+    return "sudo " in STATE_REMEDIES[state.name]
+
+
+#: Each state's remedy as the hand-applied proof above pins it (its first word tells root's from the user's).
+STATE_REMEDIES = {
+    "peer-container": "sudo chown", "planted-private-level": "sudo rm", "peer-link-at-container": "sudo rm",
+    "configured-root-owned-dir": "unset", "configured-os-temp": "unset", "configured-in-dotenv": "sed",
+    "cache-dir-is-tmp": "unset", "root-daemon-left-by-sudo-nx": "sudo kill", "root-made-daemon-directory": "sudo rm",
+    "disabled-marker": "rm", "unwritable-workspace-foreign-container-no-home": "export", "over-long-path": "export",
+    "no-room-for-the-binding-copy": "export", "home-beneath-a-peers-directory": "export", STALE.name: "nxsock reset",
+}
+
+
+def check_fix(state: State, proof: dict[str, t.Any]) -> None:
+    """``--fix --yes`` as the user (and the shell lines it lists, as a shell would run them): the real Nx works after."""
+    assert state.failed(proof["before"]), f"the real Nx did not fail or degrade before: {json.dumps(proof['before'])[:2000]}"
+    rounds = proof["fix_rounds"]
+    assert rounds and all(r["document"] is not None for r in rounds), [r["out"] for r in rounds]
+    first = rounds[0]["document"]
+    wanted = [i for i in first["plan"] + first["for_you"] if any(f["id"] == state.finding for f in i["findings"])]
+    assert wanted, f"--fix has no remedy for {state.finding}: {json.dumps(first)[:3000]}"
+    for round_ in rounds:
+        document = round_["document"]
+        assert document["schema_version"] == 1 and document["confirmed"] in (True, False)
+        assert all(o["outcome"] == "fixed" for o in document["outcomes"]), document["outcomes"]
+        assert all(not s["needs_root"] for i in document["plan"] for s in i["remedy_steps"]), document["plan"]
+        assert all(not part["part"].startswith("sudo ") for part in round_["shell"]), round_["shell"]
+    applied_by_fix = [o["remedy"] for r in rounds for o in r["document"]["outcomes"]]
+    by_shell = [part["part"] for r in rounds for part in r["shell"]]
+    if STATE_REMEDIES[state.name] in ("unset", "export"):
+        assert by_shell and all(p.split()[0] in ("unset", "export") for p in by_shell), by_shell
+    else:  # a file, a directory, nxsock's own reset: --fix itself applied it
+        assert any(r.startswith(STATE_REMEDIES[state.name]) for r in applied_by_fix), (applied_by_fix, first)
+    paths = proof["paths"]
+    assert paths is not None and proof["paths_rc"] == 0, proof.get("paths_rc")
+    root = paths["socket_root"]
+    assert root["tier"] == state.tier, root
+    after = proof["after"]
+    assert after["start"]["rc"] == 0, after["start"]
+    socket = str((after["record"] or {}).get("socketPath"))
+    predicted = str(root["root"]).rstrip("/") + "/"
+    assert socket.startswith(predicted), (socket, predicted)
+    assert after["show"]["rc"] == 0 and after["answered"] > 0, after["show"]
+    assert _problems(proof["doctor_after"], state.allowed_after) == [], _problems(proof["doctor_after"], state.allowed_after)
+
+
+FIX_CASES = [pytest.param(s, v, id=f"{s.name}-{v}") for s in [*STATES, STALE] if not _needs_root(s) for v in s.versions]
+ROOT_CASES = [pytest.param(s, id=s.name) for s in STATES if _needs_root(s)]
+
+
+@pytest.mark.parametrize(("state", "version"), FIX_CASES)
+def test_doctor_fix_makes_the_real_daemon_start_and_answer(state: State, version: str) -> None:
+    """Failing before; ``doctor --fix --yes`` as the user (and the shell lines it leaves to the user); then the real
+    daemon starts where paths predicts and answers a real client, and doctor is quiet."""
+    check_fix(state, prove(state, version, fix=True))
+
+
+@pytest.mark.parametrize("state", ROOT_CASES)
+def test_doctor_fix_lists_what_needs_root_and_runs_none_of_it(state: State) -> None:
+    """Where only root can help, ``--fix`` lists the sudo command with the reason and applies nothing of it."""
+    proof = prove(state, "24.0.6", fix=True, fix_root=True)
+    document = proof["fix_rounds"][0]["document"]
+    assert document is not None, proof["fix_rounds"][0]["out"]
+    listed = [i for i in document["for_you"] if any(f["id"] == state.finding for f in i["findings"])]
+    assert listed and listed[0]["remedy"].startswith(STATE_REMEDIES[state.name]), document["for_you"]
+    assert "needs root" in listed[0]["why_not"] and not listed[0]["applied_by_nxsock"]
+    assert all(listed[0]["remedy"] != o["remedy"] for o in document["outcomes"])
+    assert all(not s["needs_root"] for i in document["plan"] for s in i["remedy_steps"])

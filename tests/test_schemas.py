@@ -56,7 +56,7 @@ class TestTheSchemas:
         """One file per document, each named NAME.schema.json, and nothing else beside the loader."""
         files = sorted(p.name for p in SHIPPED.iterdir() if p.name != "__init__.py" and p.name != "__pycache__")
         assert files == sorted(f"{name}.schema.json" for name in NAMES)
-        assert set(NAMES) == {"paths", "check-root", "doctor", "reset", "cache-path", "cache-list", "cache-verify",
+        assert set(NAMES) == {"paths", "check-root", "doctor", "doctor-fix", "reset", "cache-path", "cache-list", "cache-verify",
                               "cache-prune", "provision", "provision-tmpfiles"}
 
     @pytest.mark.parametrize("name", NAMES)
@@ -154,6 +154,7 @@ ONE_OF_EACH = {
     "paths": ["paths", "--json"],
     "check-root": ["check-root", "--json", "/nonexistent/.nx"],
     "doctor": ["doctor", "--json"],
+    "doctor-fix": ["doctor", "--fix", "--dry-run", "--json"],
     "reset": ["reset", "--json", "--dry-run"],
     "cache-path": ["cache", "path", "--json"],
     "cache-list": ["cache", "list", "--json"],
@@ -183,6 +184,7 @@ BUILDERS = {
     "check_root_document": "check-root",
     "doctor_document": "doctor",
     "doctor_error_document": "doctor",
+    "fix_document": "doctor-fix",
     "reset_document": "reset",
     "cache_path_document": "cache-path",
     "cache_list_document": "cache-list",

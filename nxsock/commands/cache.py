@@ -108,14 +108,14 @@ def cache_prune(dry_run: bool, json_flag: bool, host: HostOverrides) -> None:
     Removal goes through directory descriptors and never follows a link.
     Ctrl-C stops between entries and reports what was removed (exit 130).
     """
-    from ..binding_cache import prune_plan
+    from ..binding_cache import prune_plan, prune_refusal, trusted_version
     from ..pruning import prune_cache
 
     resolution, _, listing = _listing(host)
     uid = os.geteuid()
-    plan = prune_plan(listing, _trusted_version(resolution, uid), uid)
+    plan = prune_plan(listing, trusted_version(resolution, uid), uid)
     tidy = listing.dir if not resolution.native_cache.configured and resolution.rules.current_layout else None
-    results, interrupted = prune_cache([(entry.path, why) for entry, why in plan], uid, dry_run=dry_run, refused=_steered_by_untrusted_file(resolution, uid),
+    results, interrupted = prune_cache([(entry.path, why) for entry, why in plan], uid, dry_run=dry_run, refused=prune_refusal(resolution, uid),
                                        tidy=tidy, keep=resolution.environment.nx_version)
     failed = any(r.outcome != "removed" for r, _ in results)
     if json_flag:
@@ -132,26 +132,3 @@ def cache_prune(dry_run: bool, json_flag: bool, host: HostOverrides) -> None:
         sys.exit(exitcodes.INTERRUPTED)
     sys.exit(exitcodes.PROBLEM if failed else exitcodes.OK)
 
-
-def _trusted_version(resolution: Resolution, uid: int) -> str | None:
-    """The installed version, when the package.json it was read from may steer an act (else only debris is pruned)."""
-    from ..trust import judge_path
-
-    env = resolution.environment
-    if env.nx_version_source != "installed":
-        return env.nx_version
-    manifest = f"{env.workspace_root}/node_modules/nx/package.json"
-    return None if judge_path(manifest, uid) is not None else env.nx_version
-
-
-def _steered_by_untrusted_file(resolution: Resolution, uid: int) -> str | None:
-    """Why a configured cache directory may not be acted on: it is set in a file the trust rule refuses."""
-    from ..trust import describe_distrust, steering_refusal
-
-    var = resolution.environment.variables.get("NX_NATIVE_FILE_CACHE_DIRECTORY")
-    if not resolution.native_cache.configured or var is None:
-        return None
-    steered = steering_refusal([var.source], uid)
-    if steered is None:
-        return None
-    return f"not acted on: NX_NATIVE_FILE_CACHE_DIRECTORY is set in {steered[0]}, and {describe_distrust(steered[1])}"

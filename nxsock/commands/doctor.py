@@ -15,6 +15,8 @@ from .summaries import summarized
 
 #: The sandboxes ``--sandbox`` names: the ``paths --format`` values that are sandboxes.
 SANDBOX_FORMATS = ("bwrap", "srt", "claude", "codex", "codex-profile", "flatpak", "docker", "seatbelt")
+#: What ``--format`` prints: people's text, the JSON document, or GitHub Actions workflow commands.
+OUTPUT_FORMATS = ("text", "json", "github")
 
 if t.TYPE_CHECKING:
     from ..explain import Answer, Explanation
@@ -58,18 +60,33 @@ def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: 
 @click.option("--explain", "explain_text", metavar="TEXT", help="Explain a message Nx printed (- reads stdin), with the fix for this machine.")
 @click.option("--sandbox", "sandbox", type=click.Choice(SANDBOX_FORMATS), metavar="FORMAT",
               help="Judge for this sandbox as well (bwrap, srt, claude, codex, codex-profile, flatpak, docker, seatbelt).")
+@click.option("--format", "output_format", type=click.Choice(OUTPUT_FORMATS),
+              help="text (the default), json (as --json), or github: one GitHub Actions annotation per finding.")
+@click.option("--report", is_flag=True, help="Print a Markdown report to paste into an issue, home and user name masked.")
+@click.option("--no-redact", is_flag=True, help="With --report: show the home directory and user name as they are.")
+@click.option("--fix", is_flag=True, help="Show the plan, ask once, apply each remedy that needs no root, audit again.")
+@click.option("--yes", is_flag=True, help="With --fix: apply without asking (for scripts).")
+@click.option("--dry-run", is_flag=True, help="With --fix: print the plan only; change nothing.")
 @summarized("doctor")
 def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ...], user: int | None,
-           explain_text: str | None, sandbox: str | None, host: HostOverrides) -> None:
+           explain_text: str | None, sandbox: str | None, output_format: str | None, report: bool, no_redact: bool,
+           fix: bool, yes: bool, dry_run: bool, host: HostOverrides) -> None:
     """The shared container, your levels, the sockets, the daemon and the binding cache.
 
     Each finding has a stable id, a severity (ok, info, warn, error), the path
     it is about, one sentence and, where a command fixes it, that command.
-    Read-only: nothing is created, changed or removed.  Exits 0 when there is
-    no error (warnings allowed, unless --strict), 1 otherwise.
+    Read-only: nothing is created, changed or removed, except with --fix,
+    which applies the remedies that need no root through nxsock's own
+    descriptor-based code (never the shell text), lists the rest for you, and
+    audits again.  Exits 0 when there is no error (warnings allowed, unless
+    --strict), 1 otherwise; --fix also exits 1 when a remedy it applied did
+    not fix its finding, 2 without a terminal to ask on unless --yes, 130 on
+    Ctrl-C.
     """
     from ..doctor import FINDING_IDS
 
+    json_flag = json_flag or output_format == "json"
+    _check_combinations(json_flag, output_format, report, no_redact, fix, yes, dry_run, user, explain_text, list_checks, host)
     if list_checks:
         ids = sorted({i for ids in FINDING_IDS.values() for i in ids})
         click.echo("\n".join(ids))
@@ -87,8 +104,31 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
         if os.geteuid() != 0:
             click.echo("nxsock doctor: --user needs root: sudo nxsock doctor --user UID", err=True)
             sys.exit(exitcodes.NOPERM)
-        sys.exit(_audit_as(user, json_flag, strict, only, text, host, sandbox))
-    sys.exit(_audit(json_flag, strict, only, text, host, sandbox))
+        sys.exit(_audit_as(user, json_flag, strict, only, text, host, sandbox, output_format, report, no_redact))
+    if fix:
+        sys.exit(_fix(json_flag, strict, only, host, sandbox, yes=yes, dry_run=dry_run))
+    sys.exit(_audit(json_flag, strict, only, text, host, sandbox, output_format=output_format, report=report, no_redact=no_redact))
+
+
+def _check_combinations(json_flag: bool, output_format: str | None, report: bool, no_redact: bool, fix: bool, yes: bool,
+                        dry_run: bool, user: int | None, explain_text: str | None, list_checks: bool, host: HostOverrides) -> None:
+    """The options that do not go together, each as a usage error (exit 2)."""
+    if (yes or dry_run) and not fix:
+        raise click.UsageError("--yes and --dry-run go with --fix.")
+    if no_redact and not report:
+        raise click.UsageError("--no-redact goes with --report.")
+    if report and (json_flag or output_format not in (None, "text")):
+        raise click.UsageError("--report prints Markdown; it does not go with --json or --format.")
+    if output_format == "github" and json_flag:
+        raise click.UsageError("--format github and --json are exclusive.")
+    if fix:
+        others = [name for name, given in (("--report", report), ("--format github", output_format == "github"),
+                                           ("--explain", explain_text is not None), ("--user", user is not None),
+                                           ("--list-checks", list_checks), ("--home", host.home is not None),
+                                           ("--tmpdir", host.tmpdir is not None), ("--nx-version", host.nx_version is not None))
+                  if given]
+        if others:
+            raise click.UsageError(f"--fix acts on this host as it is, for you; it does not go with {others[0]}.")
 
 
 #: How long ``--explain -`` waits for its input to end when it is not a terminal: a pipe nothing closes must not hang the doctor.
@@ -147,7 +187,7 @@ CHILD_DEADLINE = 15.0
 
 
 def _audit_as(uid: int, json_flag: bool, strict: bool, only: tuple[str, ...], text: str | None, host: HostOverrides,
-              sandbox: str | None = None) -> int:
+              sandbox: str | None = None, output_format: str | None = None, report: bool = False, no_redact: bool = False) -> int:
     """Run the audit in a child that has become *uid*, bounded in time; a stopped or killed child is reported.
 
     The child runs with the audited user's ids, so that user may signal it:
@@ -172,7 +212,8 @@ def _audit_as(uid: int, json_flag: bool, strict: bool, only: tuple[str, ...], te
                 os.dup2(write_end, 1)
                 os.close(write_end)
             _drop_to(uid)
-            code = _audit(json_flag, strict, only, text, host, sandbox, pasted_by_root=True)
+            code = _audit(json_flag, strict, only, text, host, sandbox, pasted_by_root=True, output_format=output_format,
+                          report=report, no_redact=no_redact)
             sys.stdout.flush()
         except click.ClickException as exc:  # a bad value, found as that user
             exc.show()
@@ -230,7 +271,8 @@ def _audit_as(uid: int, json_flag: bool, strict: bool, only: tuple[str, ...], te
 
 
 def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | None, host: HostOverrides,
-           sandbox: str | None = None, *, pasted_by_root: bool = False) -> int:
+           sandbox: str | None = None, *, pasted_by_root: bool = False, output_format: str | None = None,
+           report: bool = False, no_redact: bool = False) -> int:
     from ..doctor import gather, run_checks, status_of
 
     resolution, view = build_resolution(host)
@@ -254,6 +296,15 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
         from ..report import doctor_document, write_json
 
         write_json(doctor_document(results, status, explanation, answers))
+    elif report:
+        from ..report import NO_MASKS, doctor_markdown, masks_for, report_facts, report_paths
+
+        masks = NO_MASKS if no_redact else masks_for(resolution, os.environ)
+        sys.stdout.write(doctor_markdown(results, status, report_facts(resolution, view, sandbox), report_paths(resolution), masks))
+    elif output_format == "github":
+        from ..report import github_annotations
+
+        sys.stdout.write(github_annotations(results))
     else:
         from ..render import render_doctor
 
@@ -282,3 +333,80 @@ def _related(a: str, b: str) -> bool:
     a, b = a.rstrip("/"), b.rstrip("/")
     base = b.rsplit("/", 1)[0] if b.endswith(".sock") else b
     return a == b or a.startswith(base + "/") or base.startswith(a + "/") or a == base
+
+
+def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrides, sandbox: str | None, *, yes: bool,
+         dry_run: bool) -> int:
+    """``--fix``: the plan, one question, each remedy applied by nxsock's own code, the re-audit; Ctrl-C exits 130."""
+    from ..doctor import gather, run_checks, status_of
+    from ..fsview import LiveView
+    from ..interruption import Interrupted, between_entries
+    from ..repair import Applied, apply_plan, make_plan, unreached, verdicts
+    from ..report import fix_document, write_json
+    from ..wording import context_for
+
+    resolution, view = build_resolution(host)
+    results = run_checks(gather(resolution, view, sandbox), only)
+    status = status_of([f for _, f in results], strict)
+    plan = make_plan(f for _, f in results)
+    audit_code = exitcodes.PROBLEM if status == "error" else exitcodes.OK
+    if not json_flag:
+        from ..render import render_fix_plan
+
+        render_fix_plan(plan, dry_run=dry_run)
+    if dry_run or not plan.apply:
+        if json_flag:
+            write_json(fix_document(plan, dry_run=dry_run, confirmed=False, interrupted=False, applied=(), after=None, status=status))
+        return audit_code
+    if not yes:
+        if not sys.stdin.isatty():
+            click.echo("nxsock doctor: --fix asks before it changes anything and there is no terminal to ask on; "
+                       "pass --yes to apply without asking, or --dry-run to see the plan.", err=True)
+            return exitcodes.USAGE
+        if json_flag:  # the document goes to stdout once it is done; the person asked sees the plan on stderr
+            from ..render import render_fix_plan
+
+            render_fix_plan(plan, dry_run=False, stderr=True)
+        if not click.confirm(f"Apply {'this remedy' if len(plan.apply) == 1 else f'these {len(plan.apply)} remedies'}?",
+                             default=False, err=True):
+            click.echo("Nothing was changed.", err=True)
+            if json_flag:
+                write_json(fix_document(plan, dry_run=False, confirmed=False, interrupted=False, applied=(), after=None, status=status))
+            return audit_code
+    # The policy is asked again over the disk as it is at the moment of each step, not as the audit saw it.
+    policy = context_for(resolution, LiveView()).policy
+    applied: list[Applied] = []
+    interrupted = False
+    try:
+        with between_entries() as stop:
+            apply_plan(plan, policy, resolution, stop.check, applied)
+            interrupted = stop.requested
+    except Interrupted:
+        interrupted = True
+    after: list[tuple[str, t.Any]] = []
+    if not interrupted:
+        try:  # a Ctrl-C during the audit afterwards still says what was applied
+            after_resolution, after_view = build_resolution(host)
+            after = run_checks(gather(after_resolution, after_view, sandbox), only)
+        except KeyboardInterrupt:
+            interrupted = True
+    if interrupted:
+        applied += unreached(plan, applied)
+        if json_flag:
+            write_json(fix_document(plan, dry_run=False, confirmed=True, interrupted=True, applied=applied, after=None, status=status))
+        else:
+            from ..render import render_fix_outcome
+
+            render_fix_outcome(applied, None, status, interrupted=True)
+        click.echo("nxsock: interrupted", err=True)
+        return exitcodes.INTERRUPTED
+    judged = verdicts(applied, plan, [f for _, f in after])
+    after_status = status_of([f for _, f in after], strict)
+    if json_flag:
+        write_json(fix_document(plan, dry_run=False, confirmed=True, interrupted=False, applied=judged, after=after, status=after_status))
+    else:
+        from ..render import render_fix_outcome
+
+        render_fix_outcome(judged, after, after_status, interrupted=False)
+    unfixed = any(entry.outcome != "fixed" for entry in judged)
+    return exitcodes.PROBLEM if unfixed or after_status == "error" else exitcodes.OK

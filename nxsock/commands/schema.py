@@ -16,8 +16,9 @@ from .summaries import summarized
 @summarized("schema")
 def schema(name: str | None, list_flag: bool) -> None:
     """NAME names the command line that prints the document: paths,
-    check-root, doctor, reset, cache-path, cache-list, cache-verify,
-    cache-prune, provision, provision-tmpfiles.  The schema (draft 2020-12)
+    check-root, doctor, doctor-fix (doctor --fix), reset, cache-path,
+    cache-list, cache-verify, cache-prune, provision, provision-tmpfiles.
+    The schema (draft 2020-12)
     is printed byte for byte as nxsock ships it; without NAME, or with
     --list, the names are listed.  Every key nxsock prints is described;
     keys are only ever added, so the schemas allow keys they do not name.

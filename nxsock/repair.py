@@ -1,0 +1,246 @@
+"""``doctor --fix``: the plan made of the audit's remedies, each step applied by nxsock's own acting code, the verdict.
+
+The plan is the remedies of the audit's warnings and errors, as the values
+the policy already vetted (:class:`~nxsock.remedy.Step`), one entry per
+distinct remedy, in report order.  Only a remedy every step of which nxsock
+can do itself, without root, is applied; the rest is listed for the user:
+what needs root (nxsock never runs ``sudo``), what changes the shell's
+environment (no program can change its parent's), and what runs Nx.
+
+Applying never runs the shell text.  Before each step the policy is asked
+again, over the disk as it is now (:func:`~nxsock.remedy.vet`); the acting
+function then walks the parent by the trust rule and re-examines the entry
+by descriptor, so a level swapped for a link or another user's directory
+since the audit is refused, not followed.  After the last step the caller
+audits again, and :func:`verdicts` reports a remedy whose finding is still
+there as not fixed.
+
+This module decides and orders; the disk is changed only in
+:mod:`nxsock.acting`, :mod:`nxsock.removal` and :mod:`nxsock.cleanup`.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from .remedy import Policy, Remedy, Step, Withheld, render, vet
+
+if t.TYPE_CHECKING:
+    from .findings import Finding
+    from .resolver import Resolution
+
+__all__ = ["Applied", "Plan", "PlanItem", "StepResult", "apply_plan", "finding_key", "make_plan", "unreached", "verdicts"]
+
+#: Why a remedy is the user's to run, by what it does.
+NEEDS_ROOT = "needs root: nxsock never runs sudo; run it yourself"
+SHELL = "changes your shell's environment, which no program can do for its parent; run it in your shell (and your profile)"
+RUNS_NX = "runs Nx; run it yourself"
+SIGNALS = "signals a process; run it yourself"
+ADVICE = "advice, not a remedy nxsock applies"
+
+#: The nxsock commands ``--fix`` runs in-process, by their own acting code.
+IN_PROCESS = frozenset({"reset", "reset --force", "reset --legacy", "reset --daemon-marker", "cache prune", "provision"})
+
+
+class PlanItem(t.NamedTuple):
+    """One distinct remedy, the findings it fixes, and whether nxsock applies it (``why`` is ``None``) or why not."""
+
+    command: str
+    steps: tuple[Step, ...]
+    changes: str | None  # the finding's hint: what the remedy changes
+    findings: tuple[Finding, ...]
+    why: str | None = None
+
+    @property
+    def applies(self) -> bool:
+        return self.why is None
+
+
+class Plan(t.NamedTuple):
+    apply: tuple[PlanItem, ...]  # in order, each needing no root
+    for_you: tuple[PlanItem, ...]  # listed, never run
+    without_command: tuple[Finding, ...]  # problems with no safe command: the finding says why
+
+
+class StepResult(t.NamedTuple):
+    step: Step
+    outcome: str  # "done" | "refused" | "failed" | "not-run" | "interrupted"
+    reason: str | None = None
+
+
+class Applied(t.NamedTuple):
+    """What happened to one plan item: its steps, and then the verdict of the re-audit."""
+
+    item: PlanItem
+    steps: tuple[StepResult, ...]
+    outcome: str  # "fixed" | "not-fixed" | "refused" | "failed" | "not-run"; before the re-audit "done" | "interrupted"
+    reason: str | None = None
+
+
+def _why_not(steps: t.Sequence[Step]) -> str | None:
+    """Why nxsock leaves a remedy to the user, or ``None`` when it applies every step itself."""
+    if not steps:
+        return ADVICE
+    if any(s.needs_root for s in steps):
+        return NEEDS_ROOT
+    if any(s.verb in ("unset", "export") for s in steps):
+        return SHELL
+    if any(s.verb == "run-nx" for s in steps):
+        return RUNS_NX
+    if any(s.verb == "stop-process" for s in steps):
+        return SIGNALS
+    if any(s.verb == "run-nxsock" and s.value not in IN_PROCESS for s in steps):
+        return NEEDS_ROOT
+    return None
+
+
+def make_plan(findings: t.Iterable[Finding]) -> Plan:
+    """The remedies of the warnings and errors, one entry per distinct command, in report order."""
+    items: dict[str, PlanItem] = {}
+    bare: list[Finding] = []
+    for finding in findings:
+        if finding.severity not in ("warn", "error"):
+            continue
+        if not finding.remedy:
+            bare.append(finding)
+            continue
+        known = items.get(finding.remedy)
+        if known is not None:
+            items[finding.remedy] = known._replace(findings=(*known.findings, finding))
+            continue
+        items[finding.remedy] = PlanItem(finding.remedy, tuple(finding.steps), finding.hint, (finding,), _why_not(finding.steps))
+    every = list(items.values())
+    return Plan(tuple(i for i in every if i.applies), tuple(i for i in every if not i.applies), tuple(bare))
+
+
+def _apply_step(step: Step, policy: Policy, resolution: Resolution, tick: t.Callable[[], None]) -> StepResult:
+    """One step: the policy asked again over the disk as it is now, then nxsock's own acting code."""
+    from . import acting
+
+    verdict = vet(Remedy((step,), ""), policy)
+    if isinstance(verdict, Withheld):
+        return StepResult(step, "refused", verdict.reason.removeprefix("No safe command: ").rstrip("."))
+    if verdict.steps[0].needs_root:
+        return StepResult(step, "refused", "it needs root now")
+    uid = policy.uid
+    path = step.path or ""
+    verb = step.verb
+    problem: str | None
+    if verb == "remove":
+        problem = acting.remove_file(path, uid)
+    elif verb == "remove-tree":
+        problem = acting.remove_tree(path, uid)
+    elif verb == "create":
+        owner = None if step.owner is None else (step.owner, step.group if step.group is not None else policy.gid)
+        problem = acting.create_directory(path, step.mode, uid, owner)
+    elif verb == "chmod" and step.mode is not None:
+        problem = acting.change_mode(path, step.mode, uid)
+    elif verb == "chown" and step.owner is not None:
+        problem = acting.change_owner(path, step.owner, step.group if step.group is not None else policy.gid, uid)
+    elif verb == "edit-env-file" and step.variable is not None:
+        problem = acting.delete_env_lines(path, step.variable, uid)
+    elif verb == "run-nxsock" and step.value in IN_PROCESS:
+        problem = _run_nxsock(step.value or "", resolution, uid, policy.gid, tick)
+    else:
+        return StepResult(step, "refused", f"nxsock does not apply {render(Remedy((step,), ''))!r} itself")
+    if problem is None:
+        return StepResult(step, "done")
+    return StepResult(step, "refused" if problem.startswith("refused: ") else "failed", problem.removeprefix("refused: "))
+
+
+def _run_nxsock(arguments: str, resolution: Resolution, uid: int, gid: int, tick: t.Callable[[], None]) -> str | None:
+    """``nxsock reset …``, ``cache prune`` or ``provision``, run in-process by their own acting code."""
+    if arguments.startswith("reset"):
+        from .cleanup import ResetItem, reset
+
+        items: list[ResetItem] = []
+        words = arguments.split()[1:]
+        reset(resolution, dry_run=False, force="--force" in words, legacy="--legacy" in words,
+              daemon_marker="--daemon-marker" in words, tick=tick, items=items)
+        bad = [i for i in items if i.outcome in ("failed", "refused")]
+        return None if not bad else "; ".join(f"{i.path}: {i.reason}" for i in bad[:3])
+    if arguments == "cache prune":
+        from .binding_cache import find_binding, host_triple, list_cache, prune_plan, prune_refusal, trusted_version
+        from .fsview import LiveView
+        from .interruption import Interrupted
+        from .pruning import prune_cache
+
+        view = LiveView()
+        env = resolution.environment
+        listing = list_cache(resolution, view, find_binding(env, view, host_triple(), resolution.rules))
+        plan = prune_plan(listing, trusted_version(resolution, uid), uid)
+        tidy = listing.dir if not resolution.native_cache.configured and resolution.rules.current_layout else None
+        results, interrupted = prune_cache([(entry.path, why) for entry, why in plan], uid, dry_run=False,
+                                           refused=prune_refusal(resolution, uid), tidy=tidy, keep=env.nx_version)
+        if interrupted:  # it stopped between entries on Ctrl-C: so does the fix
+            raise Interrupted()
+        kept = [r for r, _ in results if r.outcome != "removed"]
+        return None if not kept else "; ".join(f"{r.path}: {r.reason}" for r in kept[:3])
+    from .fsview import LiveView
+    from .provisioning import provision_for_user
+
+    report = provision_for_user(LiveView(), uid, gid, dry_run=False)
+    return None if report.refusal is None else f"{report.refusal.dir}: {report.refusal.kind}"
+
+
+def apply_plan(plan: Plan, policy: Policy, resolution: Resolution, tick: t.Callable[[], None],
+               done: list[Applied] | None = None) -> list[Applied]:
+    """Apply each item's steps in order, each only if the one before was done; *tick* between steps may stop it.
+
+    *done*, when given, receives each item as it finishes, so a caller
+    stopped by Ctrl-C still knows what was done.  Outcomes are ``done`` /
+    ``refused`` / ``failed`` per step; the items' verdicts come from
+    :func:`verdicts` after the re-audit.
+    """
+    done = [] if done is None else done
+    for item in plan.apply:
+        results: list[StepResult] = []
+        for step in item.steps:
+            if results and results[-1].outcome != "done":
+                results.append(StepResult(step, "not-run", "an earlier step of this remedy did not succeed"))
+                continue
+            tick()
+            try:
+                results.append(_apply_step(step, policy, resolution, tick))
+            except KeyboardInterrupt:  # Ctrl-C inside a step that walks entries (reset, cache prune)
+                results.append(StepResult(step, "interrupted", "stopped by Ctrl-C during this step; what it removed stays removed"))
+                done.append(Applied(item, tuple(results), "interrupted", "stopped by Ctrl-C during it"))
+                raise
+        bad = next((r for r in results if r.outcome in ("refused", "failed")), None)
+        if bad is None:
+            done.append(Applied(item, tuple(results), "done"))
+        else:
+            done.append(Applied(item, tuple(results), bad.outcome, bad.reason))
+    return done
+
+
+def finding_key(finding: Finding) -> tuple[str, str | None, str | None]:
+    """What makes a finding the same one in the re-audit: its id and its path; without a path, its remedy too
+    (the leftovers of a reset and of a legacy reset have no path of their own)."""
+    return finding.id, finding.path, finding.remedy if finding.path is None else None
+
+
+def verdicts(applied: t.Sequence[Applied], plan: Plan, after: t.Iterable[Finding]) -> list[Applied]:
+    """Each applied item judged by the re-audit: ``fixed`` when none of its findings is still a problem.
+
+    Items not reached (Ctrl-C) are added as ``not-run``.
+    """
+    remaining = {finding_key(f): f for f in after if f.severity in ("warn", "error")}
+    judged = []
+    for entry in applied:
+        if entry.outcome != "done":
+            judged.append(entry)
+            continue
+        still = [remaining[finding_key(f)] for f in entry.item.findings if finding_key(f) in remaining]
+        if still:
+            judged.append(entry._replace(outcome="not-fixed", reason=f"the audit still finds: {still[0].message}"))
+        else:
+            judged.append(entry._replace(outcome="fixed"))
+    return judged + unreached(plan, applied)
+
+
+def unreached(plan: Plan, applied: t.Sequence[Applied]) -> list[Applied]:
+    """The plan's items no step of which ran (Ctrl-C came first), as ``not-run``."""
+    reached = {entry.item.command for entry in applied}
+    return [Applied(item, tuple(StepResult(s, "not-run") for s in item.steps), "not-run", "stopped before it")
+            for item in plan.apply if item.command not in reached]

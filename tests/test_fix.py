@@ -1,0 +1,424 @@
+"""``doctor --fix``: the plan, the one question, each step applied by descriptor and refused when the disk changed.
+
+The acting functions are tried on real directories with entries of another
+real uid (as root, ``lchown``); the command is run as an unprivileged uid in a
+private mount namespace (fresh ``/tmp`` and ``/home``), the whole tree
+compared before and after.  The race between plan and apply is a real one:
+``--fix`` waits at its question on a pseudo-terminal while the peer uid plants
+a link or its own directory where the plan creates one; the answer then says
+yes.  The real Nx working after ``--fix`` is proven in
+``tests/test_remedies_real.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import socket
+import stat
+import subprocess
+import sys
+import typing as t
+from pathlib import Path
+
+import pytest
+from harness import (
+    PEER,
+    USER,
+    changed_outside,
+    install_nx,
+    missing_node,
+    missing_privileges,
+    missing_readable_python,
+    run_as_user,
+    stage_nxsock,
+)
+
+from nxsock import acting
+from nxsock.doctor import Finding
+from nxsock.remedy import Step
+from nxsock.repair import NEEDS_ROOT, SHELL, Applied, make_plan, verdicts
+
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give entries to another uid")
+live = [
+    pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
+    pytest.mark.skipif(missing_readable_python() is not None, reason=str(missing_readable_python())),
+]
+
+HOME = f"/home/u{USER}"
+WS = f"{HOME}/ws"
+MAKE_WS = f"install -d -o {USER} {WS}; echo '{{}}' > {WS}/nx.json; chown {USER} {WS}/nx.json"
+D = f"{WS}/.nx/workspace-data/d"
+MARKER = f"install -d -o {USER} {WS}/.nx {WS}/.nx/workspace-data; install -d -m 0700 -o {USER} {D}; echo 'Daemon was disabled' > {D}/disabled; chown {USER} {D}/disabled"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "nxsock", *args], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+
+
+# -- the plan, as values ------------------------------------------------------------------
+
+
+class TestPlan:
+    def test_only_remedies_nxsock_can_do_itself_without_root_are_applied_and_the_rest_is_listed_with_why(self) -> None:
+        """A sudo remedy and a shell line go to the user with the reason; a file removal is applied; one remedy once."""
+        remove = Finding("daemon-disabled", "warn", "/w/d/disabled", "disabled", "rm -- /w/d/disabled", None, (), (Step("remove", "/w/d/disabled"),))
+        again = remove._replace(id="other", message="same fix")
+        root = Finding("container", "warn", "/tmp/.nx", "peer's", "sudo rm -- /tmp/.nx", None, (),
+                       (Step("remove", "/tmp/.nx", needs_root=True),))
+        shell = Finding("configuration", "error", "/tmp", "bad", "unset NX_SOCKET_DIR", None, (), (Step("unset", variable="NX_SOCKET_DIR"),))
+        fine = Finding("outcome", "ok", "/x", "fine")
+        bare = Finding("sockets", "error", "/s", "policy refuses", None, "No command: …")
+        plan = make_plan([remove, root, shell, again, fine, bare])
+        assert [i.command for i in plan.apply] == ["rm -- /w/d/disabled"]
+        assert [f.id for f in plan.apply[0].findings] == ["daemon-disabled", "other"]
+        assert [(i.command, i.why) for i in plan.for_you] == [("sudo rm -- /tmp/.nx", NEEDS_ROOT), ("unset NX_SOCKET_DIR", SHELL)]
+        assert plan.without_command == (bare,)
+
+    def test_a_remedy_whose_finding_is_still_there_after_the_re_audit_is_not_fixed(self) -> None:
+        """The re-audit decides: the same id and path (without a path, the same remedy) still a problem is not fixed."""
+        gone = Finding("daemon-disabled", "warn", "/w/d/disabled", "disabled", "rm -- /w/d/disabled", None, (), (Step("remove", "/w/d/disabled"),))
+        stays = Finding("leftovers", "warn", None, "3 dead socket directories of yours.", "nxsock reset", None, (),
+                        (Step("run-nxsock", value="reset"),))
+        plan = make_plan([gone, stays])
+        done = [Applied(item, (), "done") for item in plan.apply]
+        judged = verdicts(done, plan, [stays._replace(message="1 dead socket directory of yours.")])
+        assert [(j.item.command, j.outcome) for j in judged] == [("rm -- /w/d/disabled", "fixed"), ("nxsock reset", "not-fixed")]
+        assert "still finds" in (judged[1].reason or "")
+
+
+# -- the acting functions, on real entries of another uid ------------------------------------
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    """A directory with a file in it, which no step may touch."""
+    directory = tmp_path / "victim"
+    directory.mkdir(mode=0o755)
+    (directory / "x").write_text("precious")
+    (directory / "sub").mkdir()
+    return directory
+
+
+def _peer_link(link: Path, target: Path) -> None:
+    link.symlink_to(target)
+    os.lchown(link, PEER, PEER)
+
+
+@as_root
+class TestActingRefusesWhatChangedSinceTheAudit:
+    def test_a_level_swapped_for_a_peers_link_is_refused_not_followed(self, tmp_path: Path, victim: Path) -> None:
+        """remove, remove-tree, chmod and the .env edit walk the parent by the trust rule: a peer's link there stops them."""
+        level = tmp_path / "level"
+        _peer_link(level, victim)
+        assert "refused" in (acting.remove_file(str(level / "x"), 0) or "")
+        assert "refused" in (acting.remove_tree(str(level / "sub"), 0) or "")
+        assert "refused" in (acting.change_mode(str(level / "sub"), 0o700, 0) or "")
+        assert "refused" in (acting.delete_env_lines(str(level / "x"), "NX_SOCKET_DIR", 0) or "")
+        assert "refused" in (acting.create_directory(str(level / "new"), 0o700, 0) or "")
+        assert (victim / "x").read_text() == "precious" and (victim / "sub").is_dir()
+        assert stat.S_IMODE(os.stat(victim / "sub").st_mode) == 0o755 and not (victim / "new").exists()
+
+    def test_a_level_swapped_for_a_peers_directory_is_refused(self, tmp_path: Path) -> None:
+        """A level of another uid could be swapped again under the act: nothing beneath it is touched."""
+        level = tmp_path / "level"
+        level.mkdir()
+        (level / "d").mkdir()
+        (level / "d" / "disabled").write_text("x")
+        os.chown(level, PEER, PEER)
+        assert "belongs to uid" in (acting.remove_file(str(level / "d" / "disabled"), 0) or "")
+        assert (level / "d" / "disabled").exists()
+
+    def test_the_entry_itself_swapped_for_a_peers_link_or_entry_is_refused(self, tmp_path: Path, victim: Path) -> None:
+        """The entry is examined by lstat and fstat at the moment of acting: a link or another owner is refused."""
+        _peer_link(tmp_path / "sockets", victim)
+        assert "symlink" in (acting.change_mode(str(tmp_path / "sockets"), 0o700, 0) or "")
+        assert "symlink" in (acting.change_owner(str(tmp_path / "sockets"), 0, 0, 0) or "")
+        assert stat.S_IMODE(os.stat(victim).st_mode) == 0o755
+        theirs = tmp_path / "disabled"
+        theirs.write_text("theirs")
+        os.chown(theirs, PEER, PEER)
+        assert "belongs to uid" in (acting.remove_file(str(theirs), 0) or "")
+        assert "belongs to uid" in (acting.delete_env_lines(str(theirs), "NX_SOCKET_DIR", 0) or "")
+        planted = tmp_path / "tree"
+        planted.mkdir()
+        os.chown(planted, PEER, PEER)
+        assert acting.remove_tree(str(planted), 0) is not None and planted.is_dir()
+
+    def test_a_name_squatted_before_the_create_is_refused_and_left_as_it_is(self, tmp_path: Path, victim: Path) -> None:
+        """mkdir finds a link or a directory of the peer: refused, never chmodded, never followed."""
+        _peer_link(tmp_path / "claude", victim)
+        assert "exists now (a symlink of uid" in (acting.create_directory(str(tmp_path / "claude"), 0o700, 0) or "")
+        squat = tmp_path / "mine"
+        squat.mkdir()
+        squat.chmod(0o777)
+        os.chown(squat, PEER, PEER)
+        assert "a directory of uid" in (acting.create_directory(str(squat), 0o700, 0) or "")
+        assert stat.S_IMODE(os.stat(victim).st_mode) == 0o755 and stat.S_IMODE(os.lstat(squat).st_mode) == 0o777
+
+    def test_done_steps_do_exactly_what_they_say(self, tmp_path: Path) -> None:
+        """A socket is re-moded through its O_PATH descriptor; a directory is created at its mode; a file goes."""
+        path = tmp_path / "d.sock"
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(path))
+        try:
+            os.chmod(path, 0o666)
+            assert acting.change_mode(str(path), 0o600, 0) is None
+            assert stat.S_IMODE(os.lstat(path).st_mode) == 0o600
+        finally:
+            server.close()
+        assert acting.create_directory(str(tmp_path / "new"), 0o700, 0) is None
+        assert stat.S_IMODE(os.stat(tmp_path / "new").st_mode) == 0o700
+        assert acting.remove_file(str(path), 0) is None and not path.exists()
+        assert acting.remove_file(str(path), 0) is None  # already gone is what the step wanted
+
+    def test_the_env_edit_deletes_only_the_lines_that_set_the_variable_and_keeps_the_rest_byte_for_byte(self, tmp_path: Path) -> None:
+        """As the printed sed line would: every line setting it (export, spaces), nothing else; the mode kept."""
+        env = tmp_path / ".env"
+        text = b"A=1\nNX_SOCKET_DIR=/tmp\n  export NX_SOCKET_DIR = /x\nNX_SOCKET_DIRX=keep\n# NX_SOCKET_DIR=comment\n\xff=raw\r\nlast"
+        env.write_bytes(text)
+        env.chmod(0o640)
+        inode = env.stat().st_ino
+        assert acting.delete_env_lines(str(env), "NX_SOCKET_DIR", 0) is None
+        assert env.read_bytes() == b"A=1\nNX_SOCKET_DIRX=keep\n# NX_SOCKET_DIR=comment\n\xff=raw\r\nlast"
+        assert stat.S_IMODE(env.stat().st_mode) == 0o640 and env.stat().st_ino != inode
+        assert [p.name for p in tmp_path.iterdir()] == [".env"]  # no temporary file left
+        assert "no line" in (acting.delete_env_lines(str(env), "NX_SOCKET_DIR", 0) or "")
+
+
+# -- the command -----------------------------------------------------------------------------------
+
+
+class TestUsage:
+    @pytest.mark.parametrize("args", [
+        ["--yes"], ["--dry-run"], ["--no-redact"], ["--report", "--json"], ["--report", "--format", "github"],
+        ["--format", "github", "--json"], ["--fix", "--report"], ["--fix", "--format", "github"], ["--fix", "--nx-version", "24.0.6"],
+        ["--fix", "--explain", "EACCES"], ["--fix", "--user", "0"], ["--fix", "--home", "/"],
+    ])
+    def test_options_that_do_not_go_together_are_a_usage_error(self, args: list[str]) -> None:
+        result = run("doctor", *args)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+        assert result.stdout == ""
+
+
+def fix(setup: str, *args: str, env: dict[str, str] | None = None, post: str = "") -> t.Any:
+    result = run_as_user(f"{MAKE_WS}; {setup}", ["doctor", "--fix", *args], env=env, cwd=WS, post=post)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+@pytest.mark.parametrize("mark", [0], ids=["live"])
+class TestFixAsAUser:
+    pytestmark = live
+
+    def test_without_a_terminal_and_without_yes_nothing_is_changed_and_it_says_how(self, mark: int) -> None:
+        result = fix(MARKER)
+        assert result.returncode == 2 and "--yes" in result.stderr and "no terminal" in result.stderr
+        assert result.tree_before == result.tree_after
+
+    def test_dry_run_prints_the_plan_and_changes_nothing(self, mark: int) -> None:
+        result = fix(MARKER, "--dry-run", "--json")
+        document = json.loads(result.stdout)
+        assert result.tree_before == result.tree_after
+        assert document["schema_version"] == 1 and document["dry_run"] and document["outcomes"] == []
+        assert [i["remedy"] for i in document["plan"]] == [f"rm -- {D}/disabled"]
+        assert document["plan"][0]["remedy_steps"][0]["verb"] == "remove" and document["findings"] is None
+        human = fix(MARKER, "--dry-run")
+        assert f"rm -- {D}/disabled" in human.stdout and "dry run" in human.stdout and human.tree_before == human.tree_after
+
+    def test_yes_applies_the_plan_re_audits_and_changes_nothing_else(self, mark: int) -> None:
+        """The marker goes, by nxsock's own code; the re-audit no longer finds it; exit 0; nothing else changed."""
+        result = fix(MARKER, "--yes", "--json")
+        document = json.loads(result.stdout)
+        assert result.returncode == 0, (result.stdout, result.stderr)
+        assert [(o["remedy"], o["outcome"]) for o in document["outcomes"]] == [(f"rm -- {D}/disabled", "fixed")]
+        assert document["status"] == "ok" and all(f["id"] != "daemon-disabled" for f in document["findings"])
+        assert changed_outside(result.tree_before, result.tree_after, [f"{D}/disabled"]) == []
+        assert f"{D}/disabled" in result.tree_before and f"{D}/disabled" not in result.tree_after
+
+    def test_a_dotenv_is_edited_and_a_dead_state_reset_in_one_run(self, mark: int) -> None:
+        """The .env line goes (the others stay), and nxsock's own reset removes a dead per-run directory."""
+        dead = f"/tmp/.nx/{USER}/sockets/0123456789abcdef0123"
+        setup = (f"printf 'A=1\\nNX_SOCKET_DIR=/tmp\\nB=2\\n' > {WS}/.env; chown {USER} {WS}/.env; "
+                 f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/sockets {dead}; "
+                 f"touch -d '2 hours ago' {dead}")
+        result = fix(setup, "--yes", "--json", post=f"cat {WS}/.env")
+        document = json.loads(result.stdout)
+        outcomes = {o["remedy"]: o["outcome"] for o in document["outcomes"]}
+        assert any(r.startswith("sed -i") and r.endswith(f"{WS}/.env") for r in outcomes), outcomes
+        assert set(outcomes.values()) == {"fixed"}, document["outcomes"]
+        assert result.post == "A=1\nB=2\n"
+        assert dead in result.tree_before and dead not in result.tree_after
+
+    def test_cache_prune_runs_in_process_by_the_pruning_code(self, mark: int) -> None:
+        """An untrusted cache entry of the user's: --fix runs nxsock's own prune; only the entry and its empty directory go."""
+        cache = f"/tmp/.nx/{USER}/native-cache"
+        entry = f"{cache}/23.3.2/23.3.2-0123456789ab-nx.linux-x64-gnu.node"
+        setup = (f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/sockets {cache} {cache}/23.3.2; "
+                 f"echo old > {entry}; chmod 0666 {entry}; chown -R {USER} /tmp/.nx/{USER}")
+        result = fix(setup, "--yes", "--json")
+        document = json.loads(result.stdout)
+        assert [(o["remedy"], o["outcome"]) for o in document["outcomes"]] == [("nxsock cache prune", "fixed")], document["outcomes"]
+        assert changed_outside(result.tree_before, result.tree_after, [f"{cache}/23.3.2"]) == []
+        assert entry in result.tree_before and f"{cache}/23.3.2" not in result.tree_after
+
+    def test_what_needs_root_is_listed_and_nothing_of_it_is_run(self, mark: int) -> None:
+        """A peer's container: the sudo line is for the user, with the reason; the tree is exactly as it was."""
+        result = fix(f"install -d -m 1777 -o {PEER} /tmp/.nx", "--yes", "--json")
+        document = json.loads(result.stdout)
+        assert document["plan"] == [] and document["outcomes"] == []
+        listed = [i for i in document["for_you"] if i["remedy"].startswith("sudo chown -h root:root -- /tmp/.nx")]
+        assert listed and "needs root" in listed[0]["why_not"]
+        assert result.tree_before == result.tree_after
+        human = fix(f"install -d -m 1777 -o {PEER} /tmp/.nx", "--yes")
+        assert "For you to run" in human.stdout and "sudo chown" in human.stdout and "Nothing for nxsock to apply" in human.stdout
+
+
+# -- the race: the peer acts between the plan and the answer ------------------------------------------
+
+PTY_DRIVER = r"""
+import json, os, pty, select, subprocess, sys, time
+argv, attack = json.loads(sys.argv[1]), sys.argv[2]
+interrupt = float(sys.argv[3]) if len(sys.argv) > 3 else None  # seconds after the answer to type Ctrl-C
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(argv[0], argv)
+seen, answered, deadline = b"", False, time.monotonic() + 60
+while time.monotonic() < deadline:
+    ready, _, _ = select.select([fd], [], [], 0.2)
+    if ready:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    if not answered and b"[y/N]" in seen:
+        subprocess.run(["bash", "-c", attack], check=True)  # the peer, while --fix waits for the answer
+        os.write(fd, b"y\n")
+        answered = True
+        if interrupt is not None:
+            time.sleep(interrupt)
+            os.write(fd, b"\x03")
+_, status = os.waitpid(pid, 0)
+print(json.dumps({"rc": os.waitstatus_to_exitcode(status), "out": seen.decode("utf-8", "replace"), "answered": answered}))
+"""
+
+
+@pytest.mark.skipif(missing_node() is not None, reason=str(missing_node()))
+@pytest.mark.parametrize("attack", ["link", "directory"])
+class TestPeerBetweenPlanAndApply:
+    """Nx 23.3.2 with ``TMPDIR=/tmp/claude`` missing: the plan creates it ``0700``; the peer makes it first."""
+
+    pytestmark = live
+
+    def test_a_name_the_peer_takes_after_the_plan_is_refused_and_nothing_outside_is_touched(self, attack: str) -> None:
+        nx = install_nx("23.3.2")
+        victim = f"{HOME}/victim"
+        plant = (f"ln -s {victim} /tmp/claude" if attack == "link" else "mkdir -m 0777 /tmp/claude")
+        peer = f"setpriv --reuid={PEER} --regid={PEER} --clear-groups bash -c {shlex.quote(plant)}"
+        setup = (f"install -d -m 0700 -o {USER} -g {USER} {victim} {victim}/inner; echo precious > {victim}/file; "
+                 f"chown {USER} {victim}/file; install -d -o {USER} {WS}/node_modules; "
+                 f"ln -s {shlex.quote(str(nx / 'node_modules' / 'nx'))} {WS}/node_modules/nx")
+        ran, before, after = _pty_run(setup, [], attack=peer, env=["TMPDIR=/tmp/claude"])
+        assert ran["answered"], ran["out"]
+        assert "mkdir -m 0700 -- /tmp/claude" in ran["out"]  # the plan had it
+        # the policy, asked again at the moment of the step, sees it (the acting code would too: TestActingRefuses…)
+        assert "✗ refused" in ran["out"] and "/tmp/claude already exists" in ran["out"], ran["out"]
+        assert ran["rc"] == 1, ran["out"]
+        # only the peer's own entry is new; the victim's tree, and the peer's directory, are as they were
+        assert changed_outside(before, after, []) == ["added /tmp/claude"], changed_outside(before, after, [])
+        kind = "l" if attack == "link" else "d"
+        planted = [line for line in after.splitlines() if line.endswith(" /tmp/claude")]
+        assert planted and planted[0].split()[0] == kind and planted[0].split()[1] == str(PEER)
+        if attack == "directory":
+            assert planted[0].split()[3] == "777"  # never tightened, never handed over
+
+
+
+
+@pytest.mark.parametrize("attack", ["link", "directory"])
+class TestPeerSwapsALevelBetweenPlanAndApply:
+    """The workspace is the user's, shared with a group the peer is in (``0770``: the user's grant, which the trust
+    rule and the policy accept).  The plan removes the daemon's ``disabled`` marker; while ``--fix`` waits at its
+    question the peer moves ``<ws>/.nx`` aside and puts a link to another tree of the user's, or a ``.nx`` of its
+    own holding a marker of its own, in its place."""
+
+    pytestmark = live
+
+    def test_a_level_swapped_after_the_plan_is_refused_and_nothing_is_removed_anywhere(self, attack: str) -> None:
+        victim = f"{HOME}/victim"
+        precious = f"{victim}/workspace-data/d/disabled"
+        setup = (f"{MARKER}; chgrp {USER} {WS}; chmod 0770 {WS}; "
+                 f"install -d -o {USER} -g {USER} {victim} {victim}/workspace-data; install -d -m 0700 -o {USER} -g {USER} {victim}/workspace-data/d; "
+                 f"echo precious > {precious}; chown {USER} {precious}")
+        if attack == "link":
+            plant = f"mv {WS}/.nx {WS}/.nx-moved && ln -s {victim} {WS}/.nx"
+        else:
+            plant = (f"mv {WS}/.nx {WS}/.nx-moved && mkdir -p {WS}/.nx/workspace-data/d && echo theirs > {WS}/.nx/workspace-data/d/disabled")
+        peer = f"setpriv --reuid={PEER} --regid={PEER} --groups={USER} bash -c {shlex.quote(plant)}"
+        ran, before, after = _pty_run(setup, [], attack=peer)
+        out = ran["out"]
+        assert ran["answered"] and f"rm -- {D}/disabled" in out, out  # the plan had it, and asked
+        assert "✗ refused" in out and ran["rc"] == 1, out
+        assert f" {precious}" in after and f" {WS}/.nx-moved/workspace-data/d/disabled" in after  # the user's two markers
+        if attack == "directory":
+            theirs = [line for line in after.splitlines() if line.endswith(f" {D}/disabled")]
+            assert theirs and theirs[0].split()[1] == str(PEER)  # and the peer's, untouched
+        moved = {p.replace(f"{WS}/.nx-moved", f"{WS}/.nx") for p in (line.rsplit(" ", 1)[-1] for line in after.splitlines())}
+        assert all(line.rsplit(" ", 1)[-1] in moved for line in before.splitlines() if f"{WS}/.nx/" in line), "something was removed"
+        unchanged = [line for line in before.splitlines() if victim in line]
+        assert unchanged and all(line in after.splitlines() for line in unchanged), "the other tree changed"
+
+
+def _pty_run(setup: str, fix_args: t.Sequence[str], attack: str = "true", interrupt: float | None = None,
+             env: t.Sequence[str] = ()) -> tuple[dict[str, t.Any], str, str]:
+    """``doctor --fix`` as the user on a pseudo-terminal after *setup*; *attack* runs at the question, then "y"."""
+    python, pylib = stage_nxsock()
+    argv = ["setpriv", f"--reuid={USER}", f"--regid={USER}", "--clear-groups", "env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin",
+            f"HOME={HOME}", "LANG=C.UTF-8", *env, f"PYTHONPATH={pylib}", "PYTHONDONTWRITEBYTECODE=1", "TERM=dumb",
+            python, "-m", "nxsock", "doctor", "--fix", *fix_args]
+    snapshot = "find /tmp /home -xdev -path '*/node_modules/*' -prune -o -printf '%y %U %G %m %i %s %l %p\\n' 2>/dev/null | sort"
+    extra = "" if interrupt is None else f" {interrupt}"
+    script = f"""
+set -e
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=0755 tmpfs /home
+install -d -o {USER} -g {USER} {HOME}
+{MAKE_WS}
+{setup}
+cd {WS}
+echo '<<<TREE'; {snapshot}
+echo '<<<RUN'; {shlex.quote(python)} -c {shlex.quote(PTY_DRIVER)} {shlex.quote(json.dumps(argv))} {shlex.quote(attack)}{extra}
+echo '<<<TREE'; {snapshot}
+"""
+    proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], cwd="/",
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    sections = proc.stdout.split("<<<")
+    trees = [s[len("TREE\n"):] for s in sections if s.startswith("TREE\n")]
+    assert len(trees) == 2, (proc.stdout[-3000:], proc.stderr[-3000:])
+    ran = json.loads(next(s for s in sections if s.startswith("RUN\n"))[len("RUN\n"):].strip().splitlines()[-1])
+    return ran, trees[0], trees[1]
+
+
+MANY_DEAD = (f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/sockets; "
+             f"python3 -c 'import os; [os.mkdir(\"/tmp/.nx/{USER}/sockets/%020x\" % n, 0o700) for n in range(20000)]'; "
+             f"chown -R {USER}:{USER} /tmp/.nx/{USER}; find /tmp/.nx/{USER}/sockets -mindepth 1 -exec touch -d '2 hours ago' {{}} +")
+
+
+@pytest.mark.parametrize("mark", [0], ids=["live"])
+class TestCtrlC:
+    pytestmark = live
+
+    def test_ctrl_c_mid_fix_exits_130_and_says_what_was_done(self, mark: int) -> None:
+        """The marker went first; Ctrl-C stops nxsock's reset between entries; it says so and exits 130."""
+        ran, before, after = _pty_run(f"{MARKER}; {MANY_DEAD}", [], interrupt=0.5)
+        out = ran["out"]
+        assert ran["answered"] and ran["rc"] == 130, out[-3000:]
+        assert "✓ done      rm -- " in out and "… stopped   nxsock reset" in out, out[-3000:]
+        assert "Interrupted: 1 remedy applied before Ctrl-C" in out and "nxsock: interrupted" in out
+        left = sum(1 for line in after.splitlines() if f"/tmp/.nx/{USER}/sockets/" in line)
+        assert f"{D}/disabled" in before and f"{D}/disabled" not in after
+        assert 0 < left < 20000, left  # stopped part of the way: some removed, the rest kept whole
