@@ -113,10 +113,50 @@ def make_plan(findings: t.Iterable[Finding]) -> Plan:
     return Plan(tuple(i for i in every if i.applies), tuple(i for i in every if not i.applies), tuple(bare))
 
 
+#: The variables whose value says where a step acts: a path Nx derives from one of them is only as trustworthy
+#: as the file that set it.
+STEERING_VARIABLES = (
+    "NX_SOCKET_DIR",
+    "NX_DAEMON_SOCKET_DIR",
+    "NX_WORKSPACE_DATA_DIRECTORY",
+    "NX_PROJECT_GRAPH_CACHE_DIRECTORY",
+    "NX_NATIVE_FILE_CACHE_DIRECTORY",
+    "NX_CACHE_DIRECTORY",
+    "NX_WORKSPACE_ROOT_PATH",
+    "HOME",
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "XDG_RUNTIME_DIR",
+)
+
+
+def steered_by_untrusted_file(resolution: Resolution, uid: int) -> str | None:
+    """Why nothing may be applied here: a value that steers where Nx's levels are was set in a file the trust
+    rule refuses for *uid* (another user's ``.env``, or one beneath a level another user controls); else ``None``.
+
+    The same rule ``reset`` and ``cache prune`` follow: a workspace another user can write does not choose
+    what nxsock removes or re-modes, for you or for root.
+    """
+    from .trust import describe_distrust, steering_refusal
+
+    variables = resolution.environment.variables
+    sources = [v.source for name in STEERING_VARIABLES if (v := variables.get(name)) is not None]
+    steered = steering_refusal(sources, uid)
+    if steered is None:
+        return None
+    source, refusal = steered
+    names = ", ".join(n for n in STEERING_VARIABLES if (v := variables.get(n)) is not None and v.source == source)
+    return f"not applied: {names} is set in {source}, and {describe_distrust(refusal)}"
+
+
 def _apply_step(step: Step, policy: Policy, resolution: Resolution, tick: t.Callable[[], None]) -> StepResult:
     """One step: the policy asked again over the disk as it is now, then nxsock's own acting code."""
     from . import acting
 
+    steered = steered_by_untrusted_file(resolution, policy.uid)
+    if steered is not None:
+        return StepResult(step, "refused", steered)
     verdict = vet(Remedy((step,), ""), policy)
     if isinstance(verdict, Withheld):
         return StepResult(step, "refused", verdict.reason.removeprefix("No safe command: ").rstrip("."))

@@ -715,7 +715,7 @@ def github_annotations(results: t.Sequence[tuple[str, t.Any]]) -> str:
     the title too; names from disk are shown escaped first, so one cannot
     start a workflow command of its own.
 
-    >>> from nxsock.doctor import Finding
+    >>> from nxsock.findings import Finding
     >>> print(github_annotations([("g", Finding("sockets", "warn", "/x", "50% stale\nx", "nxsock reset"))]), end="")
     ::warning title=nxsock doctor%3A sockets::50%25 stale\x0ax%0Afix: nxsock reset
     """

@@ -36,7 +36,7 @@ from harness import (
 )
 
 from nxsock import acting
-from nxsock.doctor import Finding
+from nxsock.findings import Finding
 from nxsock.remedy import Step
 from nxsock.repair import NEEDS_ROOT, SHELL, Applied, make_plan, verdicts
 
@@ -273,6 +273,42 @@ class TestFixAsAUser:
         assert result.tree_before == result.tree_after
         human = fix(f"install -d -m 1777 -o {PEER} /tmp/.nx", "--yes")
         assert "For you to run" in human.stdout and "sudo chown" in human.stdout and "Nothing for nxsock to apply" in human.stdout
+
+
+
+#: The peer's workspace, whose .env names a directory of the user's: what Nx would call its own levels there.
+PEER_WS = "/tmp/peerws"
+
+
+@pytest.mark.parametrize("mark", [0], ids=["live"])
+class TestAPeersDotenvSteersNothing:
+    """Found by the red team: another user's .env made --fix remove the user's own files (and, as root, root's)."""
+
+    pytestmark = live
+
+    @pytest.mark.parametrize(("variable", "planted"), [
+        ("NX_WORKSPACE_DATA_DIRECTORY", "notes/d/disabled"),  # the daemon's marker, where the .env says the data lives
+        ("NX_WORKSPACE_DATA_DIRECTORY", "notes/d/server-process.json"),  # an unreadable daemon record
+        ("NX_SOCKET_DIR", "notes/music.sock"),  # a *.sock file in the configured socket directory
+    ])
+    @pytest.mark.parametrize("as_root", [False, True], ids=["as-the-user", "as-root"])
+    def test_nothing_a_peers_dotenv_names_is_removed(self, mark: int, variable: str, planted: str, as_root: bool) -> None:
+        owner = 0 if as_root else USER
+        home = "/home/root" if as_root else HOME  # within what the snapshot compares
+        target = f"{home}/{planted}"
+        setup = (f"install -d -o {owner} {home}; install -d -m 0700 -o {owner} {home}/notes {home}/notes/d; "
+                 f"echo precious > {target}; chown {owner} {target}; "
+                 f"install -d -m 0755 -o {PEER} {PEER_WS}; echo '{{}}' > {PEER_WS}/nx.json; "
+                 f"echo '{variable}={home}/notes' > {PEER_WS}/.env; chown {PEER} {PEER_WS}/nx.json {PEER_WS}/.env")
+        result = run_as_user(f"{MAKE_WS}; {setup}", ["doctor", "--fix", "--yes", "--json"], env={"HOME": home},
+                             uid=owner, cwd=PEER_WS)
+        assert "Traceback" not in result.stderr, result.stderr
+        assert target in result.tree_after, (result.stdout, result.stderr)
+        assert changed_outside(result.tree_before, result.tree_after, []) == [], result.stdout
+        document = json.loads(result.stdout)
+        refused = [s for o in document["outcomes"] for s in o["steps"] if s["outcome"] == "refused"]
+        assert all(f"{PEER_WS}/.env" in (s["reason"] or "") for s in refused), refused
+        assert not [s for o in document["outcomes"] for s in o["steps"] if s["outcome"] == "done"], document["outcomes"]
 
 
 # -- the race: the peer acts between the plan and the answer ------------------------------------------

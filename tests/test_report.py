@@ -19,7 +19,7 @@ import pytest
 from harness import USER, missing_privileges, missing_readable_python, run_as_user
 from markdown_it import MarkdownIt
 
-from nxsock.doctor import Finding
+from nxsock.findings import Finding
 from nxsock.report import Masks, doctor_markdown, github_annotations, md_code, md_text
 
 live = [
