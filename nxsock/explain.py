@@ -76,12 +76,14 @@ _SOCKET_CHECKS = ("unix-sockets", "sockets", "socket-owner", "levels", "containe
 _WRAPPED = ("user-namespace", "unix-sockets", "configuration", "path-budget", "workspace-data", "sockets")
 
 # (id, pattern, cause, checks).  Order matters only where two patterns match the same text: the first wins.
+# Every run that could go on is bounded ({0,200}, {1,4096}): a paste is another program's output and may be
+# built to make an unbounded run backtrack across the whole text, message after message.
 _KINDS: tuple[tuple[str, re.Pattern[str], str, tuple[str, ...]], ...] = (
     # Node spells socket errors "connect EACCES /p" and "listen EPERM: operation not permitted /p" …
-    ("socket-errno", re.compile(rf"\b(?:connect|listen)\s+{_ERRNO}(?::[^/\n]*)?\s+{_PATH}"),
+    ("socket-errno", re.compile(rf"\b(?:connect|listen)\s+{_ERRNO}(?::[^/\n]{{0,200}})?\s+{_PATH}"),
      "", _SOCKET_CHECKS),
     # … and, where only the end of a crash is shown, as the error object's fields.
-    ("socket-errno", re.compile(r"code: '(?P<errno>E[A-Z]+)',\s+errno: -?\d+,\s+syscall: '(?:connect|listen)',\s+address: '(?P<path>/[^'\n]+)'"),
+    ("socket-errno", re.compile(r"code: '(?P<errno>E[A-Z]+)',\s+errno: -?\d+,\s+syscall: '(?:connect|listen)',\s+address: '(?P<path>/[^'\n]{1,4096})'"),
      "", _SOCKET_CHECKS),
     ("path-too-long", re.compile(r"exceeds the maximum socket length"),
      "A socket path is over Nx's 95-character limit.", ("path-budget", "outcome", "configuration")),
@@ -97,14 +99,14 @@ _KINDS: tuple[tuple[str, re.Pattern[str], str, tuple[str, ...]], ...] = (
      "No socket directory could be established, the workspace fallback included.", ("levels", "outcome", "container")),
     ("fallback", re.compile(rf"(?:fell back to|so it used) {_PATH}(?:\.\s+(?P<detail>/\S*) belongs to another user)?"),
      "Nx could not use its usual socket directories and fell back to another.", ("levels", "outcome", "container")),
-    ("untrusted-data-dir", re.compile(rf"configured Nx (?P<detail>[a-z ]+?) directory {_PATH} is not safe to use"),
+    ("untrusted-data-dir", re.compile(rf"configured Nx (?P<detail>[a-z ]{{1,40}}?) directory {_PATH} is not safe to use"),
      "A configured data or cache directory could be replaced by another user; Nx 24.0.6 refuses it.", ("configuration",)),
     ("native-cache-copy", re.compile(r"Failed to copy native module to cache[^(\n]*(?:\((?P<errno>E[A-Z0-9]+)\))?"),
      "Nx could not copy its binding into the cache and loads it in place.", ("native-cache", "levels")),
     ("native-binding-broken", re.compile(r"TypeError: (?:\(0 , )?(?:native_1\.\w+\)?|WorkspaceContext) is not a (?:function|constructor)"),
      "Nx's native binding did not load whole: a cut-short copy in the binding cache (a full disk), typically.",
      ("native-cache",)),
-    ("fs-errno", re.compile(rf"\b{_ERRNO}: [a-z ]+, (?P<detail>[a-z]+) '(?P<path>/[^'\n]+)'"),
+    ("fs-errno", re.compile(rf"\b{_ERRNO}: [a-z ]{{1,60}}, (?P<detail>[a-z]{{1,20}}) '(?P<path>/[^'\n]{{1,4096}})'"),
      "", ("workspace-data", "tmpdir", "configuration", "daemon", "native-cache")),
     ("os-permission-denied", re.compile(r"Permission denied \(os error 13\)"),
      "Nx's native code was refused access to a file (EACCES), typically in a directory another user (root, after `sudo nx`) made.",

@@ -497,7 +497,9 @@ class TestHostilePaste:
         assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", human.stdout), human.stdout
 
     @pytest.mark.parametrize("text", ["connect EACCES /" + "a" * (1 << 20), "connect EACCES /" * (1 << 16), "fell back to /" * (1 << 16),
-                                      "EACCES: permission denied, open '/" + "a" * (1 << 20), "E" * (1 << 20)])
+                                      "EACCES: permission denied, open '/" + "a" * (1 << 20), "E" * (1 << 20),
+                                      # the red team's: each start's ":…" ran to the end of the text, then gave back every character
+                                      "connect EACCES:" * 64000, "listen EPERM: x" * 64000])
     def test_text_built_to_make_the_patterns_backtrack_is_read_in_seconds(self, text: str) -> None:
         import time
 
