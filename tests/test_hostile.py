@@ -346,6 +346,7 @@ STOPPER = textwrap.dedent("""
     sig, me = getattr(signal, sys.argv[1]), str(os.getuid())
     end = time.time() + 12
     others = set()  # processes that are not an nxsock doctor: never read again
+    ready = sys.argv[2]  # created after the first whole scan of /proc: the doctor starts only then
     while time.time() < end:
         for pid in os.listdir("/proc"):
             if not pid.isdigit() or pid in others or int(pid) == os.getpid():
@@ -365,6 +366,9 @@ STOPPER = textwrap.dedent("""
                     end = min(end, time.time() + 1)  # one child is enough; leave nothing running for long
                 except OSError:
                     pass
+        if ready:
+            open(ready, "w").close()
+            ready = ""
 """)
 
 
@@ -376,7 +380,9 @@ class TestStoppedChild:
     @pytest.mark.parametrize("json_flag", [True, False])
     def test_doctor_user_returns_with_a_clear_error_when_its_child_is_signalled(self, signal_name: str, json_flag: bool) -> None:
         python, _ = stage_nxsock()
-        stopper = f"{as_user_prefix(U)} {shlex.quote(python)} -c {shlex.quote(STOPPER)} {signal_name} >/dev/null 2>&1 & sleep 0.3"
+        # Started, and then waited for until it has scanned /proc once: a loaded machine starts Python slowly.
+        stopper = (f"{as_user_prefix(U)} {shlex.quote(python)} -c {shlex.quote(STOPPER)} {signal_name} /tmp/.stopper-ready "
+                   ">/dev/null 2>&1 & for i in $(seq 400); do [ -e /tmp/.stopper-ready ] && break; sleep 0.05; done")
         args = ("doctor", "--user", str(U), *(("--json",) if json_flag else ()))
         cells = attack("", [root(*args)], [WS], before=stopper)
         assert violations(cells) == []
