@@ -18,7 +18,7 @@ import time
 import typing as t
 
 from ._pathname import join
-from .environment import Environment
+from .environment import Environment, Variable
 from .fsview import connect_probe
 from .layout import console_leaf, plugin_leaf
 from .removal import UntrustedPath, open_directory, remove_entry
@@ -311,7 +311,7 @@ def reset(
     return walker.items, marker_reason
 
 
-def _sources(*variables: t.Any) -> tuple[str, ...]:
+def _sources(*variables: Variable | None) -> tuple[str, ...]:
     """Where each set variable came from (``environment``, an option, or a ``.env`` path)."""
     return tuple(v.source for v in variables if v is not None)
 
