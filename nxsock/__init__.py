@@ -1,6 +1,6 @@
 """nxsock: where Nx puts its runtime sockets and native binding cache, why, and how to fix it.
 
-The resolver (:mod:`nxsock.resolver`) is the library; the commands are thin
+The resolver (:mod:`nxsock.core.resolver`) is the library; the commands are thin
 layers over it.  ``__version__`` is read from package metadata on first use,
 so importing nxsock stays cheap.
 """

@@ -90,7 +90,7 @@ def run(args: list[str]) -> int:
     except click.BadParameter as exc:
         # A bad value is one line that names the command, the option and what is wrong with it.
         command = exc.ctx.command_path if exc.ctx is not None else "nxsock"
-        from .terminal import printable
+        from .core.terminal import printable
 
         hint = exc.param_hint or (exc.param.opts[0] if exc.param is not None and exc.param.opts else "a value")
         if not isinstance(hint, str):

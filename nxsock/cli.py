@@ -15,15 +15,15 @@ import typing as t
 
 from . import exitcodes
 from .commands.options import parse_paths_json
-from .host_overrides import HostOverrides
+from .core.host_overrides import HostOverrides
 
 __all__ = ["main"]  # and ``cli``, the click group, on first use
 
 
 def _paths_json(host: HostOverrides) -> int:
     """The JSON document for *host*, or -1 where click must word a usage error (a bad ``--workspace``)."""
-    from .report import print_paths_json
-    from .snapshot import WorkspaceError, build_resolution
+    from .core.snapshot import WorkspaceError, build_resolution
+    from .output.report import print_paths_json
 
     try:
         resolution, view = build_resolution(host)

@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 from documents import Runner
 
-from nxsock.environment import Environment, Variable
-from nxsock.fsview import Entry, MemoryView
+from nxsock.core.environment import Environment, Variable
+from nxsock.core.fsview import Entry, MemoryView
 
 USER = 1000
 PEER = 1001

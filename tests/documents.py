@@ -1,6 +1,6 @@
 """Every JSON document nxsock prints in this suite is read here, and checked against its published schema.
 
-The schemas ship with nxsock (``nxsock/schemas``, ``nxsock schema NAME``) and
+The schemas ship with nxsock (``nxsock/output/schemas``, ``nxsock schema NAME``) and
 allow keys they do not name, since keys are only ever added.  Here they are
 checked *closed*: an object whose keys a schema lists may carry no other key,
 so a key nxsock prints but its schema does not describe fails the test that
@@ -19,7 +19,7 @@ import typing as t
 from click.testing import CliRunner, Result
 from jsonschema import Draft202012Validator
 
-from nxsock import schemas
+from nxsock.output import schemas
 
 __all__ = ["Runner", "SchemaMismatch", "checked", "closed", "parsed", "schema_name"]
 

@@ -9,8 +9,8 @@ import typing as t
 import pytest
 from harness import PEER, USER
 
-from nxsock.acting import ensure_private_dir, ensure_shared_root
-from nxsock.guards import Action
+from nxsock.act.acting import ensure_private_dir, ensure_shared_root
+from nxsock.core.guards import Action
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create directories owned by another uid")
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import STICKY, environment, machine, mine
 
-from nxsock.allowlists import plan_for, render, sandbox_kind
+from nxsock.audit.allowlists import plan_for, render, sandbox_kind
 from nxsock.app import cli
 
 

@@ -111,7 +111,7 @@ def test_check_root_refuses_a_symlink_and_removes_nothing_that_is_not_nx(runner:
 
 def test_an_internal_error_is_exit_70_with_one_line_and_no_traceback() -> None:
     """A bug inside a command prints a short message; --debug shows the traceback."""
-    code = "import nxsock.resolver as r; r.resolve = lambda *a, **k: 1/0; from nxsock.cli import main; main({args})"
+    code = "import nxsock.core.resolver as r; r.resolve = lambda *a, **k: 1/0; from nxsock.cli import main; main({args})"
     quiet = subprocess.run([sys.executable, "-c", code.format(args="['paths', '--json']")], capture_output=True, text=True)
     assert quiet.returncode == 70
     assert "internal error: ZeroDivisionError" in quiet.stderr and "Traceback" not in quiet.stderr

@@ -8,7 +8,7 @@ the refused configured directory, the invalid reason, the too-long flags, the
 native-cache directory, the workspace data directory's refusal and the exit
 code — and ``paths`` must leave the tree exactly as it found it.
 
-Every release of :data:`nxsock.releases.KNOWN_RELEASES` runs every state its
+Every release of :data:`nxsock.core.releases.KNOWN_RELEASES` runs every state its
 generation has, one namespace per release (states batched, two releases at a
 time).  ``NXSOCK_RELEASES=24.0.5,24.0.6`` narrows the run; ``python
 tests/oracle/conformance.py --release X`` reruns it all for one release,
@@ -36,7 +36,7 @@ from harness import (
     run_release_batch,
 )
 
-from nxsock.releases import KNOWN_RELEASES, rules_for
+from nxsock.core.releases import KNOWN_RELEASES, rules_for
 
 pytestmark = [
     pytest.mark.oracle,

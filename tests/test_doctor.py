@@ -18,7 +18,7 @@ from harness import (
     stage_nxsock,
 )
 
-from nxsock.explain import explain
+from nxsock.audit.explain import explain
 
 live = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
@@ -228,8 +228,8 @@ def test_eacces_with_permitting_modes_is_a_policy_not_a_chmod() -> None:
     from conftest import USER as ADA
     from conftest import machine, mine
 
-    from nxsock.checks_sockets import _probe_finding
-    from nxsock.fsview import Entry
+    from nxsock.audit.checks_sockets import _probe_finding
+    from nxsock.core.fsview import Entry
 
     view = machine({"/tmp/.nx": Entry("dir", 0, 0, 0o1777), "/tmp/.nx/1000": mine(), "/tmp/.nx/1000/sockets": mine(),
                     "/tmp/.nx/1000/sockets/d": mine(), "/tmp/.nx/1000/sockets/d/d.sock": Entry("socket", ADA, ADA, 0o600)})

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from conftest import USER, machine
 
-from nxsock.dotenv import load_dotenv_variables, parse_dotenv
-from nxsock.fsview import Entry
-from nxsock.workspace import find_workspace_root, read_nx_version
+from nxsock.core.dotenv import load_dotenv_variables, parse_dotenv
+from nxsock.core.fsview import Entry
+from nxsock.core.workspace import find_workspace_root, read_nx_version
 
 
 def test_dotenv_parsing_follows_the_dotenv_package() -> None:

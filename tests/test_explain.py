@@ -21,11 +21,11 @@ from click.testing import CliRunner
 from conftest import PEER, environment, machine, mine
 
 from nxsock.app import cli
-from nxsock.explain import _KINDS, WRAPPERS, answer_all, explain, general_advice, sandbox_format
-from nxsock.fsview import Entry
-from nxsock.remedy import Remedy, check, render
-from nxsock.resolver import resolve
-from nxsock.wording import Advice, RemedyContext, context_for
+from nxsock.audit.explain import _KINDS, WRAPPERS, answer_all, explain, general_advice, sandbox_format
+from nxsock.core.fsview import Entry
+from nxsock.core.remedy import Remedy, check, render
+from nxsock.core.resolver import resolve
+from nxsock.core.wording import Advice, RemedyContext, context_for
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 sys.path.insert(0, str(CORPUS))
@@ -154,8 +154,8 @@ def test_every_general_remedy_shown_is_a_value_the_policy_passed(file: str) -> N
 
 def test_the_finding_that_shows_the_cause_wins_over_a_symptom_of_it() -> None:
     """A peer's run directory (an error) answers the EACCES, not the record that merely does not answer (a warning)."""
-    from nxsock.doctor import FINDING_IDS
-    from nxsock.findings import Finding
+    from nxsock.audit.doctor import FINDING_IDS
+    from nxsock.audit.findings import Finding
 
     run_dir = "/tmp/.nx/1000/sockets/0123456789abcdef0123"
     message = explain(f"(connect EACCES {run_dir}/d.sock). Continuing").messages[0]
@@ -466,7 +466,7 @@ class TestWorkspaceDataFinding:
 def test_a_huge_paste_is_answered_in_seconds_from_its_first_mebibyte(runner: CliRunner) -> None:
     import time
 
-    from nxsock.explain import MAX_TEXT
+    from nxsock.audit.explain import MAX_TEXT
 
     text = "connect EACCES /" * (MAX_TEXT // 8)
     started = time.monotonic()

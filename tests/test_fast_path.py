@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from nxsock.commands.options import HOST_OPTIONS, parse_paths_json
 from nxsock.commands.paths import paths
-from nxsock.host_overrides import HostOverrides
+from nxsock.core.host_overrides import HostOverrides
 
 WORDS = [
     "--json", "--format", "--format=json", "--format=bwrap", "json", "text", "--workspace", "--workspace=/tmp",

@@ -35,10 +35,10 @@ from harness import (
     stage_nxsock,
 )
 
-from nxsock import acting
-from nxsock.findings import Finding
-from nxsock.remedy import Step
-from nxsock.repair import NEEDS_ROOT, SHELL, Applied, make_plan, verdicts
+from nxsock.act import acting
+from nxsock.audit.findings import Finding
+from nxsock.core.remedy import Step
+from nxsock.audit.repair import NEEDS_ROOT, SHELL, Applied, make_plan, verdicts
 
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give entries to another uid")
 live = [

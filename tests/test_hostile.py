@@ -315,7 +315,7 @@ class TestSlowDotenv:
         """
         probe = textwrap.dedent("""
             import time
-            from nxsock.dotenv import parse_dotenv
+            from nxsock.core.dotenv import parse_dotenv
             n = 1 << 20
             shapes = ["\\n" * n, " \\t\\n" * (n // 3), "\\r" * n, "a" + "\\n" * n, "export\\n" * (n // 7), "a='" + "x" * n,
                       'a="' + "x\\n" * (n // 2), "a='" + "\\\\'" * (n // 2), "a='\\n" * (n // 4), "a='\\"`\\n" * (n // 6),
@@ -511,8 +511,8 @@ class TestParentSwaps:
         target = f"{HOME}/target"
         driver = f"""
             import os, shutil, stat
-            from nxsock.fsview import LiveView
-            from nxsock.provisioning import provision_for_user
+            from nxsock.core.fsview import LiveView
+            from nxsock.act.provisioning import provision_for_user
             def state():
                 st = os.lstat("{target}")
                 return stat.S_IMODE(st.st_mode), sorted(os.listdir("{target}"))
@@ -539,9 +539,9 @@ class TestParentSwaps:
         work = f"{HOME}/work"
         driver = f"""
             import os
-            from nxsock.cleanup import reset
-            from nxsock.host_overrides import HostOverrides
-            from nxsock.snapshot import build_resolution
+            from nxsock.act.cleanup import reset
+            from nxsock.core.host_overrides import HostOverrides
+            from nxsock.core.snapshot import build_resolution
             def state():
                 return sorted(os.listdir("{work}"))
             before = state()

@@ -32,14 +32,14 @@ def loaded(*args: str, env: dict[str, str] | None = None) -> set[str]:
 def test_paths_json_loads_nothing_heavy() -> None:
     modules = loaded("paths", "--json", "--platform", "linux")
     assert not {m for m in modules if m.split(".")[0] in HEAVY or m in HEAVY}
-    assert "nxsock.render" not in modules
+    assert "nxsock.output.render" not in modules
 
 
 def test_paths_json_neither_validates_nor_loads_a_schema() -> None:
     """The schemas are published for consumers and checked by the tests; nxsock never reads them to answer."""
     for form in (["paths", "--json"], ["paths", "--json", "--platform", "darwin"]):
         modules = loaded(*form)
-        assert "nxsock.schemas" not in modules and "jsonschema" not in {m.split(".")[0] for m in modules}, form
+        assert "nxsock.output.schemas" not in modules and "jsonschema" not in {m.split(".")[0] for m in modules}, form
         assert "importlib.resources" not in modules, form
 
 
@@ -57,7 +57,7 @@ def test_completion_loads_no_command_beyond_click() -> None:
     env = dict(os.environ, _NXSOCK_COMPLETE="bash_complete", COMP_WORDS="nxsock ch", COMP_CWORD="1")
     modules = loaded(env=env)
     assert not {m for m in modules if m.split(".")[0] in HEAVY}
-    assert "nxsock.commands.paths" not in modules and "nxsock.resolver" not in modules
+    assert "nxsock.commands.paths" not in modules and "nxsock.core.resolver" not in modules
 
 
 def test_human_output_is_what_loads_rich() -> None:

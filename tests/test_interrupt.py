@@ -18,7 +18,7 @@ import pytest
 from documents import parsed
 from harness import USER, as_user_prefix, missing_privileges, missing_readable_python, stage_nxsock
 
-from nxsock.render import REMOVAL_LINES
+from nxsock.output.render import REMOVAL_LINES
 
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),

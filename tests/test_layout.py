@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nxsock import layout
+from nxsock.core import layout
 
 
 def test_hash_vectors_match_nx() -> None:

@@ -18,13 +18,13 @@ from documents import parsed
 from harness import PEER, USER, missing_privileges, missing_readable_python, run_as_user
 
 from nxsock.app import cli
-from nxsock.checks_host import check_boot_persistence
-from nxsock.checks_sockets import check_daemon
-from nxsock.findings import Context
-from nxsock.fsview import Entry
-from nxsock.resolver import resolve
-from nxsock.terminal import counted, printable, printable_lines
-from nxsock.wording import plain_context
+from nxsock.audit.checks_host import check_boot_persistence
+from nxsock.audit.checks_sockets import check_daemon
+from nxsock.audit.findings import Context
+from nxsock.core.fsview import Entry
+from nxsock.core.resolver import resolve
+from nxsock.core.terminal import counted, printable, printable_lines
+from nxsock.core.wording import plain_context
 
 live = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
@@ -114,7 +114,7 @@ class TestWorkspaceIsUsed:
 
 def test_the_no_nx_hint_names_options_doctor_has() -> None:
     """The hint once said "pass --nx-version to doctor's paths"; it names options doctor itself takes."""
-    from nxsock.checks_levels import check_environment
+    from nxsock.audit.checks_levels import check_environment
 
     env = environment(nx_version=None)
     ctx = Context(resolve(env, machine()), machine(), plain_context(machine(), 1000, 1000, "/home/ada"), None, 0, (), ())
@@ -139,7 +139,7 @@ class TestTmpfilesCheck:
         assert run.returncode == 1 and "would write" in run.stdout and run.post.strip() == "0"
 
     def test_check_alone_exits_0_once_it_is_installed(self, mark: int) -> None:
-        from nxsock.tmpfiles import drop_in_text
+        from nxsock.act.tmpfiles import drop_in_text
 
         quoted = drop_in_text().replace("'", "'\\''")
         run = run_as_user(f"{self.ISOLATED}; printf '%s' '{quoted}' > /etc/tmpfiles.d/nxsock.conf",
@@ -169,7 +169,7 @@ def test_a_refusal_met_five_times_is_printed_once(runner: CliRunner) -> None:
             "/home/ada/acme/.nx": Entry("dir", 1000, 1000, 0o755),
             "/home/ada/acme/.nx/workspace-data": Entry("dir", 1000, 1000, 0o755),
             "/home/ada/acme/.nx/workspace-data/d": Entry("dir", PEER, PEER, 0o700)}
-    from nxsock import render
+    from nxsock.output import render
 
     resolution = resolve(environment(), machine(peer))
     assert resolution.socket_root.tier is None
@@ -182,7 +182,7 @@ def test_a_refusal_met_five_times_is_printed_once(runner: CliRunner) -> None:
 
 
 def test_no_heading_is_printed_over_nothing() -> None:
-    from nxsock import render
+    from nxsock.output import render
 
     resolution = resolve(environment(), machine({"/tmp/.nx": STICKY}))
     out = _captured(lambda: render.render_paths(resolution._replace(actions=())))
@@ -195,7 +195,7 @@ def test_no_heading_is_printed_over_nothing() -> None:
 
 
 def test_a_plugin_path_over_budget_says_no_id_fits() -> None:
-    from nxsock import render
+    from nxsock.output import render
 
     deep = "/home/ada/" + "d" * 70
     env = environment(workspace_root=deep, cwd=deep)
@@ -212,7 +212,7 @@ def test_the_disabled_reason_is_shown_as_lines() -> None:
     ctx = Context(resolution, view, plain_context(machine(), 1000, 1000, "/home/ada"), None, 0, (), ())
     marker = next(f for f in check_daemon(ctx) if f.id == "daemon-disabled")
     assert "\n" not in marker.message and marker.detail == ("Daemon failed", "second \x1b[2J line")
-    from nxsock import render
+    from nxsock.output import render
 
     out = _captured(lambda: render.render_doctor([("Daemon", marker)], "warn"))
     assert "| Daemon failed" in out and "| second \\x1b[2J line" in out and "\\x0a" not in out

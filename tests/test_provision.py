@@ -20,7 +20,7 @@ from harness import (
     run_as_user,
 )
 
-from nxsock.tmpfiles import drop_in_text
+from nxsock.act.tmpfiles import drop_in_text
 
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),

@@ -79,8 +79,8 @@ def test_provision_as_root_never_changes_a_links_target() -> None:
     """A peer flips /tmp/.nx between its own directory and a link to a precious one; root provisions."""
     driver = _driver(f"""
         import os, stat
-        from nxsock.fsview import LiveView
-        from nxsock.provisioning import provision_for_everyone
+        from nxsock.core.fsview import LiveView
+        from nxsock.act.provisioning import provision_for_everyone
         def precious():
             st = os.lstat("/home/precious")
             return (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode))
@@ -112,9 +112,9 @@ def test_reset_legacy_never_deletes_through_a_peers_link() -> None:
     """A peer flips a 20-hex name in /tmp between a directory and a link into the user's own files."""
     driver = _driver(f"""
         import os
-        from nxsock.cleanup import reset
-        from nxsock.host_overrides import HostOverrides
-        from nxsock.snapshot import build_resolution
+        from nxsock.act.cleanup import reset
+        from nxsock.core.host_overrides import HostOverrides
+        from nxsock.core.snapshot import build_resolution
         bad = 0
         for _ in range({ITERATIONS}):
             resolution, _ = build_resolution(HostOverrides(workspace="/home/u{USER}"))

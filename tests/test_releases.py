@@ -11,9 +11,9 @@ from conftest import PEER, STICKY, USER, environment, machine, mine
 from documents import parsed
 
 from nxsock.cli import cli
-from nxsock.fsview import Entry, UserNamespaceView
-from nxsock.releases import BASELINE, CHANGES, KNOWN_RELEASES, NEWEST_KNOWN, ReleaseRules, rules_for
-from nxsock.resolver import client_socket_refusal, resolve
+from nxsock.core.fsview import Entry, UserNamespaceView
+from nxsock.core.releases import BASELINE, CHANGES, KNOWN_RELEASES, NEWEST_KNOWN, ReleaseRules, rules_for
+from nxsock.core.resolver import client_socket_refusal, resolve
 
 
 class TestTheTable:
@@ -119,7 +119,7 @@ class TestPerReleasePredictions:
 
 
 def _legacy_hash() -> str:
-    from nxsock.layout import short_hash
+    from nxsock.core.layout import short_hash
 
     return short_hash(["/home/ada/acme", "23.1.1", "ada"], 7)
 
@@ -288,7 +288,7 @@ class TestSocketModes:
         from harness import USER as REAL_USER
         from harness import install_nx, run_as_user
 
-        from nxsock.layout import plugin_leaf
+        from nxsock.core.layout import plugin_leaf
 
         ws = f"/home/u{REAL_USER}/ws"
         nx = install_nx(release)

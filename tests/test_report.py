@@ -19,8 +19,8 @@ import pytest
 from harness import USER, missing_privileges, missing_readable_python, run_as_user
 from markdown_it import MarkdownIt
 
-from nxsock.findings import Finding
-from nxsock.report import Masks, doctor_markdown, github_annotations, md_code, md_text
+from nxsock.audit.findings import Finding
+from nxsock.output.report import Masks, doctor_markdown, github_annotations, md_code, md_text
 
 live = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
@@ -123,13 +123,13 @@ class TestEscaping:
     def test_a_code_span_shows_exactly_the_name_escaped(self, name: str) -> None:
         tokens = _tokens(f"x {md_code(name)} y")
         codes = [tok.content for tok in tokens if tok.type == "code_inline"]
-        from nxsock.terminal import printable
+        from nxsock.core.terminal import printable
 
         assert len(codes) == 1 and codes[0].strip() == printable(name).strip()
 
     @pytest.mark.parametrize("name", ["a`b", "*x* _y_", "<b>x</b>", "a|b", "[l](u)", "&amp;", "~~s~~", "a\nb\x1b"])
     def test_text_shows_exactly_the_name_escaped_and_nothing_else(self, name: str) -> None:
-        from nxsock.terminal import printable
+        from nxsock.core.terminal import printable
 
         tokens = _tokens(md_text(name))
         assert [tok.type for tok in tokens] == ["paragraph_open", "inline", "text", "paragraph_close"], tokens

@@ -16,7 +16,7 @@ from harness import (
     run_as_user,
 )
 
-from nxsock.layout import console_leaf, plugin_leaf
+from nxsock.core.layout import console_leaf, plugin_leaf
 
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from conftest import PEER, STICKY, USER, environment, machine, mine
 
-from nxsock.fsview import Entry, MemoryView, UserNamespaceView
-from nxsock.guards import Action, Refusal
-from nxsock.layout import plugin_leaf
-from nxsock.releases import KNOWN_RELEASES, NEWEST_KNOWN, rules_for
-from nxsock.resolver import resolve
+from nxsock.core.fsview import Entry, MemoryView, UserNamespaceView
+from nxsock.core.guards import Action, Refusal
+from nxsock.core.layout import plugin_leaf
+from nxsock.core.releases import KNOWN_RELEASES, NEWEST_KNOWN, rules_for
+from nxsock.core.resolver import resolve
 
 
 class TestTiers:
@@ -151,7 +151,7 @@ class TestBudget:
 
     def test_windows_reports_the_longest_user_name_that_fits(self) -> None:
         """Under the default temp dir: 39 for the daemon, 33 for plugins, 29 for tasks, 23 with readiness."""
-        from nxsock.fresh_machine import fresh_environment
+        from nxsock.core.fresh_machine import fresh_environment
 
         sockets = resolve(fresh_environment("win32", nx_version="24.0.6"), MemoryView({})).sockets
         assert sockets["daemon"].windows_max_username == 39
@@ -235,7 +235,7 @@ class TestViews:
         assert resolve(environment(nx_version="23.3.2"), root_owned).socket_root.tier == "home"
 
     def test_a_darwin_machine_allowlists_the_private_tmp_spelling(self) -> None:
-        from nxsock.fresh_machine import fresh_environment, fresh_machine
+        from nxsock.core.fresh_machine import fresh_environment, fresh_machine
 
         env = fresh_environment("darwin", nx_version="24.0.6")
         result = resolve(env, fresh_machine(env))

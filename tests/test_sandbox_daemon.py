@@ -18,10 +18,10 @@ from harness import USER as LIVE_USER
 from harness import as_user_prefix, missing_privileges, missing_readable_python, run_as_user, stage_nxsock
 
 from nxsock.app import cli
-from nxsock.doctor import gather, run_checks
-from nxsock.fsview import Entry
-from nxsock.resolver import resolve
-from nxsock.sandbox_daemon import client_checks_socket_ancestry, client_refusal, judge_sandbox
+from nxsock.audit.doctor import gather, run_checks
+from nxsock.core.fsview import Entry
+from nxsock.core.resolver import resolve
+from nxsock.core.sandbox_daemon import client_checks_socket_ancestry, client_refusal, judge_sandbox
 
 OVERFLOW = Entry("dir", 65534, 65534, 0o755)
 

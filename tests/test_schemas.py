@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from documents import SchemaMismatch, checked, parsed, schema_name
 from jsonschema import Draft202012Validator
 
-from nxsock import schemas
+from nxsock.output import schemas
 from nxsock.app import cli
 
 REPO = Path(__file__).resolve().parent.parent
@@ -100,8 +100,8 @@ class TestTheSchemas:
 
     def test_the_rules_and_the_step_verbs_are_those_of_the_code(self) -> None:
         """The release table's rules and the remedy verbs are described one for one: none missing, none invented."""
-        from nxsock.releases import ReleaseRules
-        from nxsock.remedy import Step, Verb, step_json
+        from nxsock.core.releases import ReleaseRules
+        from nxsock.core.remedy import Step, Verb, step_json
 
         paths = schemas.load("paths")
         assert list(paths["properties"]["rules"]["properties"]) == [f for f in ReleaseRules._fields if f not in ("release", "assumed")]
@@ -111,13 +111,13 @@ class TestTheSchemas:
 
     def test_each_closed_vocabulary_is_the_codes_own(self) -> None:
         """Where the code declares the values a key takes (a ``Literal``), the schema enumerates exactly those."""
-        from nxsock.binding_cache import Verdict
-        from nxsock.findings import Severity
-        from nxsock.guards import RefusalKind
-        from nxsock.host_overrides import Layout, Platform
-        from nxsock.releases import Generation, ReleaseRules
-        from nxsock.resolver import InvalidReason, Tier
-        from nxsock.tmpfiles import TmpfilesChange
+        from nxsock.audit.binding_cache import Verdict
+        from nxsock.audit.findings import Severity
+        from nxsock.core.guards import RefusalKind
+        from nxsock.core.host_overrides import Layout, Platform
+        from nxsock.core.releases import Generation, ReleaseRules
+        from nxsock.core.resolver import InvalidReason, Tier
+        from nxsock.act.tmpfiles import TmpfilesChange
 
         def enum(name: str, *path: str) -> list[t.Any]:
             node: t.Any = schemas.load(name)
@@ -197,10 +197,10 @@ BUILDERS = {
 
 
 def test_every_document_the_output_layer_builds_has_a_schema() -> None:
-    """A new document (a new ``*_document`` in nxsock.report) fails here until a schema is published for it."""
+    """A new document (a new ``*_document`` in nxsock.output.report) fails here until a schema is published for it."""
     import inspect
 
-    from nxsock import report
+    from nxsock.output import report
 
     built = {name for name, value in vars(report).items()
              if name.endswith("_document") and inspect.isfunction(value) and value.__module__ == report.__name__}
@@ -210,8 +210,8 @@ def test_every_document_the_output_layer_builds_has_a_schema() -> None:
 
 def test_the_documents_no_test_run_reaches_match_too() -> None:
     """The audit ended as another user's child, and a drop-in change: built directly, checked all the same."""
-    from nxsock import report
-    from nxsock.tmpfiles import TmpfilesChange
+    from nxsock.output import report
+    from nxsock.act.tmpfiles import TmpfilesChange
 
     checked(report.doctor_error_document("the audit as uid 7 did not finish within 15 s"), "doctor")
     changes = [TmpfilesChange("refuse", "/etc/tmpfiles.d", "is not trusted"), TmpfilesChange("fail", "/x", "no such directory")]
@@ -254,10 +254,10 @@ class TestTheValidatorFails:
         """The suite's runner validates a ``--json`` command's output even where the test only compares text."""
         from documents import Runner
 
-        import nxsock.report
+        import nxsock.output.report
 
-        real = nxsock.report.paths_document
-        monkeypatch.setattr(nxsock.report, "paths_document", lambda *a, **k: {**real(*a, **k), "uid": "not a number"})
+        real = nxsock.output.report.paths_document
+        monkeypatch.setattr(nxsock.output.report, "paths_document", lambda *a, **k: {**real(*a, **k), "uid": "not a number"})
         with pytest.raises(SchemaMismatch, match="uid"):
             Runner().invoke(cli, ["paths", "--json", *PLATFORM])
 

@@ -8,10 +8,10 @@ import typing as t
 import pytest
 from harness import PEER, USER
 
-from nxsock.json_input import MAX_DEPTH, JsonInputError, parse_json
-from nxsock.removal import MAX_DEPTH as REMOVAL_DEPTH
-from nxsock.removal import remove_entry
-from nxsock.trust import UntrustedPath, judge_path, judge_source, open_trusted_directory
+from nxsock.core.json_input import MAX_DEPTH, JsonInputError, parse_json
+from nxsock.act.removal import MAX_DEPTH as REMOVAL_DEPTH
+from nxsock.act.removal import remove_entry
+from nxsock.core.trust import UntrustedPath, judge_path, judge_source, open_trusted_directory
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make levels of other uids")
 

@@ -10,11 +10,11 @@ import typing as t
 import pytest
 from conftest import PEER, USER, environment, machine, mine
 
-from nxsock.fsview import Entry
-from nxsock.guards import Refusal
-from nxsock.remedy import Remedy, Step, Withheld, check, render, shell_quote, vet
-from nxsock.resolver import resolve
-from nxsock.wording import PROVISION_COMMAND, context_for, describe, remedy_for, remedy_for_invalid
+from nxsock.core.fsview import Entry
+from nxsock.core.guards import Refusal
+from nxsock.core.remedy import Remedy, Step, Withheld, check, render, shell_quote, vet
+from nxsock.core.resolver import resolve
+from nxsock.core.wording import PROVISION_COMMAND, context_for, describe, remedy_for, remedy_for_invalid
 
 ROOT_STICKY = Entry("dir", 0, 0, 0o1777)
 
@@ -131,7 +131,7 @@ def test_a_variable_set_in_a_dotenv_file_is_removed_from_that_file(tmp_path: t.A
     """The remedy for a refused NX_SOCKET_DIR names the file and line, and edits only those lines."""
     dotenv = tmp_path / ".env"
     dotenv.write_text("A=1\nexport NX_SOCKET_DIR=/tmp\nB=2\n")
-    from nxsock.environment import Variable
+    from nxsock.core.environment import Variable
 
     env = environment()
     env = env._replace(variables={**env.variables, "NX_SOCKET_DIR": Variable("/tmp", str(dotenv))})
@@ -147,7 +147,7 @@ def test_a_variable_set_in_a_dotenv_file_is_removed_from_that_file(tmp_path: t.A
 
 
 def test_a_dotenv_file_of_another_user_is_not_edited_for_them() -> None:
-    from nxsock.environment import Variable
+    from nxsock.core.environment import Variable
 
     env = environment()
     env = env._replace(variables={**env.variables, "NX_SOCKET_DIR": Variable("/tmp", "/home/ada/acme/.env")})
@@ -181,7 +181,7 @@ def test_check_is_the_policy_a_shown_remedy_must_pass() -> None:
 
 
 def _daemon_machine(owner: int, pid: int = 77) -> t.Any:
-    from nxsock.layout import per_run_leaf
+    from nxsock.core.layout import per_run_leaf
 
     leaf = per_run_leaf("/home/ada/acme", pid)
     files = {
@@ -197,8 +197,8 @@ def _daemon_machine(owner: int, pid: int = 77) -> t.Any:
 @pytest.mark.parametrize("owner", [0, PEER])
 def test_a_daemon_of_another_uid_serving_this_workspace_is_named_and_only_roots_is_stopped(owner: int) -> None:
     """``sudo nx daemon --start`` leaves root's daemon: its pid and owner are named and it is stopped; a peer's is never killed."""
-    from nxsock.checks_sockets import check_root_leftovers
-    from nxsock.findings import Context
+    from nxsock.audit.checks_sockets import check_root_leftovers
+    from nxsock.audit.findings import Context
 
     view = _daemon_machine(owner)
     resolution = resolve(environment(), view)

@@ -14,10 +14,10 @@ import typing as t
 
 import click
 
-from .. import snapshot
-from ..fsview import FsView
-from ..host_overrides import UID_MAX, HostOverrides
-from ..resolver import Resolution
+from ..core import snapshot
+from ..core.fsview import FsView
+from ..core.host_overrides import UID_MAX, HostOverrides
+from ..core.resolver import Resolution
 from .options import HOST_OPTIONS, HostOption
 
 __all__ = ["build_resolution", "host_options", "resolution_options", "wants_json", "workspace_option"]
@@ -64,7 +64,7 @@ def workspace_option(command: F) -> F:
 
 
 def build_resolution(host: HostOverrides) -> tuple[Resolution, FsView]:
-    """:func:`nxsock.snapshot.build_resolution`, with a bad ``--workspace`` as a usage error."""
+    """:func:`nxsock.core.snapshot.build_resolution`, with a bad ``--workspace`` as a usage error."""
     try:
         return snapshot.build_resolution(host)
     except snapshot.WorkspaceError as exc:

@@ -9,18 +9,18 @@ import typing as t
 import click
 
 from .. import exitcodes
-from ..host_overrides import HostOverrides
+from ..core.host_overrides import HostOverrides
 from ._resolution import build_resolution, workspace_option
 from .summaries import summarized
 
 if t.TYPE_CHECKING:
-    from ..binding_cache import CacheListing
-    from ..fsview import FsView
-    from ..resolver import Resolution
+    from ..audit.binding_cache import CacheListing
+    from ..core.fsview import FsView
+    from ..core.resolver import Resolution
 
 
 def _listing(host: HostOverrides) -> tuple[Resolution, FsView, CacheListing]:
-    from ..binding_cache import find_binding, host_triple, list_cache
+    from ..audit.binding_cache import find_binding, host_triple, list_cache
 
     resolution, view = build_resolution(host)
     binding = find_binding(resolution.environment, view, host_triple(), resolution.rules)
@@ -38,7 +38,7 @@ def cache() -> None:
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 def cache_path(json_flag: bool, host: HostOverrides) -> None:
     """The cache directory for this workspace, or why Nx would load the binding in place."""
-    from ..report import cache_path_document, write_json
+    from ..output.report import cache_path_document, write_json
 
     resolution, _ = build_resolution(host)
     native = resolution.native_cache
@@ -46,11 +46,11 @@ def cache_path(json_flag: bool, host: HostOverrides) -> None:
     if json_flag:
         write_json(cache_path_document(directory, native.bypass_reason))
     elif directory:
-        from ..terminal import printable
+        from ..core.terminal import printable
 
         click.echo(printable(directory))
     else:
-        from ..render import render_error
+        from ..output.render import render_error
 
         render_error("cache", f"Nx loads the binding in place: {native.bypass_reason}.")
     sys.exit(exitcodes.OK)
@@ -63,11 +63,11 @@ def cache_list(json_flag: bool, host: HostOverrides) -> None:
     """Every entry, by version: the binding it belongs to, size, trusted, fresh, in use, interrupted."""
     _, _, listing = _listing(host)
     if json_flag:
-        from ..report import cache_list_document, write_json
+        from ..output.report import cache_list_document, write_json
 
         write_json(cache_list_document(listing))
     else:
-        from ..render import render_cache_listing
+        from ..output.render import render_cache_listing
 
         render_cache_listing(listing)
     sys.exit(exitcodes.OK)
@@ -78,20 +78,20 @@ def cache_list(json_flag: bool, host: HostOverrides) -> None:
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 def cache_verify(json_flag: bool, host: HostOverrides) -> None:
     """Exit 1 when the installed version's entry is stale (size and mtime), untrusted or missing."""
-    from ..binding_cache import verify
-    from ..remedy import Remedy, Step
-    from ..wording import context_for
+    from ..audit.binding_cache import verify
+    from ..core.remedy import Remedy, Step
+    from ..core.wording import context_for
 
     resolution, view, listing = _listing(host)
     remedies = context_for(resolution, view)
     verdict = verify(listing, lambda path: remedies.offer(Remedy((Step("remove", path),), "Removes the entry.")).command)
     code = exitcodes.PROBLEM if verdict.state in ("stale", "untrusted", "missing") else exitcodes.OK
     if json_flag:
-        from ..report import cache_verify_document, write_json
+        from ..output.report import cache_verify_document, write_json
 
         write_json(cache_verify_document(verdict, listing))
     else:
-        from ..render import render_verdict
+        from ..output.render import render_verdict
 
         render_verdict(verdict)
     sys.exit(code)
@@ -108,8 +108,8 @@ def cache_prune(dry_run: bool, json_flag: bool, host: HostOverrides) -> None:
     Removal goes through directory descriptors and never follows a link.
     Ctrl-C stops between entries and reports what was removed (exit 130).
     """
-    from ..binding_cache import prune_plan, prune_refusal, trusted_version
-    from ..pruning import prune_cache
+    from ..act.pruning import prune_cache
+    from ..audit.binding_cache import prune_plan, prune_refusal, trusted_version
 
     resolution, _, listing = _listing(host)
     uid = os.geteuid()
@@ -119,11 +119,11 @@ def cache_prune(dry_run: bool, json_flag: bool, host: HostOverrides) -> None:
                                        tidy=tidy, keep=resolution.environment.nx_version)
     failed = any(r.outcome != "removed" for r, _ in results)
     if json_flag:
-        from ..report import cache_prune_document, write_json
+        from ..output.report import cache_prune_document, write_json
 
         write_json(cache_prune_document(results, dry_run=dry_run, interrupted=interrupted))
     else:
-        from ..render import render_removals
+        from ..output.render import render_removals
 
         render_removals([(r.path, r.outcome, why if r.outcome == "removed" else r.reason, r.freed) for r, why in results],
                         dry_run, interrupted=interrupted)

@@ -9,12 +9,12 @@ import typing as t
 import click
 
 from .. import exitcodes
-from ..layout import CONTAINER
+from ..core.layout import CONTAINER
 from .summaries import summarized
 
 if t.TYPE_CHECKING:
-    from ..fsview import FsView
-    from ..wording import RemedyContext
+    from ..core.fsview import FsView
+    from ..core.wording import RemedyContext
 
 
 @click.command("check-root")
@@ -26,10 +26,10 @@ def check_root(path: str, json_flag: bool) -> None:
     A missing container is safe: Nx creates it, owned by you, 1777.  Nothing
     is created or changed.  Exits 0 when safe, 1 when not.
     """
-    from .._pathname import resolve
-    from ..fsview import LiveView
-    from ..guards import Simulation, establish_shared_root
-    from ..report import check_root_document, write_json
+    from ..core._pathname import resolve
+    from ..core.fsview import LiveView
+    from ..core.guards import Simulation, establish_shared_root
+    from ..output.report import check_root_document, write_json
 
     try:
         cwd = os.getcwd()
@@ -46,7 +46,7 @@ def check_root(path: str, json_flag: bool) -> None:
     if json_flag:
         write_json(document)
     else:
-        from ..render import render_check_root
+        from ..output.render import render_check_root
 
         render_check_root(document)
     sys.exit(exitcodes.OK if refusal is None else exitcodes.PROBLEM)
@@ -54,8 +54,8 @@ def check_root(path: str, json_flag: bool) -> None:
 
 def _remedy_context(view: FsView) -> RemedyContext:
     """The remedies' context for this user and workspace; without a workspace to read, the user alone."""
-    from ..snapshot import build_resolution
-    from ..wording import context_for, plain_context
+    from ..core.snapshot import build_resolution
+    from ..core.wording import context_for, plain_context
 
     try:
         resolution, _ = build_resolution()

@@ -9,7 +9,7 @@ import typing as t
 import click
 
 from .. import exitcodes
-from ..host_overrides import HostOverrides
+from ..core.host_overrides import HostOverrides
 from ._resolution import build_resolution, host_options
 from .summaries import summarized
 
@@ -19,8 +19,8 @@ SANDBOX_FORMATS = ("bwrap", "srt", "claude", "codex", "codex-profile", "flatpak"
 OUTPUT_FORMATS = ("text", "json", "github")
 
 if t.TYPE_CHECKING:
-    from ..explain import Answer, Explanation
-    from ..findings import Context, Finding
+    from ..audit.explain import Answer, Explanation
+    from ..audit.findings import Context, Finding
 
 
 
@@ -44,7 +44,7 @@ def _drop_to(uid: int) -> None:
 
 def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
     """``--only`` completes the finding ids, as ``--list-checks`` lists them."""
-    from ..doctor import FINDING_IDS
+    from ..audit.doctor import FINDING_IDS
 
     return sorted({i for ids in FINDING_IDS.values() for i in ids if i.startswith(incomplete)})
 
@@ -83,7 +83,7 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
     not fix its finding, 2 without a terminal to ask on unless --yes, 130 on
     Ctrl-C.
     """
-    from ..doctor import FINDING_IDS
+    from ..audit.doctor import FINDING_IDS
 
     json_flag = json_flag or output_format == "json"
     _check_combinations(json_flag, output_format, report, no_redact, fix, yes, dry_run, user, explain_text, list_checks, host)
@@ -97,7 +97,7 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
         raise click.BadParameter(f"unknown check id {unknown[0]!r}; see --list-checks.", param_hint="--only")
     text = None
     if explain_text is not None:
-        from ..explain import MAX_TEXT
+        from ..audit.explain import MAX_TEXT
 
         text = _read_stdin(MAX_TEXT + 1) if explain_text == "-" else explain_text  # never more than is read
     if user is not None and user != os.geteuid():
@@ -260,7 +260,7 @@ def _audit_as(uid: int, json_flag: bool, strict: bool, only: tuple[str, ...], te
         message = f"the audit as uid {uid} {failure}; it was ended and nothing it found is reported."
         click.echo(f"nxsock doctor: {message}", err=True)
         if json_flag:
-            from ..report import doctor_error_document, write_json
+            from ..output.report import doctor_error_document, write_json
 
             write_json(doctor_error_document(message))
         return exitcodes.PROBLEM
@@ -273,7 +273,7 @@ def _audit_as(uid: int, json_flag: bool, strict: bool, only: tuple[str, ...], te
 def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | None, host: HostOverrides,
            sandbox: str | None = None, *, pasted_by_root: bool = False, output_format: str | None = None,
            report: bool = False, no_redact: bool = False) -> int:
-    from ..doctor import gather, run_checks, status_of
+    from ..audit.doctor import gather, run_checks, status_of
 
     resolution, view = build_resolution(host)
     context = gather(resolution, view, sandbox, pasted_by_root=pasted_by_root)
@@ -283,7 +283,7 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
     if text is not None:
         explanation, answers = _explain(text, results, context)
         if explanation.messages:  # the findings that bear on what was pasted; unrecognised text keeps them all
-            from ..doctor import FINDING_IDS
+            from ..audit.doctor import FINDING_IDS
 
             ids = {i for check in explanation.checks for i in FINDING_IDS.get(check, (check,))}
             chosen = [r for r in results if r[1].id in ids]
@@ -293,20 +293,20 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
     findings = [f for _, f in results]
     status = status_of(findings, strict)
     if json_flag:
-        from ..report import doctor_document, write_json
+        from ..output.report import doctor_document, write_json
 
         write_json(doctor_document(results, status, explanation, answers))
     elif report:
-        from ..report import NO_MASKS, doctor_markdown, masks_for, report_facts, report_paths
+        from ..output.report import NO_MASKS, doctor_markdown, masks_for, report_facts, report_paths
 
         masks = NO_MASKS if no_redact else masks_for(resolution, os.environ)
         sys.stdout.write(doctor_markdown(results, status, report_facts(resolution, view, sandbox), report_paths(resolution), masks))
     elif output_format == "github":
-        from ..report import github_annotations
+        from ..output.report import github_annotations
 
         sys.stdout.write(github_annotations(results))
     else:
-        from ..render import render_doctor
+        from ..output.render import render_doctor
 
         render_doctor(results, status, explanation, answers)
     return exitcodes.PROBLEM if status == "error" else exitcodes.OK
@@ -314,9 +314,9 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
 
 def _explain(text: str, results: t.Sequence[tuple[str, Finding]], context: Context) -> tuple[Explanation, list[Answer]]:
     """Every message recognised in *text*, each answered from these findings or with its general remedy."""
-    from ..doctor import FINDING_IDS
-    from ..explain import answer_all, explain, general_advice
-    from ..findings import SANDBOX_MARKERS
+    from ..audit.doctor import FINDING_IDS
+    from ..audit.explain import answer_all, explain, general_advice
+    from ..audit.findings import SANDBOX_MARKERS
 
     explanation = explain(text)
     env = context.resolution.environment
@@ -338,12 +338,12 @@ def _related(a: str, b: str) -> bool:
 def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrides, sandbox: str | None, *, yes: bool,
          dry_run: bool) -> int:
     """``--fix``: the plan, one question, each remedy applied by nxsock's own code, the re-audit; Ctrl-C exits 130."""
-    from ..doctor import gather, run_checks, status_of
-    from ..fsview import LiveView
-    from ..interruption import Interrupted, between_entries
-    from ..repair import Applied, apply_plan, make_plan, unreached, verdicts
-    from ..report import fix_document, write_json
-    from ..wording import context_for
+    from ..act.interruption import Interrupted, between_entries
+    from ..audit.doctor import gather, run_checks, status_of
+    from ..audit.repair import Applied, apply_plan, make_plan, unreached, verdicts
+    from ..core.fsview import LiveView
+    from ..core.wording import context_for
+    from ..output.report import fix_document, write_json
 
     resolution, view = build_resolution(host)
     results = run_checks(gather(resolution, view, sandbox), only)
@@ -351,7 +351,7 @@ def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrid
     plan = make_plan(f for _, f in results)
     audit_code = exitcodes.PROBLEM if status == "error" else exitcodes.OK
     if not json_flag:
-        from ..render import render_fix_plan
+        from ..output.render import render_fix_plan
 
         render_fix_plan(plan, dry_run=dry_run)
     if dry_run or not plan.apply:
@@ -364,7 +364,7 @@ def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrid
                        "pass --yes to apply without asking, or --dry-run to see the plan.", err=True)
             return exitcodes.USAGE
         if json_flag:  # the document goes to stdout once it is done; the person asked sees the plan on stderr
-            from ..render import render_fix_plan
+            from ..output.render import render_fix_plan
 
             render_fix_plan(plan, dry_run=False, stderr=True)
         if not click.confirm(f"Apply {'this remedy' if len(plan.apply) == 1 else f'these {len(plan.apply)} remedies'}?",
@@ -395,7 +395,7 @@ def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrid
         if json_flag:
             write_json(fix_document(plan, dry_run=False, confirmed=True, interrupted=True, applied=applied, after=None, status=status))
         else:
-            from ..render import render_fix_outcome
+            from ..output.render import render_fix_outcome
 
             render_fix_outcome(applied, None, status, interrupted=True)
         click.echo("nxsock: interrupted", err=True)
@@ -405,7 +405,7 @@ def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrid
     if json_flag:
         write_json(fix_document(plan, dry_run=False, confirmed=True, interrupted=False, applied=judged, after=after, status=after_status))
     else:
-        from ..render import render_fix_outcome
+        from ..output.render import render_fix_outcome
 
         render_fix_outcome(judged, after, after_status, interrupted=False)
     unfixed = any(entry.outcome != "fixed" for entry in judged)

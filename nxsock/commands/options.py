@@ -3,14 +3,14 @@
 ``nxsock paths --json`` runs on every CI job, so it is answered without loading
 click — for any spelling of its options, not only the bare one.  Both ways of
 reading the command line come from :data:`HOST_OPTIONS`, so they cannot drift.
-It imports nothing heavier than the value it fills, :class:`~nxsock.host_overrides.HostOverrides`.
+It imports nothing heavier than the value it fills, :class:`~nxsock.core.host_overrides.HostOverrides`.
 """
 
 from __future__ import annotations
 
 import typing as t
 
-from ..host_overrides import LAYOUTS, PLATFORMS, UID_MAX, HostOverrides
+from ..core.host_overrides import LAYOUTS, PLATFORMS, UID_MAX, HostOverrides
 
 __all__ = ["HOST_OPTIONS", "HostOption", "parse_paths_json"]
 

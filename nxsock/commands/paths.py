@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ..host_overrides import HostOverrides
+from ..core.host_overrides import HostOverrides
 from ._resolution import build_resolution, resolution_options, wants_json
 from .summaries import summarized
 
@@ -33,7 +33,7 @@ def paths(json_flag: bool, output_format: str | None, portable: bool, host: Host
     workspace data directory), 73 when it could
     establish no socket directory at all.
     """
-    from ..report import paths_exit_code, print_paths_json
+    from ..output.report import paths_exit_code, print_paths_json
 
     if portable and (output_format is None or wants_json(json_flag, output_format)):
         raise click.UsageError("--portable goes with a sandbox --format (srt, bwrap, …), not with the report or JSON.")
@@ -41,20 +41,20 @@ def paths(json_flag: bool, output_format: str | None, portable: bool, host: Host
     if wants_json(json_flag, output_format):
         sys.exit(print_paths_json(resolution, sys.stdout, view))
     if output_format is not None:
-        from ..allowlists import SANDBOX_TMPDIR, plan_for, render, sandbox_kind
+        from ..audit.allowlists import SANDBOX_TMPDIR, plan_for, render, sandbox_kind
 
         env = resolution.environment
         user_namespace, binds = sandbox_kind(output_format, env.platform)
         tmpdir = SANDBOX_TMPDIR.get(output_format) if env.platform == "linux" else None
         plan = plan_for(env, view, user_namespace=user_namespace, binds=binds, tmpdir=tmpdir)
         text, warnings = render(output_format, plan, resolution.environment, portable=portable)
-        from ..terminal import printable
+        from ..core.terminal import printable
 
         for warning in warnings:
             click.echo(f"nxsock paths: {printable(warning)}", err=True)
         sys.stdout.write(text)
         sys.exit(paths_exit_code(plan.resolution))
-    from ..render import render_paths
+    from ..output.render import render_paths
 
     render_paths(resolution)
     sys.exit(paths_exit_code(resolution))

@@ -14,8 +14,8 @@ from .summaries import summarized
 if t.TYPE_CHECKING:
     from types import ModuleType
 
-    from ..provisioning import ProvisionReport
-    from ..tmpfiles import TmpfilesChange
+    from ..act.provisioning import ProvisionReport
+    from ..act.tmpfiles import TmpfilesChange
 
 
 @click.command("provision")
@@ -35,7 +35,7 @@ def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, insta
     regular user, your levels are created 0700 as Nx would; where only root can
     help, nxsock exits 77 and prints the sudo command.
     """
-    from ..report import tmpfiles_document, tmpfiles_steps_document, write_json
+    from ..output.report import tmpfiles_document, tmpfiles_steps_document, write_json
 
     if (install or uninstall) and not tmpfiles:
         raise click.UsageError("--install and --uninstall go with --tmpfiles.")
@@ -44,8 +44,8 @@ def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, insta
     dry = dry_run or check
     root = os.geteuid() == 0
     if tmpfiles:
-        from .. import tmpfiles as drop_in
-        from ..render import render_tmpfiles
+        from ..act import tmpfiles as drop_in
+        from ..output.render import render_tmpfiles
 
         if not (install or uninstall or check):
             if json_flag:
@@ -73,9 +73,9 @@ def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, insta
             render_tmpfiles(changes, dry_run=dry)
         sys.exit(code)
 
-    from ..fsview import LiveView
-    from ..provisioning import provision_for_everyone, provision_for_user
-    from ..report import provision_document
+    from ..act.provisioning import provision_for_everyone, provision_for_user
+    from ..core.fsview import LiveView
+    from ..output.report import provision_document
 
     view = LiveView()
     if root:
@@ -91,7 +91,7 @@ def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, insta
     if json_flag:
         write_json(document)
     else:
-        from ..render import render_provision
+        from ..output.render import render_provision
 
         render_provision(document)
     sys.exit(code)
@@ -105,10 +105,10 @@ def _apply_and_judge(drop_in: ModuleType) -> list[TmpfilesChange]:
     is.  Nothing is handed to the tool when something already stands there that
     is not a directory.
     """
-    from ..fsview import LiveView
-    from ..layout import CONTAINER
-    from ..provisioning import provision_for_everyone
-    from ..report import provision_document
+    from ..act.provisioning import provision_for_everyone
+    from ..core.fsview import LiveView
+    from ..core.layout import CONTAINER
+    from ..output.report import provision_document
 
     def refused(report: ProvisionReport) -> list[TmpfilesChange]:
         refusal = provision_document(report)["refusal"]

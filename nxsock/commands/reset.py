@@ -7,7 +7,7 @@ import sys
 import click
 
 from .. import exitcodes
-from ..host_overrides import HostOverrides
+from ..core.host_overrides import HostOverrides
 from ._resolution import build_resolution, workspace_option
 from .summaries import summarized
 
@@ -30,14 +30,14 @@ def reset(dry_run: bool, force: bool, daemon_marker: bool, legacy: bool, json_fl
     (exit 130).  Exits 1 when something it reports could not be removed or a
     directory was refused.
     """
-    from ..cleanup import ResetItem
-    from ..cleanup import reset as run_reset
-    from ..interruption import Interrupted, between_entries
+    from ..act.cleanup import ResetItem
+    from ..act.cleanup import reset as run_reset
+    from ..act.interruption import Interrupted, between_entries
 
     resolution, _ = build_resolution(host)
     progress = None
     if not json_flag and sys.stderr.isatty():
-        from ..render import progress_ticker
+        from ..output.render import progress_ticker
 
         progress = progress_ticker("examining Nx runtime state")
     items: list[ResetItem] = []
@@ -60,11 +60,11 @@ def reset(dry_run: bool, force: bool, daemon_marker: bool, legacy: bool, json_fl
             progress.stop()
     failed = any(i.outcome in ("failed", "refused") for i in items)
     if json_flag:
-        from ..report import reset_document, write_json
+        from ..output.report import reset_document, write_json
 
         write_json(reset_document(items, marker, dry_run=dry_run, interrupted=interrupted))
     else:
-        from ..render import render_removals
+        from ..output.render import render_removals
 
         shown = sorted(items, key=lambda i: i.entries == 1)  # summaries of floods first: never cut from the listing
         rows = [(i.path, i.outcome, i.reason if i.outcome != "removed" else f"{i.what}: {i.reason}", i.freed) for i in shown]

@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from .. import exitcodes, schemas
+from .. import exitcodes
+from ..output import schemas
 from .summaries import summarized
 
 

@@ -286,7 +286,7 @@ def corpus() -> list[tuple[dict[str, t.Any], str]]:
 
 def write_expected() -> None:
     sys.path.insert(0, str(HERE.parent.parent))
-    from nxsock.explain import explain
+    from nxsock.audit.explain import explain
 
     expected = {entry["file"]: [[m.matched, m.errno, m.path] for m in explain(text).messages] for entry, text in corpus()}
     (HERE / "expected.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")

@@ -25,7 +25,7 @@ sys.path[:0] = [str(TESTS), str(TESTS.parent)]
 from harness import run_release_batch  # noqa: E402
 from test_conformance import SCENARIOS, disagreements, selected_releases, states_for  # noqa: E402
 
-from nxsock.releases import rules_for  # noqa: E402
+from nxsock.core.releases import rules_for  # noqa: E402
 
 
 def _verdicts(release: str) -> tuple[str, dict[str, list[str]], float]:

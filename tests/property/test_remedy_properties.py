@@ -1,6 +1,6 @@
 """No remedy nxsock shows ever breaks the policy (SPEC §6), over generated states and hostile names (Hypothesis).
 
-Every remedy that reaches the user passes through :func:`nxsock.remedy.vet`;
+Every remedy that reaches the user passes through :func:`nxsock.core.remedy.vet`;
 these properties record each one that passes and judge it again by rules
 written out here, independently of the module: Nx's own levels only, no
 link on the way, never a configured directory or an ancestor of one, never a
@@ -19,12 +19,12 @@ from documents import checked
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import nxsock.wording as wording
-from nxsock.environment import Variable
-from nxsock.fsview import Entry, MemoryView
-from nxsock.remedy import Policy, Remedy, Step, Withheld, render, shell_quote, vet
-from nxsock.report import paths_document
-from nxsock.resolver import resolve
+import nxsock.core.wording as wording
+from nxsock.core.environment import Variable
+from nxsock.core.fsview import Entry, MemoryView
+from nxsock.core.remedy import Policy, Remedy, Step, Withheld, render, shell_quote, vet
+from nxsock.output.report import paths_document
+from nxsock.core.resolver import resolve
 
 WS = "/home/ada/acme"
 SYSTEM = {"/", "/usr", "/etc", "/srv", "/tmp", "/home", "/bin", "/lib", "/var", "/home/ada", "/home/bob"}
@@ -188,14 +188,14 @@ def test_no_remedy_shown_breaks_the_policy(
         resolution = resolve(env, view)
         context = wording.context_for(resolution, view, pasted_by_root=by_root)
         document = checked(paths_document(resolution, view), "paths")
-        from nxsock.checks_levels import (
+        from nxsock.audit.checks_levels import (
             check_configuration,
             check_container,
             check_levels,
             check_outcome,
             check_path_budget,
         )
-        from nxsock.findings import Context
+        from nxsock.audit.findings import Context
 
         doctor = Context(resolution, view, context, None, 0, (), (), ())
         findings = [f for check in (check_container, check_levels, check_outcome, check_configuration, check_path_budget) for f in check(doctor)]

@@ -9,9 +9,9 @@ from documents import parsed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nxsock.fsview import Entry, MemoryView, UserNamespaceView
-from nxsock.report import dumps, paths_document
-from nxsock.resolver import Resolution, resolve
+from nxsock.core.fsview import Entry, MemoryView, UserNamespaceView
+from nxsock.output.report import dumps, paths_document
+from nxsock.core.resolver import Resolution, resolve
 
 LEVELS = [
     "/tmp/.nx", "/tmp/.nx/1000", "/tmp/.nx/1000/sockets", "/tmp/.nx/1000/native-cache",

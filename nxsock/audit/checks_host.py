@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 import typing as t
 
-from ._pathname import dirname, join
+from ..core._pathname import dirname, join
+from ..core.fsview import Entry, FsView
+from ..core.layout import CONTAINER
+from ..core.remedy import Remedy, Step
+from ..core.terminal import counted
+from ..core.wording import configuration_fix
 from .checks_sockets import reset_remedy
 from .findings import Context, Finding, Severity, advised_finding, mode_text, offer_remedy, refusal_finding
-from .fsview import Entry, FsView
-from .layout import CONTAINER
-from .remedy import Remedy, Step
-from .terminal import counted
-from .wording import configuration_fix
 
 __all__ = ["GOOD_TMPFILES_LINE", "TMPFILES_DIRS", "TmpfilesLine", "check_boot_persistence", "check_leftovers", "check_native_cache", "check_workspace_data"]
 
@@ -202,7 +202,7 @@ def check_boot_persistence(ctx: Context) -> list[Finding]:
                             f"The tmpfiles.d rule `{' '.join(first.fields)}` in {first.file} recreates /tmp/.nx at boot{applied}.")]
         where = f"{first.file}:{first.number}"
         message = f"{where} sets up /tmp/.nx at boot, but {problem}."
-        from .tmpfiles import DROP_IN, MARKER
+        from ..act.tmpfiles import DROP_IN, MARKER
 
         ours_file = view.read_text(first.file, 4096)
         if first.file == DROP_IN and isinstance(ours_file, str) and ours_file.startswith(MARKER):

@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
-from .environment import RELEVANT_VARIABLES
+from ..core.environment import RELEVANT_VARIABLES
+from ..core.fsview import Entry, UserNamespaceView
+from ..core.guards import Refusal
+from ..core.layout import BUDGET, CONTAINER
+from ..core.remedy import Step
+from ..core.resolver import resolve
+from ..core.sandbox_daemon import RUN_INSIDE, inside_user_namespace, marker_warning, sandbox_statement
+from ..core.wording import (
+    PROVISION_COMMAND,
+    Advice,
+    configuration_fix,
+    describe_invalid,
+    remedy_for,
+    remedy_for_invalid,
+    socket_export,
+)
 from .findings import (
     SANDBOX_MARKERS,
     Context,
@@ -12,21 +27,6 @@ from .findings import (
     mode_text,
     offer_remedy,
     refusal_finding,
-)
-from .fsview import Entry, UserNamespaceView
-from .guards import Refusal
-from .layout import BUDGET, CONTAINER
-from .remedy import Step
-from .resolver import resolve
-from .sandbox_daemon import RUN_INSIDE, inside_user_namespace, marker_warning, sandbox_statement
-from .wording import (
-    PROVISION_COMMAND,
-    Advice,
-    configuration_fix,
-    describe_invalid,
-    remedy_for,
-    remedy_for_invalid,
-    socket_export,
 )
 
 __all__ = ["check_configuration", "check_container", "check_environment", "check_levels", "check_outcome", "check_path_budget", "check_tmpdir", "check_user_namespace"]

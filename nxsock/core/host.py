@@ -1,6 +1,6 @@
 """This process as it is, snapshotted: its ids, cwd, variables (with the workspace's ``.env`` files) and Nx version.
 
-The host's side of :mod:`nxsock.snapshot`; :mod:`nxsock.fresh_machine` is the
+The host's side of :mod:`nxsock.core.snapshot`; :mod:`nxsock.core.fresh_machine` is the
 other side, a machine that is not this one.
 """
 

@@ -17,13 +17,13 @@ import stat
 import time
 import typing as t
 
-from ._pathname import join
-from .environment import Environment, Variable
-from .fsview import connect_probe
-from .layout import console_leaf, plugin_leaf
+from ..core._pathname import join
+from ..core.environment import Environment, Variable
+from ..core.fsview import connect_probe
+from ..core.layout import console_leaf, plugin_leaf
+from ..core.resolver import Resolution
+from ..core.trust import describe_distrust, steering_refusal
 from .removal import UntrustedPath, open_directory, remove_entry
-from .resolver import Resolution
-from .trust import describe_distrust, steering_refusal
 
 __all__ = ["FLOOD_LIMIT", "ResetItem", "reset"]
 

@@ -12,13 +12,13 @@ import os
 import sys
 import typing as t
 
-from . import exitcodes
-from .fsview import OVERFLOW_UID, FsView
-from .guards import Refusal
-from .layout import CONTAINER, node_string
-from .remedy import Step, step_json
-from .resolver import Resolution, SocketPlacement
-from .sandbox_daemon import (
+from .. import exitcodes
+from ..core.fsview import OVERFLOW_UID, FsView
+from ..core.guards import Refusal
+from ..core.layout import CONTAINER, node_string
+from ..core.remedy import Step, step_json
+from ..core.resolver import Resolution, SocketPlacement
+from ..core.sandbox_daemon import (
     CLEAR_MARKER,
     RUN_INSIDE,
     SandboxDaemon,
@@ -28,15 +28,15 @@ from .sandbox_daemon import (
 )
 
 if t.TYPE_CHECKING:
-    from .binding_cache import CacheListing, Verdict
-    from .cleanup import ResetItem
-    from .explain import Answer, Explanation
-    from .findings import Finding
-    from .provisioning import ProvisionReport
-    from .removal import Removal
-    from .tmpfiles import TmpfilesChange
+    from ..act.cleanup import ResetItem
+    from ..act.provisioning import ProvisionReport
+    from ..act.removal import Removal
+    from ..act.tmpfiles import TmpfilesChange
+    from ..audit.binding_cache import CacheListing, Verdict
+    from ..audit.explain import Answer, Explanation
+    from ..audit.findings import Finding
 
-from .wording import (
+from ..core.wording import (
     PROVISION_COMMAND,
     RemedyContext,
     context_for,
@@ -90,8 +90,8 @@ def remedy_context(resolution: Resolution, view: FsView | None = None) -> Remedy
 
 def _view_for(resolution: Resolution) -> FsView:
     """The view a resolution was made over, when the caller did not keep it."""
-    from .fresh_machine import fresh_machine
-    from .fsview import LiveView, MemoryView
+    from ..core.fresh_machine import fresh_machine
+    from ..core.fsview import LiveView, MemoryView
 
     env = resolution.environment
     if not env.simulated:
@@ -149,7 +149,7 @@ def _socket_json(placement: SocketPlacement, resolution: Resolution, ctx: Remedy
 
 
 def _rules_json(resolution: Resolution) -> Json:
-    """The release table's rules this prediction followed (``nxsock.releases``), modes as octal strings."""
+    """The release table's rules this prediction followed (``nxsock.core.releases``), modes as octal strings."""
     rules = resolution.rules._asdict()
     rules.pop("release")
     rules.pop("assumed")
@@ -302,8 +302,8 @@ def check_root_document(path: str, state: str, refusal: Refusal | None, ctx: Rem
 def provision_document(report: ProvisionReport, ctx: RemedyContext | None = None) -> Json:
     """The ``provision --json`` document: each step, done or planned, and whether anything changed."""
     if ctx is None:
-        from .fsview import LiveView
-        from .wording import plain_context
+        from ..core.fsview import LiveView
+        from ..core.wording import plain_context
 
         ctx = plain_context(LiveView(), os.geteuid(), os.getegid(), os.environ.get("HOME"))
     return {
@@ -553,7 +553,7 @@ def md_text(text: str | None) -> str:
     >>> md_text("a|b <user> `x`\n# h")
     'a\\|b \\<user\\> \\`x\\`\\\\x0a# h'
     """
-    from .terminal import printable
+    from ..core.terminal import printable
 
     return "".join("\\" + ch if ch in _MARKDOWN_SPECIAL else ch for ch in printable(text))
 
@@ -568,7 +568,7 @@ def md_code(text: str | None) -> str:
     """
     import re
 
-    from .terminal import printable
+    from ..core.terminal import printable
 
     shown = printable(text)
     longest = max((len(run) for run in re.findall(r"`+", shown)), default=0)
@@ -581,7 +581,7 @@ def _md_block(lines: t.Sequence[str], info: str = "") -> list[str]:
     """A fenced code block longer than any backtick run inside it, every line shown escaped."""
     import re
 
-    from .terminal import printable
+    from ..core.terminal import printable
 
     shown = [printable(line) for line in lines]
     longest = max((len(run) for line in shown for run in re.findall(r"`{3,}|~{3,}", line)), default=0)
@@ -598,8 +598,8 @@ def report_facts(resolution: Resolution, view: FsView, sandbox: str | None = Non
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import version as package_version
 
-    from .findings import SANDBOX_MARKERS
-    from .sandbox_daemon import inside_user_namespace
+    from ..audit.findings import SANDBOX_MARKERS
+    from ..core.sandbox_daemon import inside_user_namespace
 
     try:
         ours = package_version("nxsock")
@@ -715,11 +715,11 @@ def github_annotations(results: t.Sequence[tuple[str, t.Any]]) -> str:
     the title too; names from disk are shown escaped first, so one cannot
     start a workflow command of its own.
 
-    >>> from nxsock.findings import Finding
+    >>> from nxsock.audit.findings import Finding
     >>> print(github_annotations([("g", Finding("sockets", "warn", "/x", "50% stale\nx", "nxsock reset"))]), end="")
     ::warning title=nxsock doctor%3A sockets::50%25 stale\x0ax%0Afix: nxsock reset
     """
-    from .terminal import printable
+    from ..core.terminal import printable
 
     lines = []
     for _, finding in results:

@@ -1,14 +1,14 @@
 """``doctor --fix``: the plan made of the audit's remedies, each step applied by nxsock's own acting code, the verdict.
 
 The plan is the remedies of the audit's warnings and errors, as the values
-the policy already vetted (:class:`~nxsock.remedy.Step`), one entry per
+the policy already vetted (:class:`~nxsock.core.remedy.Step`), one entry per
 distinct remedy, in report order.  Only a remedy every step of which nxsock
 can do itself, without root, is applied; the rest is listed for the user:
 what needs root (nxsock never runs ``sudo``), what changes the shell's
 environment (no program can change its parent's), and what runs Nx.
 
 Applying never runs the shell text.  Before each step the policy is asked
-again, over the disk as it is now (:func:`~nxsock.remedy.vet`); the acting
+again, over the disk as it is now (:func:`~nxsock.core.remedy.vet`); the acting
 function then walks the parent by the trust rule and re-examines the entry
 by descriptor, so a level swapped for a link or another user's directory
 since the audit is refused, not followed.  After the last step the caller
@@ -16,18 +16,18 @@ audits again, and :func:`verdicts` reports a remedy whose finding is still
 there as not fixed.
 
 This module decides and orders; the disk is changed only in
-:mod:`nxsock.acting`, :mod:`nxsock.removal` and :mod:`nxsock.cleanup`.
+:mod:`nxsock.act.acting`, :mod:`nxsock.act.removal` and :mod:`nxsock.act.cleanup`.
 """
 
 from __future__ import annotations
 
 import typing as t
 
-from .remedy import Policy, Remedy, Step, Withheld, render, vet
+from ..core.remedy import Policy, Remedy, Step, Withheld, render, vet
 
 if t.TYPE_CHECKING:
+    from ..core.resolver import Resolution
     from .findings import Finding
-    from .resolver import Resolution
 
 __all__ = ["Applied", "Plan", "PlanItem", "StepResult", "apply_plan", "finding_key", "make_plan", "unreached", "verdicts"]
 
@@ -138,7 +138,7 @@ def steered_by_untrusted_file(resolution: Resolution, uid: int) -> str | None:
     The same rule ``reset`` and ``cache prune`` follow: a workspace another user can write does not choose
     what nxsock removes or re-modes, for you or for root.
     """
-    from .trust import describe_distrust, steering_refusal
+    from ..core.trust import describe_distrust, steering_refusal
 
     variables = resolution.environment.variables
     sources = [v.source for name in STEERING_VARIABLES if (v := variables.get(name)) is not None]
@@ -152,7 +152,7 @@ def steered_by_untrusted_file(resolution: Resolution, uid: int) -> str | None:
 
 def _apply_step(step: Step, policy: Policy, resolution: Resolution, tick: t.Callable[[], None]) -> StepResult:
     """One step: the policy asked again over the disk as it is now, then nxsock's own acting code."""
-    from . import acting
+    from ..act import acting
 
     steered = steered_by_untrusted_file(resolution, policy.uid)
     if steered is not None:
@@ -191,7 +191,7 @@ def _apply_step(step: Step, policy: Policy, resolution: Resolution, tick: t.Call
 def _run_nxsock(arguments: str, resolution: Resolution, uid: int, gid: int, tick: t.Callable[[], None]) -> str | None:
     """``nxsock reset …``, ``cache prune`` or ``provision``, run in-process by their own acting code."""
     if arguments.startswith("reset"):
-        from .cleanup import ResetItem, reset
+        from ..act.cleanup import ResetItem, reset
 
         items: list[ResetItem] = []
         words = arguments.split()[1:]
@@ -200,10 +200,10 @@ def _run_nxsock(arguments: str, resolution: Resolution, uid: int, gid: int, tick
         bad = [i for i in items if i.outcome in ("failed", "refused")]
         return None if not bad else "; ".join(f"{i.path}: {i.reason}" for i in bad[:3])
     if arguments == "cache prune":
+        from ..act.interruption import Interrupted
+        from ..act.pruning import prune_cache
+        from ..core.fsview import LiveView
         from .binding_cache import find_binding, host_triple, list_cache, prune_plan, prune_refusal, trusted_version
-        from .fsview import LiveView
-        from .interruption import Interrupted
-        from .pruning import prune_cache
 
         view = LiveView()
         env = resolution.environment
@@ -216,8 +216,8 @@ def _run_nxsock(arguments: str, resolution: Resolution, uid: int, gid: int, tick
             raise Interrupted()
         kept = [r for r, _ in results if r.outcome != "removed"]
         return None if not kept else "; ".join(f"{r.path}: {r.reason}" for r in kept[:3])
-    from .fsview import LiveView
-    from .provisioning import provision_for_user
+    from ..act.provisioning import provision_for_user
+    from ..core.fsview import LiveView
 
     report = provision_for_user(LiveView(), uid, gid, dry_run=False)
     return None if report.refusal is None else f"{report.refusal.dir}: {report.refusal.kind}"

@@ -7,7 +7,7 @@ sentence of what it changes.  Every remedy nxsock shows goes through
 :func:`vet` — the policy — and, if it passes, through :func:`render`; one
 that fails is replaced by a :class:`Withheld` saying why no safe command
 exists.  Nothing here changes the filesystem: the policy only looks, through
-a read-only :class:`~nxsock.fsview.FsView`.
+a read-only :class:`~nxsock.core.fsview.FsView`.
 
 >>> render(Remedy((Step("remove-tree", "/tmp/.nx/1000", needs_root=True),), "removes it"))
 'sudo rm -rf -- /tmp/.nx/1000'

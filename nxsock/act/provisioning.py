@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 import typing as t
 
-from . import exitcodes
-from ._pathname import dirname, join
+from .. import exitcodes
+from ..core._pathname import dirname, join
+from ..core.fsview import Entry, FsView
+from ..core.guards import Action, Refusal, Simulation, establish_private_dir, establish_shared_root
+from ..core.layout import CONTAINER
+from ..core.trust import judge_path
 from .acting import ensure_private_dir, ensure_shared_root
-from .fsview import Entry, FsView
-from .guards import Action, Refusal, Simulation, establish_private_dir, establish_shared_root
-from .layout import CONTAINER
-from .trust import judge_path
 
 __all__ = ["ProvisionReport", "provision_for_everyone", "provision_for_user"]
 

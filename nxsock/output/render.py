@@ -12,15 +12,15 @@ import typing as t
 from rich.console import Console
 from rich.text import Text
 
+from ..core.resolver import Resolution
+from ..core.terminal import counted, printable, printable_lines
 from .report import paths_document
-from .resolver import Resolution
-from .terminal import counted, printable, printable_lines
 
 if t.TYPE_CHECKING:
-    from .binding_cache import CacheListing, Verdict
-    from .explain import Answer, Explanation
-    from .findings import Finding
-    from .tmpfiles import TmpfilesChange
+    from ..act.tmpfiles import TmpfilesChange
+    from ..audit.binding_cache import CacheListing, Verdict
+    from ..audit.explain import Answer, Explanation
+    from ..audit.findings import Finding
 
 __all__ = ["render_check_root", "render_paths", "safe"]
 
@@ -40,7 +40,7 @@ GENERATION = {
 
 
 def safe(text: str | None) -> str:
-    """:func:`nxsock.terminal.printable`: kept under its old name for callers outside this module."""
+    """:func:`nxsock.core.terminal.printable`: kept under its old name for callers outside this module."""
     return printable(text)
 
 

@@ -57,7 +57,7 @@ def parse_json(text: str) -> t.Any:
     >>> parse_json("[" * 100 + "]" * 100)
     Traceback (most recent call last):
     ...
-    nxsock.json_input.JsonInputError: is nested deeper than 64 levels
+    nxsock.core.json_input.JsonInputError: is nested deeper than 64 levels
     """
     if len(text) > MAX_TEXT:
         raise JsonInputError(f"is larger than {MAX_TEXT} characters")

@@ -14,8 +14,8 @@ import os
 import stat
 import typing as t
 
-from .fsview import errno_name
-from .trust import UntrustedPath, open_trusted_directory
+from ..core.fsview import errno_name
+from ..core.trust import UntrustedPath, open_trusted_directory
 
 __all__ = ["MAX_DEPTH", "Removal", "UntrustedPath", "open_directory", "remove_empty_dirs", "remove_entry"]
 
@@ -34,9 +34,9 @@ class Removal(t.NamedTuple):
 
 
 def open_directory(path: str, uid: int) -> int:
-    """A descriptor for *path*, every level judged by :mod:`nxsock.trust`'s rule on the way down.
+    """A descriptor for *path*, every level judged by :mod:`nxsock.core.trust`'s rule on the way down.
 
-    Raises :class:`~nxsock.trust.UntrustedPath` where the rule refuses a level,
+    Raises :class:`~nxsock.core.trust.UntrustedPath` where the rule refuses a level,
     and the plain :class:`OSError` where a level cannot be reached.
     """
     return open_trusted_directory(path, uid)

@@ -11,7 +11,7 @@ removed, moved or re-moded in it) only when it passes the walk OpenSSH's
   level of one's own is the owner's grant, as in Nx's own ancestry walk);
 - a symlink is followed only when the acting uid or root owns it — it sits in
   a level already judged, so nobody else could have put it there — at most
-  :data:`~nxsock.guards.MAX_LINKS` times.
+  :data:`~nxsock.core.guards.MAX_LINKS` times.
 
 Each level is opened ``O_NOFOLLOW | O_DIRECTORY`` relative to its parent's
 descriptor and judged by ``fstat`` on that descriptor, so nothing can be

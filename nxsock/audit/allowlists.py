@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 import typing as t
 
-from ._pathname import dirname, join
-from .environment import Environment, home_directory
-from .fsview import Entry, FsView, UserNamespaceView
-from .guards import sandbox_real_dir
-from .resolver import Resolution, resolve
-from .sandbox_daemon import RUN_INSIDE, RUN_INSIDE_VARIABLE, SandboxDaemon, marker_warning, sandbox_statement
-from .wording import shell_quote
+from ..core._pathname import dirname, join
+from ..core.environment import Environment, home_directory
+from ..core.fsview import Entry, FsView, UserNamespaceView
+from ..core.guards import sandbox_real_dir
+from ..core.resolver import Resolution, resolve
+from ..core.sandbox_daemon import RUN_INSIDE, RUN_INSIDE_VARIABLE, SandboxDaemon, marker_warning, sandbox_statement
+from ..core.wording import shell_quote
 
 __all__ = ["FORMATS", "SANDBOX_TMPDIR", "SandboxPlan", "plan_for", "render", "sandbox_kind"]
 

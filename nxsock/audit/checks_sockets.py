@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import re
 
-from ._pathname import dirname, join
+from ..core._pathname import dirname, join
+from ..core.fsview import OVERFLOW_UID, Entry, FsView
+from ..core.guards import Refusal
+from ..core.layout import per_run_leaf
+from ..core.remedy import Remedy, Step
+from ..core.resolver import Resolution
+from ..core.sandbox_daemon import RUN_INSIDE, marker_warning
+from ..core.wording import Advice, RemedyContext, describe, format_mode, remedy_for
 from .findings import SANDBOX_MARKERS, Context, Finding, Severity, advised_finding, mode_text, offer_remedy
-from .fsview import OVERFLOW_UID, Entry, FsView
-from .guards import Refusal
-from .layout import per_run_leaf
-from .remedy import Remedy, Step
-from .resolver import Resolution
-from .sandbox_daemon import RUN_INSIDE, marker_warning
-from .wording import Advice, RemedyContext, describe, format_mode, remedy_for
 
 __all__ = ["check_daemon", "check_root_leftovers", "check_socket_owner", "check_sockets", "check_unix_sockets", "reset_remedy", "survey_sockets"]
 
@@ -125,7 +125,7 @@ def reset_remedy(young: bool) -> Remedy:
 def _probe_finding(view: FsView, path: str, result: str | None, uid: int, remedies: RemedyContext | None = None,
                    young: bool = False) -> Finding:
     if remedies is None:
-        from .wording import plain_context
+        from ..core.wording import plain_context
 
         remedies = plain_context(view, uid, uid)
     if result == "answers":

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import typing as t
 
-from .fsview import Entry, FsView
-from .guards import Refusal
-from .remedy import Remedy, Step, Withheld
-from .resolver import Resolution
-from .sandbox_daemon import inside_advice
-from .wording import Advice, RemedyContext, describe, remedy_for
+from ..core.fsview import Entry, FsView
+from ..core.guards import Refusal
+from ..core.remedy import Remedy, Step, Withheld
+from ..core.resolver import Resolution
+from ..core.sandbox_daemon import inside_advice
+from ..core.wording import Advice, RemedyContext, describe, remedy_for
 
 if t.TYPE_CHECKING:
+    from ..act.cleanup import ResetItem
     from .binding_cache import Verdict
-    from .cleanup import ResetItem
 
 __all__ = ["SANDBOX_MARKERS", "Context", "Finding", "Severity", "advised_finding", "mode_text", "offer_remedy", "refusal_finding"]
 

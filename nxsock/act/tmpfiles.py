@@ -14,10 +14,10 @@ import stat
 import subprocess
 import typing as t
 
-from .fsview import errno_name
-from .layout import CONTAINER
-from .trust import UntrustedPath, describe_distrust, open_trusted_directory
-from .wording import PROVISION_COMMAND
+from ..core.fsview import errno_name
+from ..core.layout import CONTAINER
+from ..core.trust import UntrustedPath, describe_distrust, open_trusted_directory
+from ..core.wording import PROVISION_COMMAND
 
 __all__ = ["APPLY_TIMEOUT", "DROP_IN", "MARKER", "TmpfilesChange", "apply", "drop_in_text", "install", "uninstall"]
 

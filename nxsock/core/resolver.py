@@ -1,8 +1,8 @@
 """Where Nx will put its sockets and native-binding cache, and why (SPEC §1–§3).
 
 :func:`resolve` is the one question every command asks.  It is pure: it reads
-an :class:`~nxsock.environment.Environment` and a read-only
-:class:`~nxsock.fsview.FsView`, predicts each guard Nx would run in the order
+an :class:`~nxsock.core.environment.Environment` and a read-only
+:class:`~nxsock.core.fsview.FsView`, predicts each guard Nx would run in the order
 Nx runs them, and returns frozen values — never printing, never changing the
 filesystem.  What Nx *would* create or tighten comes back as actions.
 """
@@ -731,7 +731,7 @@ def client_socket_refusal(view: FsView, uid: int, socket_path: str, *, gid: int 
     the directory itself must be a real directory of yours with no group or
     other bits at all; nothing is created or tightened.  A refusal reaches the
     client as ``ENOENT``, which its poll reads as "not up yet".  The rule
-    itself is :func:`nxsock.sandbox_daemon.client_refusal`.
+    itself is :func:`nxsock.core.sandbox_daemon.client_refusal`.
     """
     return client_refusal(view, uid, gid, socket_path)
 

@@ -1,6 +1,6 @@
 """``cache prune`` carried out: each planned entry removed through its directory's descriptor, never a link.
 
-The plan is the audit's (:func:`nxsock.binding_cache.prune_plan`); this module
+The plan is the audit's (:func:`nxsock.audit.binding_cache.prune_plan`); this module
 only acts on it, one entry at a time, stopping cleanly between entries on Ctrl-C.
 """
 

@@ -3,7 +3,7 @@
 Nx establishes each level with a guard that may create it, tighten it to
 ``0700`` or refuse it.  The functions here run the same rules against a
 :class:`Simulation` — a copy-on-write layer over a read-only
-:class:`~nxsock.fsview.FsView` — so a later guard sees what an earlier one
+:class:`~nxsock.core.fsview.FsView` — so a later guard sees what an earlier one
 would have created, and every would-be change is recorded as an
 :class:`Action`.  Nothing here touches the real filesystem.
 """

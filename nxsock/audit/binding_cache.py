@@ -5,7 +5,7 @@ before loading it, where the hash is of the binding's path as Node resolves it
 (symlinks followed).  An entry is *trusted* when it is a regular file of yours
 with no group/other write, *fresh* when trusted, as large as the binding and
 not older than it.  Copies cut short are named ``<key>-<random><file>``.
-Reading only: :mod:`nxsock.pruning` is what removes entries.
+Reading only: :mod:`nxsock.act.pruning` is what removes entries.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import os
 import re
 import typing as t
 
-from ._pathname import basename, join
-from .environment import Environment
-from .fsview import Entry, FsView
-from .layout import short_hash
-from .releases import ReleaseRules, rules_for
-from .resolver import Resolution
+from ..core._pathname import basename, join
+from ..core.environment import Environment
+from ..core.fsview import Entry, FsView
+from ..core.layout import short_hash
+from ..core.releases import ReleaseRules, rules_for
+from ..core.resolver import Resolution
 
 __all__ = [
     "Binding",
@@ -276,7 +276,7 @@ def prune_plan(listing: CacheListing, installed_version: str | None, uid: int) -
 
 def trusted_version(resolution: Resolution, uid: int) -> str | None:
     """The installed version, when the package.json it was read from may steer an act (else only debris is pruned)."""
-    from .trust import judge_path
+    from ..core.trust import judge_path
 
     env = resolution.environment
     if env.nx_version_source != "installed":
@@ -287,7 +287,7 @@ def trusted_version(resolution: Resolution, uid: int) -> str | None:
 
 def prune_refusal(resolution: Resolution, uid: int) -> str | None:
     """Why a configured cache directory may not be pruned: it is set in a file the trust rule refuses; else ``None``."""
-    from .trust import describe_distrust, steering_refusal
+    from ..core.trust import describe_distrust, steering_refusal
 
     var = resolution.environment.variables.get("NX_NATIVE_FILE_CACHE_DIRECTORY")
     if not resolution.native_cache.configured or var is None:

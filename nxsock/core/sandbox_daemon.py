@@ -46,7 +46,7 @@ CLEAR_MARKER = "nxsock reset --daemon-marker"
 def client_checks_socket_ancestry(nx_version: str | None) -> bool:
     """Whether this release's client judges the recorded socket before dialling it: Nx 24.0.5 and later.
 
-    Read from the release table (``nxsock.releases``); an unknown version is
+    Read from the release table (``nxsock.core.releases``); an unknown version is
     taken as the newest, as the layout is.
 
     >>> client_checks_socket_ancestry("24.0.2"), client_checks_socket_ancestry("24.0.5")

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import typing as t
 
-from ._pathname import dirname
+from ..core._pathname import dirname
+from ..core.fsview import FsView
+from ..core.remedy import Remedy, Step
+from ..core.resolver import Resolution
 from .checks_host import check_boot_persistence, check_leftovers, check_native_cache, check_workspace_data
 from .checks_levels import (
     check_configuration,
@@ -23,9 +26,6 @@ from .checks_levels import (
 )
 from .checks_sockets import check_daemon, check_socket_owner, check_sockets, check_unix_sockets, survey_sockets
 from .findings import Context, Finding
-from .fsview import FsView
-from .remedy import Remedy, Step
-from .resolver import Resolution
 
 __all__ = ["CHECKS", "FINDING_IDS", "gather", "run_checks", "status_of"]
 
@@ -89,9 +89,9 @@ def gather(resolution: Resolution, view: FsView, sandbox: str | None = None, *, 
     *pasted_by_root*: root audits for another uid (``doctor --user``) and will
     paste the remedies, so none may rest on a level that uid could swap.
     """
+    from ..act.cleanup import reset
+    from ..core.wording import context_for
     from .binding_cache import find_binding, host_triple, list_cache, prune_plan, verify
-    from .cleanup import reset
-    from .wording import context_for
 
     env = resolution.environment
     remedies = context_for(resolution, view, pasted_by_root=pasted_by_root)

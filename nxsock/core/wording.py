@@ -1,9 +1,9 @@
 """Every sentence nxsock says about a refusal, and the remedy that fixes it.
 
 Wording is decided here and nowhere else.  A remedy is built as a value
-(:class:`~nxsock.remedy.Remedy`), passed through the one policy
-(:func:`~nxsock.remedy.vet`) and rendered by the one function
-(:func:`~nxsock.remedy.render`); what the user sees is an :class:`Advice` —
+(:class:`~nxsock.core.remedy.Remedy`), passed through the one policy
+(:func:`~nxsock.core.remedy.vet`) and rendered by the one function
+(:func:`~nxsock.core.remedy.render`); what the user sees is an :class:`Advice` —
 the command to paste (``None`` where no safe command exists) and the sentence
 of what it changes, or why there is no command.
 """

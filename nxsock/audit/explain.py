@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 import typing as t
 
-from ._pathname import dirname
-from .fsview import Entry
-from .remedy import Remedy, Step, Withheld, render, shell_quote
-from .wording import Advice, RemedyContext, socket_export
+from ..core._pathname import dirname
+from ..core.fsview import Entry
+from ..core.remedy import Remedy, Step, Withheld, render, shell_quote
+from ..core.wording import Advice, RemedyContext, socket_export
 
 __all__ = [
     "MAX_MESSAGES",
@@ -196,7 +196,7 @@ def explain(text: str) -> Explanation:
 # -- remedies --------------------------------------------------------------------------------
 #
 # A pasted text is anyone's: a path in it is a claim, never trusted.  Every remedy below is a
-# value (:class:`~nxsock.remedy.Remedy`) that the caller passes through the one policy
+# value (:class:`~nxsock.core.remedy.Remedy`) that the caller passes through the one policy
 # (``RemedyContext.offer``), which checks it against this machine as it is now: a path the
 # paste names is acted on only when it is one of this user's Nx levels, exists, and has no
 # link or foreign level on the way; ``sudo`` only where the user cannot do it.  Where no safe

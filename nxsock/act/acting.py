@@ -2,7 +2,7 @@
 
 These are the only functions in nxsock that change a directory.  The parent
 is reached from ``/`` one descriptor at a time and every level of it judged by
-:mod:`nxsock.trust`'s rule (never opened by path, so a level swapped for a link
+:mod:`nxsock.core.trust`'s rule (never opened by path, so a level swapped for a link
 is refused, not followed); the final component is reached relative to the
 parent's descriptor and opened
 ``O_NOFOLLOW | O_NONBLOCK``, so a symlink planted there is refused, never
@@ -18,10 +18,10 @@ import os
 import stat
 import typing as t
 
-from ._pathname import basename, dirname
-from .fsview import errno_name
-from .guards import Action, Refusal
-from .trust import UntrustedPath, open_trusted_directory
+from ..core._pathname import basename, dirname
+from ..core.fsview import errno_name
+from ..core.guards import Action, Refusal
+from ..core.trust import UntrustedPath, open_trusted_directory
 
 __all__ = [
     "Outcome",
@@ -168,7 +168,7 @@ def ensure_shared_root(path: str, *, owner: tuple[int, int] | None = None) -> Ou
 
 # -- the steps ``doctor --fix`` applies ------------------------------------------------
 #
-# Each function acts on one vetted :class:`~nxsock.remedy.Step` and returns ``None`` when it was done, or the
+# Each function acts on one vetted :class:`~nxsock.core.remedy.Step` and returns ``None`` when it was done, or the
 # sentence saying why it was refused or failed.  The parent is walked from ``/`` by the trust rule (a level
 # swapped for another user's link or directory since the audit is refused, never followed); the entry itself is
 # examined relative to the parent's descriptor and only acted on once ``fstat`` confirms it is still what the
@@ -189,7 +189,7 @@ def _parent_of(path: str, uid: int) -> int | str:
     try:
         return open_trusted_directory(dirname(path), uid)
     except UntrustedPath as exc:
-        from .trust import describe_distrust
+        from ..core.trust import describe_distrust
 
         return f"refused: {describe_distrust(exc.refusal)}"
     except OSError as exc:
@@ -223,7 +223,7 @@ def remove_file(path: str, uid: int) -> str | None:
 
 
 def remove_tree(path: str, uid: int) -> str | None:
-    """Remove a directory and everything in it, all of it *uid*'s, by descriptor (:func:`nxsock.removal.remove_entry`)."""
+    """Remove a directory and everything in it, all of it *uid*'s, by descriptor (:func:`nxsock.act.removal.remove_entry`)."""
     from .removal import remove_entry
 
     parent = _parent_of(path, uid)
