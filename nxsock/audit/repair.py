@@ -113,40 +113,23 @@ def make_plan(findings: t.Iterable[Finding]) -> Plan:
     return Plan(tuple(i for i in every if i.applies), tuple(i for i in every if not i.applies), tuple(bare))
 
 
-#: The variables whose value says where a step acts: a path Nx derives from one of them is only as trustworthy
-#: as the file that set it.
-STEERING_VARIABLES = (
-    "NX_SOCKET_DIR",
-    "NX_DAEMON_SOCKET_DIR",
-    "NX_WORKSPACE_DATA_DIRECTORY",
-    "NX_PROJECT_GRAPH_CACHE_DIRECTORY",
-    "NX_NATIVE_FILE_CACHE_DIRECTORY",
-    "NX_CACHE_DIRECTORY",
-    "NX_WORKSPACE_ROOT_PATH",
-    "HOME",
-    "TMPDIR",
-    "TMP",
-    "TEMP",
-    "XDG_RUNTIME_DIR",
-)
-
-
 def steered_by_untrusted_file(resolution: Resolution, uid: int) -> str | None:
-    """Why nothing may be applied here: a value that steers where Nx's levels are was set in a file the trust
-    rule refuses for *uid* (another user's ``.env``, or one beneath a level another user controls); else ``None``.
+    """Why nothing may be applied here: a variable Nx reads (and so where its levels are) was set in a file the
+    trust rule refuses for *uid* (another user's ``.env``, or one beneath a level another user controls); else ``None``.
 
     The same rule ``reset`` and ``cache prune`` follow: a workspace another user can write does not choose
     what nxsock removes or re-modes, for you or for root.
     """
+    from ..core.environment import RELEVANT_VARIABLES
     from ..core.trust import describe_distrust, steering_refusal
 
     variables = resolution.environment.variables
-    sources = [v.source for name in STEERING_VARIABLES if (v := variables.get(name)) is not None]
+    sources = [v.source for name in RELEVANT_VARIABLES if (v := variables.get(name)) is not None]
     steered = steering_refusal(sources, uid)
     if steered is None:
         return None
     source, refusal = steered
-    names = ", ".join(n for n in STEERING_VARIABLES if (v := variables.get(n)) is not None and v.source == source)
+    names = ", ".join(n for n in RELEVANT_VARIABLES if (v := variables.get(n)) is not None and v.source == source)
     return f"not applied: {names} is set in {source}, and {describe_distrust(refusal)}"
 
 
