@@ -320,8 +320,9 @@ def _open_same(parent: int, name: str, path: str, uid: int) -> tuple[int, os.sta
     return fd, seen, by_path
 
 
-def change_mode(path: str, mode: int, uid: int) -> str | None:
-    """Set *path*'s mode through a descriptor of the very entry (never through a link) and read it back."""
+def _on_the_entry(path: str, uid: int, act: t.Callable[[int, bool], str | None]) -> str | None:
+    """Run *act* on a descriptor of the very entry *path* names (its parent walked by the trust rule, the entry
+    re-checked by :func:`_open_same`), with whether it must go through ``/proc/self/fd``; every descriptor closed."""
     parent = _parent_of(path, uid)
     if isinstance(parent, str):
         return parent
@@ -331,42 +332,40 @@ def change_mode(path: str, mode: int, uid: int) -> str | None:
             return opened
         fd, _, by_path = opened
         try:
-            if by_path:
-                os.chmod(f"/proc/self/fd/{fd}", mode)
-            else:
-                os.fchmod(fd, mode)
-            after = stat.S_IMODE(os.fstat(fd).st_mode)
-            return None if after == mode & 0o7777 else f"{path} keeps mode {after:04o}: the filesystem ignores modes"
+            return act(fd, by_path)
         except OSError as exc:
             return _os_error(path, exc)
         finally:
             os.close(fd)
     finally:
         os.close(parent)
+
+
+def change_mode(path: str, mode: int, uid: int) -> str | None:
+    """Set *path*'s mode through a descriptor of the very entry (never through a link) and read it back."""
+
+    def chmod(fd: int, by_path: bool) -> str | None:
+        if by_path:
+            os.chmod(f"/proc/self/fd/{fd}", mode)
+        else:
+            os.fchmod(fd, mode)
+        after = stat.S_IMODE(os.fstat(fd).st_mode)
+        return None if after == mode & 0o7777 else f"{path} keeps mode {after:04o}: the filesystem ignores modes"
+
+    return _on_the_entry(path, uid, chmod)
 
 
 def change_owner(path: str, owner: int, group: int, uid: int) -> str | None:
     """Hand *path* to *owner*:*group* through a descriptor of the very entry, never following a link."""
-    parent = _parent_of(path, uid)
-    if isinstance(parent, str):
-        return parent
-    try:
-        opened = _open_same(parent, basename(path), path, uid)
-        if isinstance(opened, str):
-            return opened
-        fd, _, by_path = opened
-        try:
-            if by_path:
-                os.chown(f"/proc/self/fd/{fd}", owner, group)
-            else:
-                os.fchown(fd, owner, group)
-            return None
-        except OSError as exc:
-            return _os_error(path, exc)
-        finally:
-            os.close(fd)
-    finally:
-        os.close(parent)
+
+    def chown(fd: int, by_path: bool) -> str | None:
+        if by_path:
+            os.chown(f"/proc/self/fd/{fd}", owner, group)
+        else:
+            os.fchown(fd, owner, group)
+        return None
+
+    return _on_the_entry(path, uid, chown)
 
 
 def _env_line_pattern(variable: str) -> t.Pattern[bytes]:
