@@ -578,15 +578,29 @@ def md_code(text: str | None) -> str:
 
 
 def _md_block(lines: t.Sequence[str], info: str = "") -> list[str]:
-    """A fenced code block longer than any backtick run inside it, every line shown escaped."""
+    r"""A fenced code block longer than any backtick run inside it, every line shown escaped.
+
+    A line that would begin with ``::`` has its first colon shown as ``\x3a``: a report printed in a
+    GitHub Actions log is read line by line, leading blanks trimmed, and ``::`` there starts a workflow
+    command — a line from disk must not become one.
+
+    >>> _md_block(["  ::error::planted", "a::b"], "text")
+    ['```text', '  \\x3a:error::planted', 'a::b', '```']
+    """
     import re
 
     from ..core.terminal import printable
 
-    shown = [printable(line) for line in lines]
+    shown = [_no_workflow_command(printable(line)) for line in lines]
     longest = max((len(run) for line in shown for run in re.findall(r"`{3,}|~{3,}", line)), default=0)
     fence = "`" * max(3, longest + 1)
     return [f"{fence}{info}", *shown, fence]
+
+
+def _no_workflow_command(line: str) -> str:
+    """*line* with the colon that would open a GitHub Actions workflow command shown as ``\\x3a``."""
+    body = line.lstrip()
+    return line[: len(line) - len(body)] + "\\x3a" + body[1:] if body.startswith("::") else line
 
 
 _SEVERITY_WORD = {"error": "✗ error", "warn": "⚠ warning", "info": "ℹ note", "ok": "✓ ok"}
