@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import STICKY, environment, machine, mine
 
-from nxsock.audit.allowlists import plan_for, render, sandbox_kind
 from nxsock.app import cli
+from nxsock.audit.allowlists import plan_for, render, sandbox_kind
 
 
 def fmt(name: str, *extra: str) -> tuple[str, str]:

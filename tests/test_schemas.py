@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from documents import SchemaMismatch, checked, parsed, schema_name
 from jsonschema import Draft202012Validator
 
-from nxsock.output import schemas
 from nxsock.app import cli
+from nxsock.output import schemas
 
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED = Path(schemas.__file__).parent
@@ -111,13 +111,13 @@ class TestTheSchemas:
 
     def test_each_closed_vocabulary_is_the_codes_own(self) -> None:
         """Where the code declares the values a key takes (a ``Literal``), the schema enumerates exactly those."""
+        from nxsock.act.tmpfiles import TmpfilesChange
         from nxsock.audit.binding_cache import Verdict
         from nxsock.audit.findings import Severity
         from nxsock.core.guards import RefusalKind
         from nxsock.core.host_overrides import Layout, Platform
         from nxsock.core.releases import Generation, ReleaseRules
         from nxsock.core.resolver import InvalidReason, Tier
-        from nxsock.act.tmpfiles import TmpfilesChange
 
         def enum(name: str, *path: str) -> list[t.Any]:
             node: t.Any = schemas.load(name)
@@ -210,8 +210,8 @@ def test_every_document_the_output_layer_builds_has_a_schema() -> None:
 
 def test_the_documents_no_test_run_reaches_match_too() -> None:
     """The audit ended as another user's child, and a drop-in change: built directly, checked all the same."""
-    from nxsock.output import report
     from nxsock.act.tmpfiles import TmpfilesChange
+    from nxsock.output import report
 
     checked(report.doctor_error_document("the audit as uid 7 did not finish within 15 s"), "doctor")
     changes = [TmpfilesChange("refuse", "/etc/tmpfiles.d", "is not trusted"), TmpfilesChange("fail", "/x", "no such directory")]

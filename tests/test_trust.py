@@ -8,9 +8,9 @@ import typing as t
 import pytest
 from harness import PEER, USER
 
-from nxsock.core.json_input import MAX_DEPTH, JsonInputError, parse_json
 from nxsock.act.removal import MAX_DEPTH as REMOVAL_DEPTH
 from nxsock.act.removal import remove_entry
+from nxsock.core.json_input import MAX_DEPTH, JsonInputError, parse_json
 from nxsock.core.trust import UntrustedPath, judge_path, judge_source, open_trusted_directory
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make levels of other uids")

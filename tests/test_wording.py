@@ -68,7 +68,7 @@ def test_a_squatted_directory_is_removed_never_chowned_to_its_victim() -> None:
 def test_a_configured_directory_is_fixed_in_the_configuration_never_removed(configured: str) -> None:
     """NX_SOCKET_DIR=/srv/data, /, /usr, another user's home: unset it, never ``sudo rm -rf`` it."""
     extra = {"/srv/data": Entry("dir", 0, 0, 0o755), "/usr": Entry("dir", 0, 0, 0o755), "/home/bob": mine(0o755, PEER)}
-    ctx, view = context(extra, {"NX_SOCKET_DIR": configured})
+    ctx, _view = context(extra, {"NX_SOCKET_DIR": configured})
     refusal = Refusal("foreign-owner", configured, uid=0)
     advice = remedy_for(refusal, ctx)
     assert advice.command == "unset NX_SOCKET_DIR"
