@@ -37,8 +37,8 @@ from harness import (
 
 from nxsock.act import acting
 from nxsock.audit.findings import Finding
-from nxsock.core.remedy import Step
 from nxsock.audit.repair import NEEDS_ROOT, SHELL, Applied, make_plan, verdicts
+from nxsock.core.remedy import Step
 
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give entries to another uid")
 live = [
@@ -309,6 +309,23 @@ class TestAPeersDotenvSteersNothing:
         refused = [s for o in document["outcomes"] for s in o["steps"] if s["outcome"] == "refused"]
         assert all(f"{PEER_WS}/.env" in (s["reason"] or "") for s in refused), refused
         assert not [s for o in document["outcomes"] for s in o["steps"] if s["outcome"] == "done"], document["outcomes"]
+
+    @pytest.mark.parametrize("as_root", [False, True], ids=["as-the-user", "as-root"])
+    def test_the_audit_itself_offers_no_command_and_names_the_file(self, mark: int, as_root: bool) -> None:
+        # Plain doctor, not only --fix: a remedy shown is pasted, so it must not act where the peer's .env points.
+        owner = 0 if as_root else USER
+        home = "/home/root" if as_root else HOME
+        setup = (f"install -d -o {owner} {home}; install -d -m 0700 -o {owner} {home}/notes {home}/notes/d; "
+                 f"echo planted > {home}/notes/d/disabled; chown {owner} {home}/notes/d/disabled; "
+                 f"install -d -m 0755 -o {PEER} {PEER_WS}; echo '{{}}' > {PEER_WS}/nx.json; "
+                 f"echo 'NX_WORKSPACE_DATA_DIRECTORY={home}/notes' > {PEER_WS}/.env; chown {PEER} {PEER_WS}/nx.json {PEER_WS}/.env")
+        result = run_as_user(f"{MAKE_WS}; {setup}", ["doctor", "--json"], env={"HOME": home}, uid=owner, cwd=PEER_WS)
+        assert "Traceback" not in result.stderr, result.stderr
+        findings = json.loads(result.stdout)["findings"]
+        disabled = [f for f in findings if f["id"] == "daemon-disabled"]
+        assert disabled and disabled[0]["remedy"] is None, findings
+        assert f"{PEER_WS}/.env" in disabled[0]["hint"] and disabled[0]["hint"].startswith("No safe command"), disabled
+        assert [f["remedy"] for f in findings if f["remedy"] is not None] == [], findings
 
 
 # -- the race: the peer acts between the plan and the answer ------------------------------------------

@@ -287,12 +287,9 @@ def trusted_version(resolution: Resolution, uid: int) -> str | None:
 
 def prune_refusal(resolution: Resolution, uid: int) -> str | None:
     """Why a configured cache directory may not be pruned: it is set in a file the trust rule refuses; else ``None``."""
-    from ..core.trust import describe_distrust, steering_refusal
+    from ..core.trust import steering_reason
 
-    var = resolution.environment.variables.get("NX_NATIVE_FILE_CACHE_DIRECTORY")
-    if not resolution.native_cache.configured or var is None:
+    if not resolution.native_cache.configured:
         return None
-    steered = steering_refusal([var.source], uid)
-    if steered is None:
-        return None
-    return f"not acted on: NX_NATIVE_FILE_CACHE_DIRECTORY is set in {steered[0]}, and {describe_distrust(steered[1])}"
+    reason = steering_reason(resolution.environment.variables, ["NX_NATIVE_FILE_CACHE_DIRECTORY"], uid)
+    return None if reason is None else f"not acted on: {reason}"

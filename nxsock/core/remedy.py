@@ -130,6 +130,9 @@ class Policy(t.NamedTuple):
     workspace_root: str
     configured: tuple[tuple[str, str, str], ...] = ()  # (variable, absolute directory, its canonical form)
     pasted_by_root: bool = False  # root's ``doctor --user``: root pastes it, the audited uid may be hostile
+    #: Why no path may be acted on at all: a variable nxsock reads is set in a file the trust rule refuses
+    #: (another user's ``.env``), so every level is where that user says (:func:`nxsock.core.trust.steering_reason`).
+    steered: str | None = None
 
     @property
     def daemon_dir(self) -> str:
@@ -491,6 +494,8 @@ def suggestion_problem(policy: Policy, directory: str) -> str | None:
 
 def _step_problem(policy: Policy, step: Step, earlier: t.Sequence[Step]) -> tuple[str | None, Step]:
     verb = step.verb
+    if policy.steered is not None:  # every level, record and pid may be the other user's choice: no command at all
+        return f"{policy.steered}; nothing another user's file steers is acted on (ask that user, or work in a checkout of your own)", step
     if verb in FILESYSTEM_VERBS:
         problem, needs_root = _filesystem_problem(policy, step, earlier)
         return problem, step._replace(needs_root=needs_root)

@@ -109,7 +109,7 @@ class RemedyContext:
         if isinstance(verdict, Withheld):
             if not passed:
                 unsafe = [a.reason for a in alternatives if isinstance(a, Withheld)]
-                return Advice(None, " ".join([verdict.reason, *unsafe]))
+                return Advice(None, " ".join(dict.fromkeys([verdict.reason, *unsafe])))
             first, rest = passed[0], passed[1:]
             return Advice(render(first), f"{verdict.reason} {first.changes}" + _or(rest), first.steps)
         return Advice(render(verdict), verdict.changes + _or(passed), verdict.steps)
@@ -149,8 +149,13 @@ def _suggest(ctx: RemedyContext, variable: str, names: tuple[str, str]) -> str |
     return None
 
 
-def context_for(resolution: Resolution, view: FsView, *, pasted_by_root: bool = False) -> RemedyContext:
-    """The remedy context for *resolution* over *view*: the user, Nx's levels, the configured directories."""
+def context_for(resolution: Resolution, view: FsView, *, pasted_by_root: bool = False,
+                steered: str | None = None) -> RemedyContext:
+    """The remedy context for *resolution* over *view*: the user, Nx's levels, the configured directories.
+
+    *steered*: why another user's file chooses where Nx's levels are (``Policy.steered``); the caller, which may
+    look at the disk, says so — this stays pure.
+    """
     from ._pathname import resolve as resolve_path
     from .environment import home_directory
     from .guards import canonical_dir
@@ -176,6 +181,7 @@ def context_for(resolution: Resolution, view: FsView, *, pasted_by_root: bool = 
         workspace_root=env.workspace_root,
         configured=tuple(configured),
         pasted_by_root=pasted_by_root,
+        steered=steered,
     )
     return RemedyContext(policy, resolution)
 
