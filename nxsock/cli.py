@@ -23,7 +23,7 @@ __all__ = ["main"]  # and ``cli``, the click group, on first use
 def _paths_json(host: HostOverrides) -> int:
     """The JSON document for *host*, or -1 where click must word a usage error (a bad ``--workspace``)."""
     from .core.snapshot import WorkspaceError, build_resolution
-    from .output.report import print_paths_json
+    from .output.paths_json import print_paths_json
 
     try:
         resolution, view = build_resolution(host)

@@ -53,6 +53,18 @@ def test_paths_json_does_not_even_load_click() -> None:
         assert not {m for m in modules if m.split(".")[0] in HEAVY}
 
 
+def test_a_prediction_with_no_refusal_loads_no_remedy_code() -> None:
+    """The remedy policy and its sentences are made for the first refusal; a fresh Mac has none.
+
+    (A fresh Linux machine has one: inside a user-namespace sandbox, 24.0.5's client would refuse ``/``.)
+    """
+    clean = loaded("paths", "--json", "--platform", "darwin")
+    assert not {"nxsock.core.remedy", "nxsock.core.wording"} & clean
+    # Where Nx refuses something (NX_SOCKET_DIR=/tmp, the OS temp root itself), they come to give its remedy.
+    refused = loaded("paths", "--json", env=dict(os.environ, NX_SOCKET_DIR="/tmp"))
+    assert {"nxsock.core.remedy", "nxsock.core.wording"} <= refused
+
+
 def test_completion_loads_no_command_beyond_click() -> None:
     env = dict(os.environ, _NXSOCK_COMPLETE="bash_complete", COMP_WORDS="nxsock ch", COMP_CWORD="1")
     modules = loaded(env=env)

@@ -197,13 +197,13 @@ BUILDERS = {
 
 
 def test_every_document_the_output_layer_builds_has_a_schema() -> None:
-    """A new document (a new ``*_document`` in nxsock.output.report) fails here until a schema is published for it."""
+    """A new document (a new ``*_document`` in the output layer) fails here until a schema is published for it."""
     import inspect
 
-    from nxsock.output import report
+    from nxsock.output import paths_json, report
 
-    built = {name for name, value in vars(report).items()
-             if name.endswith("_document") and inspect.isfunction(value) and value.__module__ == report.__name__}
+    built = {name for module in (report, paths_json) for name, value in vars(module).items()
+             if name.endswith("_document") and inspect.isfunction(value) and value.__module__ == module.__name__}
     assert built == BUILDERS.keys()
     assert set(BUILDERS.values()) == set(NAMES)
 
@@ -254,10 +254,10 @@ class TestTheValidatorFails:
         """The suite's runner validates a ``--json`` command's output even where the test only compares text."""
         from documents import Runner
 
-        import nxsock.output.report
+        import nxsock.output.paths_json
 
-        real = nxsock.output.report.paths_document
-        monkeypatch.setattr(nxsock.output.report, "paths_document", lambda *a, **k: {**real(*a, **k), "uid": "not a number"})
+        real = nxsock.output.paths_json.paths_document
+        monkeypatch.setattr(nxsock.output.paths_json, "paths_document", lambda *a, **k: {**real(*a, **k), "uid": "not a number"})
         with pytest.raises(SchemaMismatch, match="uid"):
             Runner().invoke(cli, ["paths", "--json", *PLATFORM])
 

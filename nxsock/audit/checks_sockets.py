@@ -11,7 +11,8 @@ from ..core.layout import per_run_leaf
 from ..core.remedy import Remedy, Step
 from ..core.resolver import Resolution
 from ..core.sandbox_daemon import RUN_INSIDE, marker_warning
-from ..core.wording import Advice, RemedyContext, describe, format_mode, remedy_for
+from ..core.terminal import format_mode
+from ..core.wording import Advice, RemedyContext, describe, remedy_for
 from .findings import SANDBOX_MARKERS, Context, Finding, Severity, advised_finding, mode_text, offer_remedy
 
 __all__ = ["check_daemon", "check_root_leftovers", "check_socket_owner", "check_sockets", "check_unix_sockets", "reset_remedy", "survey_sockets"]

@@ -38,7 +38,8 @@ def cache() -> None:
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 def cache_path(json_flag: bool, host: HostOverrides) -> None:
     """The cache directory for this workspace, or why Nx would load the binding in place."""
-    from ..output.report import cache_path_document, write_json
+    from ..output.emit import write_json
+    from ..output.report import cache_path_document
 
     resolution, _ = build_resolution(host)
     native = resolution.native_cache
@@ -63,7 +64,8 @@ def cache_list(json_flag: bool, host: HostOverrides) -> None:
     """Every entry, by version: the binding it belongs to, size, trusted, fresh, in use, interrupted."""
     _, _, listing = _listing(host)
     if json_flag:
-        from ..output.report import cache_list_document, write_json
+        from ..output.emit import write_json
+        from ..output.report import cache_list_document
 
         write_json(cache_list_document(listing))
     else:
@@ -87,7 +89,8 @@ def cache_verify(json_flag: bool, host: HostOverrides) -> None:
     verdict = verify(listing, lambda path: remedies.offer(Remedy((Step("remove", path),), "Removes the entry.")).command)
     code = exitcodes.PROBLEM if verdict.state in ("stale", "untrusted", "missing") else exitcodes.OK
     if json_flag:
-        from ..output.report import cache_verify_document, write_json
+        from ..output.emit import write_json
+        from ..output.report import cache_verify_document
 
         write_json(cache_verify_document(verdict, listing))
     else:
@@ -119,7 +122,8 @@ def cache_prune(dry_run: bool, json_flag: bool, host: HostOverrides) -> None:
                                        tidy=tidy, keep=resolution.environment.nx_version)
     failed = any(r.outcome != "removed" for r, _ in results)
     if json_flag:
-        from ..output.report import cache_prune_document, write_json
+        from ..output.emit import write_json
+        from ..output.report import cache_prune_document
 
         write_json(cache_prune_document(results, dry_run=dry_run, interrupted=interrupted))
     else:

@@ -29,7 +29,8 @@ def check_root(path: str, json_flag: bool) -> None:
     from ..core._pathname import resolve
     from ..core.fsview import LiveView
     from ..core.guards import Simulation, establish_shared_root
-    from ..output.report import check_root_document, write_json
+    from ..output.emit import write_json
+    from ..output.report import check_root_document
 
     try:
         cwd = os.getcwd()

@@ -260,7 +260,8 @@ def _audit_as(uid: int, json_flag: bool, strict: bool, only: tuple[str, ...], te
         message = f"the audit as uid {uid} {failure}; it was ended and nothing it found is reported."
         click.echo(f"nxsock doctor: {message}", err=True)
         if json_flag:
-            from ..output.report import doctor_error_document, write_json
+            from ..output.emit import write_json
+            from ..output.report import doctor_error_document
 
             write_json(doctor_error_document(message))
         return exitcodes.PROBLEM
@@ -293,7 +294,8 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
     findings = [f for _, f in results]
     status = status_of(findings, strict)
     if json_flag:
-        from ..output.report import doctor_document, write_json
+        from ..output.emit import write_json
+        from ..output.report import doctor_document
 
         write_json(doctor_document(results, status, explanation, answers))
     elif report:
@@ -343,7 +345,8 @@ def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrid
     from ..audit.repair import Applied, apply_plan, make_plan, unreached, verdicts
     from ..core.fsview import LiveView
     from ..core.wording import context_for
-    from ..output.report import fix_document, write_json
+    from ..output.emit import write_json
+    from ..output.report import fix_document
 
     resolution, view = build_resolution(host)
     results = run_checks(gather(resolution, view, sandbox), only)

@@ -6,8 +6,6 @@ reading the command line come from :data:`HOST_OPTIONS`, so they cannot drift.
 It imports nothing heavier than the value it fills, :class:`~nxsock.core.host_overrides.HostOverrides`.
 """
 
-from __future__ import annotations
-
 import typing as t
 
 from ..core.host_overrides import LAYOUTS, PLATFORMS, UID_MAX, HostOverrides

@@ -33,7 +33,7 @@ def paths(json_flag: bool, output_format: str | None, portable: bool, host: Host
     workspace data directory), 73 when it could
     establish no socket directory at all.
     """
-    from ..output.report import paths_exit_code, print_paths_json
+    from ..output.paths_json import paths_exit_code, print_paths_json
 
     if portable and (output_format is None or wants_json(json_flag, output_format)):
         raise click.UsageError("--portable goes with a sandbox --format (srt, bwrap, …), not with the report or JSON.")

@@ -35,7 +35,8 @@ def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, insta
     regular user, your levels are created 0700 as Nx would; where only root can
     help, nxsock exits 77 and prints the sudo command.
     """
-    from ..output.report import tmpfiles_document, tmpfiles_steps_document, write_json
+    from ..output.emit import write_json
+    from ..output.report import tmpfiles_document, tmpfiles_steps_document
 
     if (install or uninstall) and not tmpfiles:
         raise click.UsageError("--install and --uninstall go with --tmpfiles.")

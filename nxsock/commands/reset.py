@@ -60,7 +60,8 @@ def reset(dry_run: bool, force: bool, daemon_marker: bool, legacy: bool, json_fl
             progress.stop()
     failed = any(i.outcome in ("failed", "refused") for i in items)
     if json_flag:
-        from ..output.report import reset_document, write_json
+        from ..output.emit import write_json
+        from ..output.report import reset_document
 
         write_json(reset_document(items, marker, dry_run=dry_run, interrupted=interrupted))
     else:

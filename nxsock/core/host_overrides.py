@@ -4,8 +4,6 @@ A pure value module (typing only), so the click-free fast path and the
 snapshot both take it without loading anything else.
 """
 
-from __future__ import annotations
-
 import typing as t
 
 __all__ = ["LAYOUTS", "PLATFORMS", "UID_MAX", "HostOverrides", "Layout", "Platform"]

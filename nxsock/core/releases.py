@@ -18,8 +18,6 @@ conformance suite.  :func:`rules_for` folds them into the frozen
 ('24.0.6', True)
 """
 
-from __future__ import annotations
-
 import functools
 import re
 import typing as t

@@ -13,8 +13,6 @@ Pure: reads a view, returns values; the sentences nxsock prints about it
 are here too, next to the rule they explain.
 """
 
-from __future__ import annotations
-
 import typing as t
 
 from ._pathname import dirname, join

@@ -15,7 +15,7 @@ rich, and cheap to import on the ``paths --json`` path.
 
 from __future__ import annotations
 
-__all__ = ["counted", "printable", "printable_lines"]
+__all__ = ["counted", "format_mode", "printable", "printable_lines"]
 
 #: Unicode categories that are shown escaped: controls (C0, DEL, C1), format characters (bidi
 #: overrides, zero-width joiners, the BOM), line and paragraph separators, surrogates.
@@ -65,6 +65,11 @@ def printable_lines(text: str) -> list[str]:
     while lines and not lines[0].strip():
         lines.pop(0)
     return [printable(line.rstrip()) for line in lines]
+
+
+def format_mode(mode: int | None) -> str | None:
+    """Four octal digits, as ``chmod`` and ``ls`` users write them: ``1777``, ``0755``."""
+    return None if mode is None else format(mode & 0o7777, "04o")
 
 
 def counted(n: int, singular: str, plural: str | None = None) -> str:

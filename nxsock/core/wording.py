@@ -17,6 +17,7 @@ from .fsview import Entry, FsView
 from .guards import Refusal
 from .layout import CONTAINER, short_hash
 from .remedy import CONFIGURED_VARIABLES, Policy, Remedy, Step, Withheld, render, shell_quote, suggestion_problem, vet
+from .terminal import format_mode
 
 if t.TYPE_CHECKING:
     from .resolver import Resolution
@@ -29,7 +30,6 @@ __all__ = [
     "context_for",
     "describe",
     "describe_invalid",
-    "format_mode",
     "plain_context",
     "remedy_for",
     "remedy_for_invalid",
@@ -44,11 +44,6 @@ PROVISION = Remedy(
     (Step("create", CONTAINER, owner=0, group=0, mode=0o1777, needs_root=True),),
     "Creates /tmp/.nx for every user: root's, mode 1777, so no user can take it over.",
 )
-
-
-def format_mode(mode: int | None) -> str | None:
-    """Four octal digits, as ``chmod`` and ``ls`` users write them: ``1777``, ``0755``."""
-    return None if mode is None else format(mode & 0o7777, "04o")
 
 
 class Advice(t.NamedTuple):

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from ..core.resolver import Resolution
 from ..core.terminal import counted, printable, printable_lines
-from .report import paths_document
+from .paths_json import paths_document
 
 if t.TYPE_CHECKING:
     from ..act.tmpfiles import TmpfilesChange

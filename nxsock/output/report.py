@@ -1,4 +1,4 @@
-"""The JSON documents nxsock prints, built from resolver values with the stdlib alone.
+"""The JSON documents nxsock prints besides ``paths --json``, and the ``--report`` Markdown and GitHub lines.
 
 Keys are a contract (SPEC §5): ``schema_version`` 1, only ever added to, each
 documented key always present (``null`` where it does not apply), modes as
@@ -7,25 +7,14 @@ four octal digits, errnos by name, paths as strings Node would print.
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 import typing as t
 
-from .. import exitcodes
-from ..core.fsview import OVERFLOW_UID, FsView
+from ..core.fsview import FsView
 from ..core.guards import Refusal
-from ..core.layout import CONTAINER, node_string
-from ..core.remedy import Step, step_json
-from ..core.resolver import Resolution, SocketPlacement
-from ..core.sandbox_daemon import (
-    CLEAR_MARKER,
-    RUN_INSIDE,
-    SandboxDaemon,
-    inside_advice,
-    marker_warning,
-    sandbox_statement,
-)
+from ..core.layout import CONTAINER
+from ..core.remedy import step_json
+from ..core.resolver import Resolution
 
 if t.TYPE_CHECKING:
     from ..act.cleanup import ResetItem
@@ -36,19 +25,16 @@ if t.TYPE_CHECKING:
     from ..audit.explain import Answer, Explanation
     from ..audit.findings import Finding
 
+from ..core.terminal import format_mode
 from ..core.wording import (
     PROVISION_COMMAND,
     RemedyContext,
-    context_for,
-    describe,
-    describe_invalid,
-    format_mode,
-    remedy_for,
-    remedy_for_invalid,
 )
+from .emit import SCHEMA_VERSION, Json
+from .emit import node_path as _p
+from .paths_json import refusal_json
 
 __all__ = [
-    "SCHEMA_VERSION",
     "cache_list_document",
     "cache_path_document",
     "cache_prune_document",
@@ -56,235 +42,16 @@ __all__ = [
     "check_root_document",
     "doctor_document",
     "doctor_markdown",
-    "dumps",
     "fix_document",
     "github_annotations",
     "masks_for",
     "md_code",
     "md_text",
-    "paths_document",
-    "paths_exit_code",
-    "print_paths_json",
     "provision_document",
-    "remedy_context",
     "report_facts",
     "report_paths",
     "reset_document",
 ]
-
-SCHEMA_VERSION = 1
-
-Json = dict[str, t.Any]
-
-
-def _p(path: str | None) -> str | None:
-    return None if path is None else node_string(path)
-
-
-def remedy_context(resolution: Resolution, view: FsView | None = None) -> RemedyContext:
-    """Who the remedies are for and the policy they pass, over *view* (this host, or the simulated machine)."""
-    if view is None:
-        view = _view_for(resolution)
-    return context_for(resolution, view)
-
-
-def _view_for(resolution: Resolution) -> FsView:
-    """The view a resolution was made over, when the caller did not keep it."""
-    from ..core.fresh_machine import fresh_machine
-    from ..core.fsview import LiveView, MemoryView
-
-    env = resolution.environment
-    if not env.simulated:
-        return LiveView()
-    return MemoryView({}) if env.platform == "win32" else fresh_machine(env)
-
-
-def refusal_json(refusal: Refusal, ctx: RemedyContext, sandbox: SandboxDaemon | None = None, purpose: str = "sockets") -> Json:
-    remedy = remedy_for(refusal, ctx, purpose)
-    advice = inside_advice(refusal, sandbox)
-    if advice is not None:  # inside bwrap/srt/codex: no command typed there fixes it
-        remedy = remedy._replace(command=None, hint=advice, steps=())
-    return {
-        "kind": refusal.kind,
-        "dir": _p(refusal.dir),
-        "uid": refusal.uid,
-        "mode": format_mode(refusal.mode),
-        "errno": refusal.errno,
-        "symlink": refusal.symlink,
-        "message": describe(refusal, purpose),
-        "remedy": remedy.command,
-        "hint": remedy.hint,
-        "remedy_steps": [step_json(s) for s in remedy.steps] if remedy.command else None,
-    }
-
-
-def _socket_json(placement: SocketPlacement, resolution: Resolution, ctx: RemedyContext) -> Json:
-    sandbox = resolution.user_namespace_sandbox
-    doc: Json = {
-        "placed": placement.placed,
-        "tier": placement.tier,
-        "root": _p(placement.root),
-        "dir": _p(placement.dir),
-        "path": _p(placement.path),
-        "pattern": _p(placement.pattern),
-        "length": placement.length,
-        "too_long": placement.too_long,
-        "budget_left": placement.budget_left,
-        "windows_max_username": placement.windows_max_username,
-        "attempted_dir": _p(placement.attempted_dir),
-        "refusals": [refusal_json(r, ctx, sandbox) for r in placement.refusals],
-        "failure": None if placement.failure is None else refusal_json(placement.failure, ctx, sandbox),
-    }
-    if placement.kind == "daemon":
-        record = resolution.daemon_record
-        doc["recorded"] = record is not None and record.socket_path is not None
-        doc["alive"] = None if record is None else record.alive
-        doc["answers"] = None if record is None or record.connect is None else record.connect == "answers"
-        # Nx ≥ 24.0.5's client dials only a socket whose directory and ancestry it trusts.
-        doc["client_will_connect"] = None if placement.root is None else placement.client_refusal is None
-        doc["client_refusal"] = None if placement.client_refusal is None else refusal_json(placement.client_refusal, ctx)
-    if placement.kind == "plugin":
-        doc["id_budget"] = placement.id_budget
-    return doc
-
-
-def _rules_json(resolution: Resolution) -> Json:
-    """The release table's rules this prediction followed (``nxsock.core.releases``), modes as octal strings."""
-    rules = resolution.rules._asdict()
-    rules.pop("release")
-    rules.pop("assumed")
-    rules["socket_mode"] = format_mode(rules["socket_mode"])
-    return rules
-
-
-def paths_document(resolution: Resolution, view: FsView | None = None) -> Json:
-    """The ``paths --json`` document."""
-    env = resolution.environment
-    ctx = remedy_context(resolution, view)
-    root = resolution.socket_root
-    invalid = None
-    if root.invalid is not None:
-        remedy = remedy_for_invalid(root.invalid.variable, ctx)
-        invalid = {
-            "reason": root.invalid.reason,
-            "dir": _p(root.invalid.dir),
-            "variable": root.invalid.variable,
-            "source": root.invalid.source,
-            "message": describe_invalid(root.invalid.reason, root.invalid.dir, root.invalid.variable),
-            "remedy": remedy.command,
-            "hint": remedy.hint,
-            "remedy_steps": [step_json(s) for s in remedy.steps] if remedy.command else None,
-        }
-    cache = resolution.native_cache
-    data = resolution.workspace_data
-    record = resolution.daemon_record
-    sandbox = resolution.user_namespace_sandbox
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "platform": env.platform,
-        "uid": None if env.platform == "win32" else env.uid,
-        "workspace_root": _p(env.workspace_root),
-        "workspace_source": env.workspace_source,
-        "nx_version": env.nx_version,
-        "nx_version_source": env.nx_version_source,
-        "layout": resolution.layout,
-        "generation": resolution.generation,
-        "layout_assumed": resolution.layout_assumed,
-        "rules_release": resolution.rules.release,
-        "rules": _rules_json(resolution),
-        "variables": {k: {"value": node_string(v.value), "source": _p(v.source)} for k, v in sorted(env.variables.items())},
-        "socket_root": {
-            "tier": root.tier,
-            "root": _p(root.root),
-            "demoted_from": _p(root.demoted_from),
-            "refused_configured_dir": _p(root.refused_configured_dir),
-            "invalid": invalid,
-            "refusals": [refusal_json(r, ctx, sandbox) for r in root.refusals],
-            "failure": None if root.failure is None else refusal_json(root.failure, ctx, sandbox),
-        },
-        "sockets": {kind: _socket_json(p, resolution, ctx) for kind, p in resolution.sockets.items()},
-        "native_cache": {
-            # README: ``null`` when Nx loads the binding in place, whatever directory it had considered.
-            "dir": None if cache.bypass_reason is not None else _p(cache.dir),
-            "bypass_reason": cache.bypass_reason,
-            "configured": cache.configured,
-            "refusals": [refusal_json(r, ctx, sandbox, "cache") for r in cache.refusals],
-        },
-        "workspace_data": {
-            "dir": _p(data.dir),
-            "daemon_dir": _p(data.daemon_dir),
-            "source": data.source,
-            "untrusted_reason": data.untrusted_reason,
-            "refused": data.refused,
-            "socket_dir": _p(data.socket_dir),
-        },
-        "daemon_record": None
-        if record is None
-        else {
-            "file": _p(record.file),
-            "pid": record.pid,
-            "socket_path": _p(record.socket_path),
-            "nx_version": record.nx_version,
-            "alive": record.alive,
-            "connect": record.connect,
-            "problem": record.problem,
-            "client_checks_socket": record.client_checks_socket,
-            "client_will_connect": record.client_will_connect,
-            "client_refusal": None if record.client_refusal is None else _client_refusal_json(record.client_refusal, ctx, sandbox),
-        },
-        "user_namespace_sandbox": _sandbox_json(resolution, ctx),
-        "actions": [{"verb": a.verb, "path": _p(a.path), "mode": format_mode(a.mode)} for a in resolution.actions],
-        "allowlist": {
-            "write": [_p(p) for p in resolution.allowlist.write],
-            "unix_sockets": [_p(p) for p in resolution.allowlist.unix_sockets],
-        },
-    }
-
-
-def _client_refusal_json(refusal: Refusal, ctx: RemedyContext, sandbox: SandboxDaemon | None) -> Json:
-    """A refusal by Nx's client; a level shown as 65534 by a sandbox is answered with a daemonless run, never a directory."""
-    doc = refusal_json(refusal, ctx, sandbox)
-    if refusal.uid == OVERFLOW_UID and sandbox is not None and not sandbox.usable:
-        name, _, value = RUN_INSIDE.partition("=")
-        doc.update(remedy=f"export {RUN_INSIDE}", hint=marker_warning(sandbox),
-                   remedy_steps=[step_json(Step("export", variable=name, value=value))])
-    return doc
-
-
-def _sandbox_json(resolution: Resolution, ctx: RemedyContext) -> Json | None:
-    """Whether the daemon can serve a client inside bubblewrap, srt or codex (Linux), and what works there."""
-    verdict = resolution.user_namespace_sandbox
-    if verdict is None:
-        return None
-    version = resolution.environment.nx_version
-    return {
-        "inside": verdict.inside,
-        "client_checks_socket_ancestry": verdict.client_checks,
-        "daemon_usable": verdict.usable,
-        "refusal": None if verdict.refusal is None else _client_refusal_json(verdict.refusal, ctx, verdict),
-        "message": None if verdict.usable else sandbox_statement(verdict, version),
-        "run_inside": None if verdict.usable else RUN_INSIDE,
-        "marker": _p(verdict.marker),
-        "marker_warning": None if verdict.usable else marker_warning(verdict),
-        "clear_marker": None if verdict.usable else CLEAR_MARKER,
-    }
-
-
-def print_paths_json(resolution: Resolution, stream: t.TextIO, view: FsView | None = None) -> int:
-    """Write the ``paths --json`` document to *stream*; return the exit code it calls for."""
-    write_json(paths_document(resolution, view), stream)
-    return paths_exit_code(resolution)
-
-
-def paths_exit_code(resolution: Resolution) -> int:
-    """78 for configuration Nx refuses, 73 when no socket directory can be established, else 0."""
-    if resolution.socket_root.invalid is not None or resolution.workspace_data.refused:
-        return exitcodes.CONFIG
-    if resolution.socket_root.failure is not None or any(
-        p.failure is not None for p in resolution.sockets.values()
-    ):
-        return exitcodes.CANTCREAT
-    return exitcodes.OK
 
 
 def check_root_document(path: str, state: str, refusal: Refusal | None, ctx: RemedyContext) -> Json:
@@ -408,23 +175,6 @@ def _answer_json(item: Answer) -> Json:
             "remedy_source": item.source, "hint": item.hint, "finding": item.finding}
 
 
-def _printable(value: t.Any) -> t.Any:
-    """Every string as Node would print it: a byte that is not UTF-8 becomes U+FFFD."""
-    if isinstance(value, str):
-        return node_string(value)
-    if isinstance(value, dict):
-        return {k: _printable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_printable(v) for v in value]
-    return value
-
-
-def write_json(document: Json, stream: t.TextIO | None = None) -> None:
-    """Write *document* as the one JSON document of a command's stdout: indented on a terminal, compact in a pipe."""
-    out = sys.stdout if stream is None else stream
-    out.write(dumps(document, indent=out.isatty()) + "\n")
-
-
 def tmpfiles_document(path: str, content: str) -> Json:
     """The ``provision --tmpfiles --json`` document: where the drop-in goes and what it says."""
     return {"schema_version": SCHEMA_VERSION, "path": path, "content": content}
@@ -443,14 +193,6 @@ def tmpfiles_steps_document(steps: t.Sequence[TmpfilesChange], *, dry_run: bool,
 def doctor_error_document(message: str) -> Json:
     """The ``doctor --json`` document when the audit itself could not be made (``--user``'s child failed)."""
     return {"schema_version": SCHEMA_VERSION, "status": "error", "findings": [], "error": message}
-
-
-def dumps(document: Json, *, indent: bool = False) -> str:
-    """One JSON document, UTF-8 as it is: indented for a person, compact for a pipe (the C encoder)."""
-    document = _printable(document)
-    if indent:
-        return json.dumps(document, indent=2, ensure_ascii=False)
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
 
 
 # -- doctor --fix -------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from nxsock.core.environment import Variable
 from nxsock.core.fsview import Entry, MemoryView
 from nxsock.core.remedy import Policy, Remedy, Step, Withheld, render, shell_quote, vet
 from nxsock.core.resolver import resolve
-from nxsock.output.report import paths_document
+from nxsock.output.paths_json import paths_document
 
 WS = "/home/ada/acme"
 SYSTEM = {"/", "/usr", "/etc", "/srv", "/tmp", "/home", "/bin", "/lib", "/var", "/home/ada", "/home/bob"}

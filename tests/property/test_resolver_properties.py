@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from nxsock.core.fsview import Entry, MemoryView, UserNamespaceView
 from nxsock.core.resolver import Resolution, resolve
-from nxsock.output.report import dumps, paths_document
+from nxsock.output.emit import dumps
+from nxsock.output.paths_json import paths_document
 
 LEVELS = [
     "/tmp/.nx", "/tmp/.nx/1000", "/tmp/.nx/1000/sockets", "/tmp/.nx/1000/native-cache",
