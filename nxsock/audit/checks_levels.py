@@ -95,16 +95,23 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
                                      " That lets Nx run there, but without its daemon, which no allowlist makes usable (see sandbox-daemon).")))
     if verdict is not None and not verdict.usable:
         severity: Severity
+        steps: list[Step]
         if verdict.inside:
-            remedy, severity = f"export {RUN_INSIDE}", "warn"
+            variable, _, value = RUN_INSIDE.partition("=")
+            steps, severity = [Step("export", variable=variable, value=value)], "warn"
         elif named:
-            remedy, severity = f"nxsock paths --format {named}", "warn"
+            steps, severity = [Step("run-nxsock", value=f"paths --format {named}")], "warn"
         else:
-            remedy, severity = None, "info"
+            steps, severity = [], "info"
         carried = "" if verdict.inside else (f" `nxsock paths --format {named}` carries it." if named else
                                               " `nxsock paths --format bwrap|claude|codex-profile` carries it; for srt, start it with it.")
-        found.append(Finding("sandbox-daemon", severity, None, sandbox_statement(verdict, env.nx_version, name if named else None),
-                             remedy, marker_warning(verdict) + carried))
+        statement = sandbox_statement(verdict, env.nx_version, name if named else None)
+        hint = marker_warning(verdict) + carried
+        if steps:
+            advice = offer_remedy(ctx, steps, hint)
+            found.append(advised_finding("sandbox-daemon", severity, None, statement, advice))
+        else:
+            found.append(Finding("sandbox-daemon", severity, None, statement, None, hint))
     return found
 
 

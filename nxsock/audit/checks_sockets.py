@@ -341,9 +341,10 @@ def _client_refuses(ctx: Context, pid: int | None, socket: str | None, refusal: 
     message = (f"The daemon (pid {pid}) answers a plain connect, but Nx {res.environment.nx_version or ''}'s client refuses "
                f"its socket: {describe(refusal)}").replace("  ", " ")
     if verdict is not None and verdict.inside and not verdict.usable and refusal.uid == OVERFLOW_UID:
-        return Finding("daemon-record", "warn", socket, message, f"export {RUN_INSIDE}", marker_warning(verdict))
-    remedy = remedy_for(refusal, ctx.remedies)
-    return Finding("daemon-record", "warn", socket, message, remedy.command, remedy.hint)
+        variable, _, value = RUN_INSIDE.partition("=")
+        advice = offer_remedy(ctx, [Step("export", variable=variable, value=value)], marker_warning(verdict))
+        return advised_finding("daemon-record", "warn", socket, message, advice)
+    return advised_finding("daemon-record", "warn", socket, message, remedy_for(refusal, ctx.remedies))
 
 
 def _text_lines(text: str, limit: int) -> tuple[str, ...]:

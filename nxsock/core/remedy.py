@@ -494,7 +494,8 @@ def suggestion_problem(policy: Policy, directory: str) -> str | None:
 
 def _step_problem(policy: Policy, step: Step, earlier: t.Sequence[Step]) -> tuple[str | None, Step]:
     verb = step.verb
-    if policy.steered is not None:  # every level, record and pid may be the other user's choice: no command at all
+    if policy.steered is not None and (verb in FILESYSTEM_VERBS or verb in ("stop-process", "run-nx")):
+        # every level, record and pid may be the other user's choice (a variable for your own shell stays yours)
         return f"{policy.steered}; nothing another user's file steers is acted on (ask that user, or work in a checkout of your own)", step
     if verb in FILESYSTEM_VERBS:
         problem, needs_root = _filesystem_problem(policy, step, earlier)
