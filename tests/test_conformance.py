@@ -11,8 +11,9 @@ code — and ``paths`` must leave the tree exactly as it found it.
 Every release of :data:`nxsock.core.releases.KNOWN_RELEASES` runs every state its
 generation has, one namespace per release (states batched, two releases at a
 time).  ``NXSOCK_RELEASES=24.0.5,24.0.6`` narrows the run; ``python
-tests/oracle/conformance.py --release X`` reruns it all for one release,
-a new one included, and prints the table.
+tests/oracle/conformance.py --release X`` reruns the resolver states for one
+release, a new one included, and prints the table (the real daemon's checks
+run here only).
 """
 
 from __future__ import annotations
