@@ -60,9 +60,13 @@ def checked(document: t.Any, name: str) -> Document:
         lines = [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"[:400] for e in errors[:10]]
         raise SchemaMismatch(f"the document does not match the {name!r} schema:\n  " + "\n  ".join(lines))
     if name == "doctor":  # a remedy is a value the policy vetted: the command shown is its steps, rendered
-        bare = [f["id"] for f in document.get("findings") or [] if f["remedy"] is not None and not f["remedy_steps"]]
+        findings = document.get("findings") or []
+        bare = [f["id"] for f in findings if f["remedy"] is not None and not f["remedy_steps"]]
         if bare:
             raise SchemaMismatch(f"findings with a remedy but no remedy_steps (a string the policy never saw): {bare}")
+        silent = [f["id"] for f in findings if f["severity"] in ("warn", "error") and f["remedy"] is None and not f["hint"]]
+        if silent:  # every warning and error has a remedy, or says why it has none
+            raise SchemaMismatch(f"warnings or errors with neither a remedy nor a reason why none: {silent}")
     return t.cast(Document, document)
 
 
