@@ -67,6 +67,9 @@ def test_every_command_that_reads_a_workspace_takes_workspace(args: list[str]) -
     if args[0] == "cache":
         command = command.commands[args[1]]  # type: ignore[attr-defined]
     assert any("--workspace" in p.opts for p in command.params), args
+    reads_only = args[0] == "doctor" or args[:2] in (["cache", "path"], ["cache", "list"], ["cache", "verify"])
+    if reads_only:  # the commands that only read take the options that stand in for this host's HOME, TMPDIR, Nx
+        assert {"--home", "--tmpdir", "--nx-version"} <= {o for p in command.params for o in p.opts}, args
 
 
 @pytest.mark.parametrize("args", WORKSPACE_COMMANDS, ids=lambda a: " ".join(a[:2]))
@@ -106,6 +109,13 @@ class TestWorkspaceIsUsed:
 
     def test_cache_path_is_the_named_workspaces_version(self, mark: int) -> None:
         assert self._run("cache", "path", "--json")["dir"] == f"/tmp/.nx/{USER}/native-cache/24.0.6"
+
+    def test_the_reading_cache_commands_take_the_host_options_doctor_takes(self, mark: int) -> None:
+        # Nx 23.1.1 keeps its cache under TMPDIR: --tmpdir and --nx-version are both seen, the workspace's 24.0.6 is not.
+        legacy = self._run("cache", "path", "--json", "--nx-version", "23.1.1", "--tmpdir", "/var/tmp")
+        assert legacy["dir"].startswith("/var/tmp/nx-native-file-cache-"), legacy
+        listing = self._run("cache", "list", "--json", "--nx-version", "23.1.1", "--tmpdir", "/var/tmp")
+        assert listing["dir"] == legacy["dir"]
 
     def test_doctor_nx_version_audits_for_that_release(self, mark: int) -> None:
         document = self._run("doctor", "--json", "--nx-version", "23.3.2")
