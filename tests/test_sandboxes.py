@@ -1,6 +1,6 @@
 """Proof in real sandboxes with the real daemon and the real client, configured only with nxsock's output.
 
-For bubblewrap, srt and ``codex sandbox``, each × Nx 24.0.6, 24.0.2 and
+For bubblewrap, srt and ``codex sandbox``, each × Nx 24.0.6, 24.0.5, 24.0.2 and
 23.3.2, each × a fresh ``/tmp`` (the user's own ``nxsock provision`` only) and
 a root-provisioned ``/tmp/.nx``; as an unprivileged uid, in private mount and
 pid namespaces:
@@ -42,6 +42,8 @@ from harness import (
     stage_nxsock,
 )
 
+from nxsock.core.releases import rules_for
+
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
     pytest.mark.skipif(missing_readable_python() is not None, reason=str(missing_readable_python())),
@@ -51,7 +53,7 @@ pytestmark = [
 
 SRT_VERSION = "0.0.83"
 CODEX_VERSION = "0.171.0"
-RELEASES = ("24.0.6", "24.0.2", "23.3.2")
+RELEASES = ("24.0.6", "24.0.5", "24.0.2", "23.3.2")
 CONTAINERS = ("fresh", "root-provisioned")
 
 HOME = f"/home/u{USER}"
@@ -161,14 +163,14 @@ def _run_cell(name: str, version: str, container: str, refused_run: bool = False
     nxsock = f"env PYTHONPATH={pylib} PYTHONDONTWRITEBYTECODE=1 {python} -m nxsock"
     quiet = " ".join(f"{k}={v}" for k, v in QUIET.items())
     user = f"{as_user_prefix()} {quiet} NXSOCK={shlex.quote(nxsock)}"
-    usable = version != "24.0.6"
+    usable = not rules_for(version).client_socket_check  # the release table, not a list of versions: 24.0.5 on
     script = DAEMON_SCRIPT if usable else NO_DAEMON_SCRIPT
     config = f"{HOME}/with/config.toml" if sandbox.format == "codex-profile" else f"{HOME}/nxsock.config"
     files = {"run.sh": script, "refused.sh": REFUSED_SCRIPT}
     q = shlex.quote
     writes = "; ".join(f"printf %s {q(body)} > {HOME}/{file}" for file, body in files.items())
     root_provision = f"{nxsock} provision >/dev/null; " if container == "root-provisioned" else ""
-    # The negative control of 24.0.6 is run with NX_DAEMON=false set by hand: what is tested there is what the
+    # The negative control of 24.0.5 and later is run with NX_DAEMON=false set by hand: what is tested there is what the
     # sandbox allows, not whether the configuration carries the variable.
     negative_env = "BOUND=15" if usable else "NX_DAEMON=false"
     outside = f"""
@@ -234,7 +236,7 @@ def _answered(text: str) -> bool:
 
 def _assert_cell(name: str, version: str, cell: Cell) -> None:
     where = (name, version, cell.advice, cell.config)
-    if version != "24.0.6":
+    if not rules_for(version).client_socket_check:
         assert "cannot use its daemon" not in cell.advice, where
         assert _answered(cell.with_config), (where, cell.with_config, cell.raw[-3000:])
         assert _lists_project(cell.with_config), (where, cell.with_config)
@@ -272,11 +274,12 @@ def _assert_refused(cell: Cell) -> None:
 def test_the_real_client_is_answered_or_nxsock_says_why_not_and_what_works(name: str, version: str, container: str) -> None:
     """Configured only with nxsock's output: the daemon answers the client, or (24.0.5+) NX_DAEMON=false works as said.
 
-    Once per sandbox (24.0.6, fresh) the real daemon and client are run there as well, bounded: that is what
-    nxsock's words for 24.0.5 and later rest on, and what ``doctor`` inside must call refused.
+    Once per sandbox and release whose client checks its socket (24.0.5 and 24.0.6, fresh) the real daemon and
+    client are run there as well, bounded: that is what nxsock's words for 24.0.5 and later rest on, and what
+    ``doctor`` inside must call refused.
     """
     started = time.monotonic()
-    refused_run = version == "24.0.6" and container == "fresh"
+    refused_run = rules_for(version).client_socket_check and container == "fresh"
     cell = _run_cell(name, version, container, refused_run)
     _assert_cell(name, version, cell)
     if refused_run:
