@@ -14,8 +14,9 @@ import sys
 import typing as t
 
 from . import exitcodes
-from .commands.options import parse_paths_json
-from .core.host_overrides import HostOverrides
+
+if t.TYPE_CHECKING:
+    from .core.host_overrides import HostOverrides
 
 __all__ = ["main"]  # and ``cli``, the click group, on first use
 
@@ -46,7 +47,12 @@ def main(argv: t.Sequence[str] | None = None) -> t.NoReturn:
     """Run nxsock; an unexpected error is a short message and exit 70, never a bare traceback."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        host = None if "_NXSOCK_COMPLETE" in os.environ else parse_paths_json(_split_debug(args)[1])
+        words = _split_debug(args)[1]
+        host = None
+        if words[:1] == ["paths"] and "_NXSOCK_COMPLETE" not in os.environ:  # --help and completion load no more
+            from .commands.options import parse_paths_json
+
+            host = parse_paths_json(words)
         if host is not None:
             code = _paths_json(host)
             if code >= 0:

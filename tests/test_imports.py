@@ -70,6 +70,13 @@ def test_completion_loads_no_command_beyond_click() -> None:
     modules = loaded(env=env)
     assert not {m for m in modules if m.split(".")[0] in HEAVY}
     assert "nxsock.commands.paths" not in modules and "nxsock.core.resolver" not in modules
+    assert "nxsock.commands.options" not in modules  # the fast path's parser is only for a paths command line
+
+
+def test_help_loads_no_command_and_no_fast_path() -> None:
+    modules = loaded("--help")
+    assert not {m for m in modules if m.startswith("nxsock.commands.") and m != "nxsock.commands.summaries"}, modules
+    assert not {m for m in modules if m.startswith("nxsock.core")} and "rich" not in modules
 
 
 def test_human_output_is_what_loads_rich() -> None:
