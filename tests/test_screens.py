@@ -220,6 +220,29 @@ def test_planted_escapes_and_markup_are_shown_escaped_never_obeyed(args: list[st
     assert "OWNED" not in _window_title(PLANTED, args)
 
 
+#: The installed version, as the workspace's package.json says it, holding a title OSC and markup; prune keeps
+#: nothing of another version, and says why in words that quote that version.
+VERSION_PLANTED = f"""
+install -d -m 1777 /tmp/.nx
+install -d -m 0700 -o {USER} -g {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/native-cache /tmp/.nx/{USER}/native-cache/23.3.2
+touch /tmp/.nx/{USER}/native-cache/23.3.2/23.3.2-aaaaaaaaaaaa-nx.linux-x64-gnu.node
+chown {USER}:{USER} /tmp/.nx/{USER}/native-cache/23.3.2/*
+install -d -o {USER} -g {USER} {WS} {WS}/node_modules/nx
+echo '{{}}' > {WS}/nx.json
+printf '%s' '{{"version": "24.0.6\\u001b]0;OWNED\\u0007[bold]v"}}' > {WS}/node_modules/nx/package.json
+"""
+
+
+def test_a_planted_version_is_shown_escaped_by_cache_prune() -> None:
+    """Finding 6's ``cache prune`` case: the version read from package.json is a name from disk like any other."""
+    views = show(VERSION_PLANTED, ["cache", "prune", "--dry-run"], widths=(200,))
+    assert views.codes["200"] < 70 and views.codes["pipe"] < 70, views
+    assert "23.3.2-aaaaaaaaaaaa-nx.linux-x64-gnu.node" in views.pipe, views.pipe
+    assert "\\x1b]0;OWNED\\x07[bold]v" in views.pipe, views.pipe
+    assert "\x1b" not in views.pipe and "\x07" not in views.pipe
+    assert "OWNED" not in _window_title(VERSION_PLANTED, ["cache", "prune", "--dry-run"])
+
+
 def _window_title(setup: str, args: t.Sequence[str]) -> str:
     """The pane's title after the run: an obeyed OSC 0 would have set it."""
     command = _nxsock(args)
