@@ -117,24 +117,39 @@ def test_ctrl_c_anywhere_else_is_130_not_click_aborted() -> None:
     assert "Traceback" not in stopped.output
 
 
-def test_an_interrupted_prune_reports_what_it_removed() -> None:
-    """Many old-version cache entries: Ctrl-C midway, and the JSON lists exactly the entries gone from disk."""
-    cache = f"/tmp/.nx/{USER}/native-cache"
-    setup = f"""
+CACHE = f"/tmp/.nx/{USER}/native-cache"
+#: Many old-version cache entries of this user's, for prune to remove.
+MANY_OLD_ENTRIES = f"""
 install -d -o {USER} -g {USER} {WS} {WS}/node_modules/nx; echo '{{}}' > {WS}/nx.json
 echo '{{"version": "24.0.6"}}' > {WS}/node_modules/nx/package.json
-install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {USER} -g {USER} /tmp/.nx/{USER} {cache} {cache}/23.3.2
+install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {USER} -g {USER} /tmp/.nx/{USER} {CACHE} {CACHE}/23.3.2
 python3 - <<'PY'
 import os
 for n in range({COUNT}):
-    path = "{cache}/23.3.2/23.3.2-%012x-nx.linux-x64-gnu.node" % n
+    path = "{CACHE}/23.3.2/23.3.2-%012x-nx.linux-x64-gnu.node" % n
     os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
     os.chown(path, {USER}, {USER})
 PY
 """
-    midway = f"[ $(ls {cache}/23.3.2 | wc -l) -lt {COUNT - 200} ]"
-    stopped = interrupt(setup, ["cache", "prune", "--json"], when=midway, json_out=True, count_in=f"{cache}/23.3.2")
+PRUNE_MIDWAY = f"[ $(ls {CACHE}/23.3.2 | wc -l) -lt {COUNT - 200} ]"
+
+
+def test_an_interrupted_prune_reports_what_it_removed() -> None:
+    """Many old-version cache entries: Ctrl-C midway, and the JSON lists exactly the entries gone from disk."""
+    stopped = interrupt(MANY_OLD_ENTRIES, ["cache", "prune", "--json"], when=PRUNE_MIDWAY, json_out=True,
+                        count_in=f"{CACHE}/23.3.2")
     assert stopped.code == 130, stopped
     document = parsed(stopped.output, "cache-prune")
     assert document["interrupted"] is True and 0 < len(document["removed"]) < COUNT
     assert len(document["removed"]) + stopped.left == COUNT
+
+
+def test_an_interrupted_prune_says_so_in_words_and_exits_130() -> None:
+    """The human report of the same: the count removed matches the disk, the flood is listed up to its limit."""
+    stopped = interrupt(MANY_OLD_ENTRIES, ["cache", "prune"], when=PRUNE_MIDWAY, count_in=f"{CACHE}/23.3.2")
+    assert stopped.code == 130, stopped
+    assert "Aborted!" not in stopped.output and "nxsock: interrupted" in stopped.output
+    summary = next(line for line in stopped.output.splitlines() if line.startswith("Interrupted: removed "))
+    removed = int(summary.split()[2])
+    assert removed + stopped.left == COUNT and stopped.left > 0, (summary, stopped.left)
+    assert stopped.output.count(f"  removed {CACHE}/23.3.2/") == min(removed, REMOVAL_LINES)
