@@ -388,6 +388,9 @@ class TestPeerBetweenPlanAndApply:
         assert planted and planted[0].split()[0] == kind and planted[0].split()[1] == str(PEER)
         if attack == "directory":
             assert planted[0].split()[3] == "777"  # never tightened, never handed over
+        # and the audit after the steps sees what the peer did: TMPDIR now names the peer's link or directory
+        what = "a link" if attack == "link" else "a directory"
+        assert f"TMPDIR names /tmp/claude, {what} owned by uid {PEER}" in ran["out"], ran["out"]
 
 
 

@@ -293,3 +293,34 @@ def test_any_bad_value_is_one_escaped_line(args: list[str]) -> None:
     assert result.returncode == 2 and len(result.stderr.splitlines()) == 1, result.stderr
     assert result.stderr.startswith(f"nxsock {args[0]}: invalid {args[1]}: ") and "\x1b" not in result.stderr
     assert result.stderr.rstrip().endswith(f"(see nxsock {args[0]} --help)")
+
+
+# -- a TMPDIR another user controls ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("planted", "what"), [
+    ({"/tmp/claude": Entry("link", 1002, 1002, 0o777)}, "a link owned by uid"),
+    ({"/tmp/claude": Entry("dir", 1002, 1002, 0o777)}, "a directory owned by uid"),
+])
+def test_a_tmpdir_another_user_owns_is_a_warning_with_the_configuration_fix(planted: dict[str, Entry], what: str) -> None:
+    """Found by the red team: after a peer's /tmp/claude race, the re-audit said nothing although TMPDIR names it."""
+    from nxsock.audit.checks_levels import check_tmpdir
+    from nxsock.core.wording import context_for
+
+    view = machine(planted)
+    resolution = resolve(environment({"TMPDIR": "/tmp/claude"}), view)
+    ctx = Context(resolution, view, context_for(resolution, view), None, 0, (), ())
+    [finding] = check_tmpdir(ctx)
+    assert finding.severity == "warn" and finding.path == "/tmp/claude" and f"{what} 1002" in finding.message
+    assert finding.remedy == "unset TMPDIR" and "Only uid 1002 or root can remove it." in (finding.hint or "")
+
+
+@pytest.mark.parametrize("whose", ["yours", "root's"])
+def test_a_tmpdir_of_yours_or_roots_is_no_finding(whose: str) -> None:
+    from nxsock.audit.checks_levels import check_tmpdir
+    from nxsock.core.wording import context_for
+
+    owner = environment().uid if whose == "yours" else 0
+    view = machine({"/tmp/claude": Entry("dir", owner, owner, 0o700)})
+    resolution = resolve(environment({"TMPDIR": "/tmp/claude"}), view)
+    assert check_tmpdir(Context(resolution, view, context_for(resolution, view), None, 0, (), ())) == []

@@ -122,7 +122,26 @@ def check_tmpdir(ctx: Context) -> list[Finding]:
         return [advised_finding("tmpdir", "error", failure.dir,
                          f"TMPDIR names {failure.dir}, which does not exist; Nx 23.1.2–23.3 fails every socket path with ENOENT.",
                          remedy_for(failure, ctx.remedies))]
-    return []
+    return _foreign_tmpdir(ctx)
+
+
+def _foreign_tmpdir(ctx: Context) -> list[Finding]:
+    """A ``TMPDIR`` that is another user's link or directory: what goes into it goes where that user says."""
+    env = ctx.resolution.environment
+    tmpdir = env.nonempty("TMPDIR")
+    if tmpdir is None or not tmpdir.startswith("/") or tmpdir.rstrip("/") in ("", "/tmp"):
+        return []
+    path = tmpdir.rstrip("/")
+    entry = ctx.view.lstat(path)
+    if isinstance(entry, int) or entry.uid in (env.uid, 0) or entry.kind not in ("link", "dir"):
+        return []
+    what = "a link" if entry.kind == "link" else "a directory"
+    uses = ("Nx keeps its sockets and binding cache there" if not ctx.resolution.rules.current_layout
+            else "Node's temporary files and `nxsock reset --legacy` go there")
+    advice = ctx.remedies.offer(configuration_fix(ctx.remedies, "TMPDIR", "temporary directory"))
+    hint = f"Only uid {entry.uid} or root can remove it. " + (advice.hint or "")
+    return [Finding("tmpdir", "warn", path, f"TMPDIR names {path}, {what} owned by uid {entry.uid}: {uses}, where that user chooses.",
+                    advice.command, hint, (), advice.steps)]
 
 
 def _level_of(refusal: Refusal) -> str:
