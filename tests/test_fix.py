@@ -306,9 +306,11 @@ class TestAPeersDotenvSteersNothing:
         assert target in result.tree_after, (result.stdout, result.stderr)
         assert changed_outside(result.tree_before, result.tree_after, []) == [], result.stdout
         document = json.loads(result.stdout)
-        refused = [s for o in document["outcomes"] for s in o["steps"] if s["outcome"] == "refused"]
-        assert all(f"{PEER_WS}/.env" in (s["reason"] or "") for s in refused), refused
-        assert not [s for o in document["outcomes"] for s in o["steps"] if s["outcome"] == "done"], document["outcomes"]
+        # The audit offers no command that acts, so nothing is planned, and the problem is listed without one,
+        # its reason naming the peer's file (were a step planned, the step itself would be refused: apply_plan).
+        assert document["plan"] == [] and document["outcomes"] == [], document
+        withheld = [f for f in document["without_command"] if f"{PEER_WS}/.env" in (f["hint"] or "")]
+        assert withheld, document["without_command"]
 
     @pytest.mark.parametrize("as_root", [False, True], ids=["as-the-user", "as-root"])
     def test_the_audit_itself_offers_no_command_and_names_the_file(self, mark: int, as_root: bool) -> None:

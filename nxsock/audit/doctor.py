@@ -92,11 +92,8 @@ def gather(resolution: Resolution, view: FsView, sandbox: str | None = None, *, 
     from ..act.cleanup import reset
     from ..core.wording import context_for
     from .binding_cache import find_binding, host_triple, list_cache, prune_plan, verify
-    from .repair import steering_reason_for
-
     env = resolution.environment
-    remedies = context_for(resolution, view, pasted_by_root=pasted_by_root,
-                           steered=None if env.simulated else steering_reason_for(resolution, env.uid))
+    remedies = context_for(resolution, view, pasted_by_root=pasted_by_root)
 
     def remove_command(path: str) -> str | None:
         return remedies.offer(Remedy((Step("remove", path),), "Removes the entry; Nx copies a fresh one.")).command

@@ -31,7 +31,7 @@ if t.TYPE_CHECKING:
 
 __all__ = [
     "Applied", "Plan", "PlanItem", "StepResult", "apply_plan", "finding_key", "make_plan", "steered_by_untrusted_file",
-    "steering_reason_for", "unreached", "verdicts",
+    "unreached", "verdicts",
 ]
 
 #: Why a remedy is the user's to run, by what it does.
@@ -116,15 +116,6 @@ def make_plan(findings: t.Iterable[Finding]) -> Plan:
     return Plan(tuple(i for i in every if i.applies), tuple(i for i in every if not i.applies), tuple(bare))
 
 
-def steering_reason_for(resolution: Resolution, uid: int) -> str | None:
-    """Why another user's file chooses where Nx's levels are for *uid*: a variable nxsock reads set in a file
-    the trust rule refuses (the audit withholds every remedy on the disk then); else ``None``."""
-    from ..core.environment import RELEVANT_VARIABLES
-    from ..core.trust import steering_reason
-
-    return steering_reason(resolution.environment.variables, RELEVANT_VARIABLES, uid)
-
-
 def steered_by_untrusted_file(resolution: Resolution, uid: int) -> str | None:
     """Why nothing may be applied here: a variable Nx reads (and so where its levels are) was set in a file the
     trust rule refuses for *uid* (another user's ``.env``, or one beneath a level another user controls); else ``None``.
@@ -132,7 +123,10 @@ def steered_by_untrusted_file(resolution: Resolution, uid: int) -> str | None:
     The same rule ``reset`` and ``cache prune`` follow: a workspace another user can write does not choose
     what nxsock removes or re-modes, for you or for root.
     """
-    reason = steering_reason_for(resolution, uid)
+    from ..core.environment import RELEVANT_VARIABLES
+    from ..core.trust import steering_reason
+
+    reason = steering_reason(resolution.environment.variables, RELEVANT_VARIABLES, uid)
     return None if reason is None else f"not applied: {reason}"
 
 

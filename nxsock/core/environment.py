@@ -69,6 +69,9 @@ class Environment(t.NamedTuple):
     variables: t.Mapping[str, Variable]
     umask: int = 0o022
     simulated: bool = False  # a fresh machine of another platform, not this host
+    #: Why nothing may be acted on for this uid: a variable nxsock reads is set in a file the trust rule refuses
+    #: (another user's ``.env``), so Nx's levels are where that user says; judged when the snapshot is taken.
+    steered: str | None = None
 
     def get(self, name: str) -> str | None:
         """A variable's value, or ``None`` when unset."""

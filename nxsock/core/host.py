@@ -28,6 +28,19 @@ def _passwd(uid: int) -> tuple[str | None, str | None, int | None]:
     return entry.pw_name, entry.pw_dir, entry.pw_gid
 
 
+def _steering(variables: t.Mapping[str, Variable], uid: int) -> str | None:
+    """Why a file another user controls chooses where Nx's levels are for *uid*, or ``None``.
+
+    Only a value read from a file (a ``.env``) is judged, by the trust rule of
+    :mod:`nxsock.core.trust`; the environment and the options are the caller's own.
+    """
+    if not any(v.source.startswith("/") for v in variables.values()):
+        return None
+    from .trust import steering_reason
+
+    return steering_reason(variables, RELEVANT_VARIABLES, uid)
+
+
 def _umask() -> int:
     """The process umask, read from ``/proc`` where possible (setting it to read it is a race)."""
     try:
@@ -94,4 +107,5 @@ def host_environment(
         nx_version_source="--nx-version" if nx_version else ("installed" if installed else None),
         variables=variables,
         umask=_umask(),
+        steered=_steering(variables, uid),
     )

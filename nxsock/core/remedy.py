@@ -130,8 +130,9 @@ class Policy(t.NamedTuple):
     workspace_root: str
     configured: tuple[tuple[str, str, str], ...] = ()  # (variable, absolute directory, its canonical form)
     pasted_by_root: bool = False  # root's ``doctor --user``: root pastes it, the audited uid may be hostile
-    #: Why no path may be acted on at all: a variable nxsock reads is set in a file the trust rule refuses
-    #: (another user's ``.env``), so every level is where that user says (:func:`nxsock.core.trust.steering_reason`).
+    #: Why nothing may be changed: a variable nxsock reads is set in a file the trust rule refuses (another user's
+    #: ``.env``), so every level, record and pid is that user's choice (``Environment.steered``).  Only a change to
+    #: your own shell or ``.env`` file (its own rule judges whose it is) and ``nxsock paths --format`` are still shown.
     steered: str | None = None
 
     @property
@@ -494,8 +495,9 @@ def suggestion_problem(policy: Policy, directory: str) -> str | None:
 
 def _step_problem(policy: Policy, step: Step, earlier: t.Sequence[Step]) -> tuple[str | None, Step]:
     verb = step.verb
-    if policy.steered is not None and (verb in FILESYSTEM_VERBS or verb in ("stop-process", "run-nx")):
-        # every level, record and pid may be the other user's choice (a variable for your own shell stays yours)
+    if policy.steered is not None and verb not in ("export", "unset", "edit-env-file") and not (
+        verb == "run-nxsock" and (step.value or "").startswith("paths --format ")
+    ):
         return f"{policy.steered}; nothing another user's file steers is acted on (ask that user, or work in a checkout of your own)", step
     if verb in FILESYSTEM_VERBS:
         problem, needs_root = _filesystem_problem(policy, step, earlier)

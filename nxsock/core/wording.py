@@ -144,13 +144,8 @@ def _suggest(ctx: RemedyContext, variable: str, names: tuple[str, str]) -> str |
     return None
 
 
-def context_for(resolution: Resolution, view: FsView, *, pasted_by_root: bool = False,
-                steered: str | None = None) -> RemedyContext:
-    """The remedy context for *resolution* over *view*: the user, Nx's levels, the configured directories.
-
-    *steered*: why another user's file chooses where Nx's levels are (``Policy.steered``); the caller, which may
-    look at the disk, says so — this stays pure.
-    """
+def context_for(resolution: Resolution, view: FsView, *, pasted_by_root: bool = False) -> RemedyContext:
+    """The remedy context for *resolution* over *view*: the user, Nx's levels, the configured directories."""
     from ._pathname import resolve as resolve_path
     from .environment import home_directory
     from .guards import canonical_dir
@@ -176,7 +171,7 @@ def context_for(resolution: Resolution, view: FsView, *, pasted_by_root: bool = 
         workspace_root=env.workspace_root,
         configured=tuple(configured),
         pasted_by_root=pasted_by_root,
-        steered=steered,
+        steered=env.steered,
     )
     return RemedyContext(policy, resolution)
 

@@ -199,7 +199,8 @@ def doctor_error_document(message: str) -> Json:
 
 
 def _finding_json(finding: t.Any, group: str | None = None) -> Json:
-    document: Json = {"id": finding.id, "severity": finding.severity, "path": finding.path, "message": finding.message}
+    document: Json = {"id": finding.id, "severity": finding.severity, "path": finding.path, "message": finding.message,
+                      "hint": finding.hint}
     if group is not None:
         document["group"] = group
     return document
