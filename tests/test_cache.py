@@ -101,7 +101,7 @@ def test_an_untrusted_entry_says_what_this_release_does_with_it(release: str, sa
                       "nx.linux-x64-gnu.node")
     entry = CacheEntry("/c/nx.linux-x64-gnu.node", release, "", "nx.linux-x64-gnu.node", binding.path, 9, 1000,
                        trusted=False, fresh=False, in_use=None, partial=False)
-    verdict = verify(CacheListing("/c", None, binding, (entry,), None), lambda path: f"rm -- {path}", rules_for(release))
+    verdict = verify(CacheListing("/c", None, binding, (entry,), None), lambda path: f"rm -- {path}", rules_for(release), release)
     assert verdict.state == "untrusted" and verdict.message.endswith(says) and verdict.remedy == "rm -- /c/nx.linux-x64-gnu.node"
 
 

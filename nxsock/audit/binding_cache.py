@@ -223,12 +223,14 @@ class Verdict(t.NamedTuple):
     remedy: str | None
 
 
-def verify(listing: CacheListing, remove_command: t.Callable[[str], str | None], rules: ReleaseRules | None = None) -> Verdict:
+def verify(listing: CacheListing, remove_command: t.Callable[[str], str | None], rules: ReleaseRules,
+           version: str | None) -> Verdict:
     """Fresh, or stale (size *and* mtime), untrusted or missing — each with the fix.
 
     *remove_command* gives the vetted command that removes an entry (or
     ``None`` where no safe one exists): remedies are made in one place.
-    *rules*: the release's, to say what it does with an untrusted entry (24.0.6 re-copies it; earlier ones load it).
+    *rules* and *version*: the installed release's, to say what it does with
+    an entry it may not trust (the release table's ``cache_entry_trust_checked``).
     """
     binding = listing.binding
     if listing.bypass_reason is not None:
@@ -240,8 +242,10 @@ def verify(listing: CacheListing, remove_command: t.Callable[[str], str | None],
         return Verdict("missing", None, f"No cache entry {binding.entry_name} yet; Nx copies it on its next run.", None)
     fix = remove_command(match.path)
     if not match.trusted:
-        consequence = ("" if rules is None else " Nx re-copies it before loading it." if rules.cache_entry_trust_checked
-                       else f" Nx {rules.release} loads it as it is: whoever can write it chooses the code Nx runs.")
+        if rules.cache_entry_trust_checked:
+            consequence = " Nx re-copies it before loading it."
+        else:
+            consequence = f" Nx {version or rules.release} loads it as it is: whoever can write it chooses the code Nx runs."
         return Verdict("untrusted", match.path, f"{match.path} is not a regular file of yours without group/other write.{consequence}", fix)
     if not match.fresh:
         return Verdict("stale", match.path, f"{match.path} differs from {binding.path} (size or age); Nx would load an old copy.", fix)

@@ -100,7 +100,7 @@ def gather(resolution: Resolution, view: FsView, sandbox: str | None = None, *, 
 
     binding = find_binding(env, view, host_triple(), resolution.rules)
     listing = list_cache(resolution, view, binding)
-    verdict = verify(listing, remove_command, resolution.rules) if env.nx_version is not None else None
+    verdict = verify(listing, remove_command, resolution.rules, env.nx_version) if env.nx_version is not None else None
     leftovers = len(prune_plan(listing, env.nx_version, env.uid))
     dead, _ = reset(resolution, dry_run=True)
     legacy_all, _ = reset(resolution, dry_run=True, legacy=True)

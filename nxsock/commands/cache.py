@@ -87,7 +87,7 @@ def cache_verify(json_flag: bool, host: HostOverrides) -> None:
     resolution, view, listing = _listing(host)
     remedies = context_for(resolution, view)
     verdict = verify(listing, lambda path: remedies.offer(Remedy((Step("remove", path),), "Removes the entry.")).command,
-                     resolution.rules)
+                     resolution.rules, resolution.environment.nx_version)
     code = exitcodes.PROBLEM if verdict.state in ("stale", "untrusted", "missing") else exitcodes.OK
     if json_flag:
         from ..output.emit import write_json

@@ -29,9 +29,11 @@ import stat
 import typing as t
 
 from ._pathname import join
-from .environment import Variable
 from .fsview import errno_name
 from .guards import MAX_LINKS, Refusal
+
+if t.TYPE_CHECKING:
+    from .environment import Variable
 
 __all__ = [
     "UntrustedPath", "describe_distrust", "judge_path", "judge_source", "open_trusted_directory", "steering_reason",
@@ -193,13 +195,13 @@ def judge_source(source: str, uid: int) -> Refusal | None:
 def steering_reason(variables: t.Mapping[str, Variable], names: t.Iterable[str], uid: int) -> str | None:
     """Why the variables *names* may not steer an act: the first file among their sources the rule refuses,
     the variables it sets and how it fails (``NX_SOCKET_DIR is set in /w/.env, and /w belongs to …``); else ``None``."""
-    names = [n for n in names if n in variables]
-    steered = steering_refusal([variables[n].source for n in names], uid)
+    present = [n for n in names if n in variables]
+    steered = steering_refusal(dict.fromkeys(variables[n].source for n in present), uid)  # each file judged once
     if steered is None:
         return None
     source, refusal = steered
-    setting = ", ".join(n for n in names if variables[n].source == source)
-    return f"{setting} {'is' if ',' not in setting else 'are'} set in {source}, and {describe_distrust(refusal)}"
+    setting = [n for n in present if variables[n].source == source]
+    return f"{', '.join(setting)} {'is' if len(setting) == 1 else 'are'} set in {source}, and {describe_distrust(refusal)}"
 
 
 def steering_refusal(sources: t.Iterable[str], uid: int) -> tuple[str, Refusal] | None:

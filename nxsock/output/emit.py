@@ -1,7 +1,7 @@
 """The one way a document leaves nxsock: ``schema_version``, strings as Node prints them, one JSON emitter.
 
 Every ``--json`` document is a plain dict built by :mod:`nxsock.output.report` or
-:mod:`nxsock.output.paths_json` and written by :func:`write_json`.  Stdlib only:
+:mod:`nxsock.output.paths_json` and written by :func:`write_json`.  No click or rich:
 the ``paths --json`` fast path writes through it too.
 """
 

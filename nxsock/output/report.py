@@ -323,12 +323,12 @@ def md_code(text: str | None) -> str:
 def _md_block(lines: t.Sequence[str], info: str = "") -> list[str]:
     r"""A fenced code block longer than any backtick run inside it, every line shown escaped.
 
-    A line that would begin with ``::`` has its first colon shown as ``\x3a``: a report printed in a
-    GitHub Actions log is read line by line, leading blanks trimmed, and ``::`` there starts a workflow
-    command — a line from disk must not become one.
+    A line that would begin with ``::`` (or the older ``##[``) has that first character shown as ``\x3a``
+    (``\x23``): a report printed in a GitHub Actions log is read line by line, leading blanks trimmed, and
+    either starts a workflow command there — a line from disk must not become one.
 
-    >>> _md_block(["  ::error::planted", "a::b"], "text")
-    ['```text', '  \\x3a:error::planted', 'a::b', '```']
+    >>> _md_block(["  ::error::planted", "a::b", "##[error]planted"], "text")
+    ['```text', '  \\x3a:error::planted', 'a::b', '\\x23#[error]planted', '```']
     """
     import re
 
@@ -341,9 +341,13 @@ def _md_block(lines: t.Sequence[str], info: str = "") -> list[str]:
 
 
 def _no_workflow_command(line: str) -> str:
-    """*line* with the colon that would open a GitHub Actions workflow command shown as ``\\x3a``."""
+    """*line* with the character that would open a GitHub Actions workflow command (``::``, ``##[``) escaped."""
     body = line.lstrip()
-    return line[: len(line) - len(body)] + "\\x3a" + body[1:] if body.startswith("::") else line
+    if body.startswith("::"):
+        return line[: len(line) - len(body)] + "\\x3a" + body[1:]
+    if body.startswith("##["):
+        return line[: len(line) - len(body)] + "\\x23" + body[1:]
+    return line
 
 
 _SEVERITY_WORD = {"error": "✗ error", "warn": "⚠ warning", "info": "ℹ note", "ok": "✓ ok"}
