@@ -312,7 +312,19 @@ def test_a_tmpdir_another_user_owns_is_a_warning_with_the_configuration_fix(plan
     ctx = Context(resolution, view, context_for(resolution, view), None, 0, (), ())
     [finding] = check_tmpdir(ctx)
     assert finding.severity == "warn" and finding.path == "/tmp/claude" and f"{what} 1002" in finding.message
-    assert finding.remedy == "unset TMPDIR" and "Only uid 1002 or root can remove it." in (finding.hint or "")
+    assert finding.remedy == "unset TMPDIR" and "/tmp/claude is uid 1002's" in (finding.hint or "")
+    assert "Node's temporary files go there" in finding.message  # 24.0.6 keeps nothing of its own there
+
+
+def test_a_tmp_beneath_another_users_directory_is_named_by_that_level() -> None:
+    from nxsock.audit.checks_levels import check_tmpdir
+    from nxsock.core.wording import context_for
+
+    view = machine({"/tmp/shared": Entry("dir", 1002, 1002, 0o755), "/tmp/shared/me": Entry("dir", 1000, 1000, 0o700)})
+    resolution = resolve(environment({"TMP": "/tmp/shared/me/"}), view)
+    [finding] = check_tmpdir(Context(resolution, view, context_for(resolution, view), None, 0, (), ()))
+    assert finding.message.startswith("TMP names /tmp/shared/me, beneath /tmp/shared, a directory owned by uid 1002")
+    assert finding.remedy == "unset TMP"
 
 
 @pytest.mark.parametrize("whose", ["yours", "root's"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..core._pathname import resolve as resolve_path
 from ..core.environment import RELEVANT_VARIABLES
 from ..core.fsview import Entry, UserNamespaceView
 from ..core.guards import Refusal
@@ -126,22 +127,41 @@ def check_tmpdir(ctx: Context) -> list[Finding]:
 
 
 def _foreign_tmpdir(ctx: Context) -> list[Finding]:
-    """A ``TMPDIR`` that is another user's link or directory: what goes into it goes where that user says."""
-    env = ctx.resolution.environment
-    tmpdir = env.nonempty("TMPDIR")
-    if tmpdir is None or not tmpdir.startswith("/") or tmpdir.rstrip("/") in ("", "/tmp"):
+    """A temporary directory (``os.tmpdir()``: ``TMPDIR``, ``TMP``, ``TEMP``) at or beneath another user's link or
+    directory: what goes into it goes where that user says."""
+    res = ctx.resolution
+    env = res.environment
+    name = next((n for n in ("TMPDIR", "TMP", "TEMP") if env.nonempty(n)), None)
+    if name is None or env.platform == "win32":
         return []
-    path = tmpdir.rstrip("/")
-    entry = ctx.view.lstat(path)
-    if isinstance(entry, int) or entry.uid in (env.uid, 0) or entry.kind not in ("link", "dir"):
+    path = resolve_path(env.node_tmpdir(), env.cwd)
+    level, entry = _first_foreign_level(ctx, path, env.uid)
+    if level is None or entry is None:
         return []
     what = "a link" if entry.kind == "link" else "a directory"
-    uses = ("Nx keeps its sockets and binding cache there" if not ctx.resolution.rules.current_layout
-            else "Node's temporary files and `nxsock reset --legacy` go there")
-    advice = ctx.remedies.offer(configuration_fix(ctx.remedies, "TMPDIR", "temporary directory"))
-    hint = f"Only uid {entry.uid} or root can remove it. " + (advice.hint or "")
-    return [Finding("tmpdir", "warn", path, f"TMPDIR names {path}, {what} owned by uid {entry.uid}: {uses}, where that user chooses.",
-                    advice.command, hint, (), advice.steps)]
+    where = path if level == path else f"{path}, beneath {level},"
+    kept = [what for what, there in (("Nx's sockets", res.socket_root.root), ("its binding cache", res.native_cache.dir))
+            if there is not None and (there == path or there.startswith(path + "/"))]
+    goes = " and ".join(kept) if kept else "Node's temporary files"
+    advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "temporary directory"))
+    hint = " ".join(filter(None, [f"{level} is uid {entry.uid}'s: nxsock removes nothing of another user's.", advice.hint]))
+    return [advised_finding("tmpdir", "warn", path, f"{name} names {where} {what} owned by uid {entry.uid}: "
+                            f"{goes} go there, where that user chooses.", advice._replace(hint=hint))]
+
+
+def _first_foreign_level(ctx: Context, path: str, uid: int) -> tuple[str | None, Entry | None]:
+    """The highest level of *path* (``/`` excluded) that is neither *uid*'s nor root's, with its entry."""
+    parts = [p for p in path.split("/") if p]
+    for depth in range(1, len(parts) + 1):
+        level = "/" + "/".join(parts[:depth])
+        entry = ctx.view.lstat(level)
+        if isinstance(entry, int):
+            return None, None
+        if entry.uid not in (uid, 0) and entry.kind in ("link", "dir"):
+            return level, entry
+        if entry.kind != "dir":
+            return None, None  # a link of yours or root's, or not a directory: the resolver's own checks speak of it
+    return None, None
 
 
 def _level_of(refusal: Refusal) -> str:
