@@ -139,7 +139,7 @@ def _foreign_tmpdir(ctx: Context) -> list[Finding]:
     if level is None or entry is None:
         return []
     what = "a link" if entry.kind == "link" else "a directory"
-    where = path if level == path else f"{path}, beneath {level},"
+    where = f"{path}," if level == path else f"{path}, beneath {level},"
     kept = [what for what, there in (("Nx's sockets", res.socket_root.root), ("its binding cache", res.native_cache.dir))
             if there is not None and (there == path or there.startswith(path + "/"))]
     goes = " and ".join(kept) if kept else "Node's temporary files"
