@@ -330,6 +330,32 @@ class TestAPeersDotenvSteersNothing:
         assert [f["remedy"] for f in findings if f["remedy"] is not None] == [], findings
 
 
+@pytest.mark.parametrize("mark", [0], ids=["live"])
+class TestAPeersWorkspaceRunsNothingOfTheirs:
+    """Found by the red team: in a workspace another user owns (no .env at all), doctor offered ``nx reset``, which
+    runs that user's node_modules/nx — as root, root pasting it — and ``kill`` of the pid their record names."""
+
+    pytestmark = live
+
+    @pytest.mark.parametrize("as_root", [False, True], ids=["as-the-user", "as-root"])
+    def test_no_nx_command_and_no_kill_is_offered_there(self, mark: int, as_root: bool) -> None:
+        d = f"{PEER_WS}/.nx/workspace-data/d"
+        setup = (f"install -d -m 0755 -o {PEER} {PEER_WS} {PEER_WS}/.nx {PEER_WS}/.nx/workspace-data {PEER_WS}/node_modules "
+                 f"{PEER_WS}/node_modules/nx; echo '{{}}' > {PEER_WS}/nx.json; "
+                 f"echo '{{\"version\": \"24.0.6\"}}' > {PEER_WS}/node_modules/nx/package.json; "
+                 f"install -d -m 0777 -o {PEER} {d}; echo planted > {d}/disabled; "
+                 f"printf '{{\"processId\": 1234, \"socketPath\": \"{d}/d.sock\"}}' > {d}/server-process.json; "
+                 f"chown -R {PEER} {PEER_WS}")
+        home = "/home/root" if as_root else HOME
+        result = run_as_user(f"install -d -o {0 if as_root else USER} {home}; {setup}", ["doctor", "--json"],
+                             env={"HOME": home}, uid=0 if as_root else USER, cwd=PEER_WS)
+        assert "Traceback" not in result.stderr, result.stderr
+        findings = json.loads(result.stdout)["findings"]
+        steps = [s for f in findings for s in f["remedy_steps"] or []]
+        assert not [s for s in steps if s["verb"] in ("run-nx", "stop-process")], steps
+        assert not [f for f in findings if f["remedy"] and ("nx reset" in f["remedy"] or "kill" in f["remedy"])], findings
+
+
 # -- the race: the peer acts between the plan and the answer ------------------------------------------
 
 PTY_DRIVER = r"""

@@ -526,6 +526,10 @@ def _step_problem(policy: Policy, step: Step, earlier: t.Sequence[Step]) -> tupl
     if verb == "stop-process":
         if step.pid is None or step.pid <= 1:
             return "no process to stop", step
+        # The pid was read from the daemon's record: whoever could write that record chose the process signalled.
+        record = _walk_levels(policy, join(policy.daemon_dir, "server-process.json"), True)
+        if record is not None:
+            return f"the pid comes from a record beneath another user's level: {record}", step
         return None, step._replace(needs_root=step.owner != policy.uid and policy.uid != 0)
     if verb == "run-nxsock":
         if step.value not in NXSOCK_ARGUMENTS:
@@ -534,6 +538,10 @@ def _step_problem(policy: Policy, step: Step, earlier: t.Sequence[Step]) -> tupl
     if verb == "run-nx":
         if step.value not in NX_ARGUMENTS:
             return f"nx {step.value} is not a command nxsock suggests", step
+        # nx runs the workspace's own node_modules/nx: whoever could write a level of it chooses the code run.
+        code = _walk_levels(policy, join(policy.workspace_root, "node_modules", "nx", "package.json"), True)
+        if code is not None:
+            return f"nx would run code beneath another user's level: {code}", step
         return None, step._replace(needs_root=False)
     return f"unknown verb {verb!r}", step
 
