@@ -147,9 +147,13 @@ class TestEscaping:
 
     def test_a_report_printed_in_an_actions_log_holds_no_workflow_command(self) -> None:
         # The runner trims a line's leading blanks and reads "::" there as a workflow command.
-        planted = ("::error title=x::planted", "  ::add-mask::secret", "\t::stop-commands::t", " ##[error]planted")
+        planted = ("::error title=x::planted", "  ::add-mask::secret", "\t::stop-commands::t", " ##[error]planted",
+                   "foo ##[stop-commands]tok")
         finding = Finding("daemon-disabled", "warn", "/w/.nx/workspace-data/d/disabled", "m", "nx reset", detail=planted)
         report = doctor_markdown([("g", finding)], "warn", [], [])
-        assert [line for line in report.splitlines() if line.lstrip().startswith(("::", "##["))] == []
+        assert [line for line in report.splitlines() if line.lstrip().startswith("::") or "##[" in line] == []
+        # and a path shown in a code span, which Markdown shows verbatim
+        spanned = doctor_markdown([("g", finding._replace(path="/w/##[add-mask]x/d"))], "warn", [], [])
+        assert "##[" not in spanned and "##\\x5badd-mask]x" in spanned
         blocks = [tok.content for tok in _tokens(report) if tok.type == "fence"]
         assert "\\x3a:error title=x::planted\n" in blocks[0] and "  \\x3a:add-mask::secret\n" in blocks[0]

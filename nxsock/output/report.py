@@ -313,7 +313,7 @@ def md_code(text: str | None) -> str:
 
     from ..core.terminal import printable
 
-    shown = printable(text)
+    shown = _no_workflow_command(printable(text))
     longest = max((len(run) for run in re.findall(r"`+", shown)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if shown.startswith(("`", " ")) or shown.endswith(("`", " ")) or not shown else ""
@@ -323,12 +323,12 @@ def md_code(text: str | None) -> str:
 def _md_block(lines: t.Sequence[str], info: str = "") -> list[str]:
     r"""A fenced code block longer than any backtick run inside it, every line shown escaped.
 
-    A line that would begin with ``::`` (or the older ``##[``) has that first character shown as ``\x3a``
-    (``\x23``): a report printed in a GitHub Actions log is read line by line, leading blanks trimmed, and
-    either starts a workflow command there — a line from disk must not become one.
+    A report printed in a GitHub Actions log is read line by line, and a line from disk must not become a
+    workflow command there: a ``::`` it would begin with shows its first colon as ``\x3a``, and an older
+    ``##[`` anywhere in it shows its bracket as ``\x5b`` (:func:`_no_workflow_command`).
 
-    >>> _md_block(["  ::error::planted", "a::b", "##[error]planted"], "text")
-    ['```text', '  \\x3a:error::planted', 'a::b', '\\x23#[error]planted', '```']
+    >>> _md_block(["  ::error::planted", "a::b", "x ##[error]planted"], "text")
+    ['```text', '  \\x3a:error::planted', 'a::b', 'x ##\\x5berror]planted', '```']
     """
     import re
 
@@ -341,12 +341,12 @@ def _md_block(lines: t.Sequence[str], info: str = "") -> list[str]:
 
 
 def _no_workflow_command(line: str) -> str:
-    """*line* with the character that would open a GitHub Actions workflow command (``::``, ``##[``) escaped."""
+    """*line* with what would make it a GitHub Actions workflow command escaped: ``::`` at its start (after
+    blanks, as the runner trims them) and the older ``##[`` anywhere in it (the runner looks for it anywhere)."""
+    line = line.replace("##[", "##\\x5b")
     body = line.lstrip()
     if body.startswith("::"):
         return line[: len(line) - len(body)] + "\\x3a" + body[1:]
-    if body.startswith("##["):
-        return line[: len(line) - len(body)] + "\\x23" + body[1:]
     return line
 
 
