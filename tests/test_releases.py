@@ -314,3 +314,20 @@ class TestSocketModes:
         doc = parsed(run.stdout, "doctor")
         flagged = [f["path"] for f in doc["findings"] if "makes its daemon socket" in f["message"]]
         assert flagged == ([f"{daemon_dir}/d.sock"] if warned else []), doc["findings"]
+
+
+def test_a_version_with_a_5000_digit_part_is_no_version_not_a_crash() -> None:
+    """Found by the red team: a planted package.json version of 5,000 nines made every command exit 70."""
+    from nxsock.core.releases import parse_version
+
+    assert parse_version("9" * 5000 + ".0.0") is None and parse_version("24.0.6-beta.1") == (24, 0, 6)
+    rules = rules_for("9" * 5000 + ".0.0")
+    assert rules.release == NEWEST_KNOWN and rules.assumed
+
+
+def test_a_path_of_thousands_of_levels_is_resolved_not_a_recursion_error() -> None:
+    """Found by the red team: ``--tmpdir /a/a/…`` (or a .env naming such a directory) overflowed the planner's stack."""
+    result = CliRunner().invoke(cli, ["paths", "--json", "--platform", "linux", "--layout", "legacy",
+                                      "--tmpdir", "/a" * 3000])
+    assert result.exit_code in (0, 73), result.output
+    assert parsed(result.stdout, "paths")["schema_version"] == 1

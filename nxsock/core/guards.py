@@ -86,20 +86,33 @@ class Simulation:
         self.actions: list[Action] = []
 
     def _key(self, path: str) -> str:
-        """*path* with its parent canonical, so one directory has one key however it is spelled."""
-        parent = dirname(path)
-        if parent == path:
-            return path
-        real = self._parents.get(parent)
-        if real is None:
-            outer = self._key(parent)
-            if outer in self._planned:
-                real = outer
+        """*path* with its parent canonical, so one directory has one key however it is spelled.
+
+        Walked without recursion, up to the first parent already known and back down: a path of
+        thousands of levels (a hostile ``.env`` can name one) is no deeper a stack than any other.
+        """
+        pending: list[str] = []
+        top = path
+        while True:
+            parent = dirname(top)
+            if parent == top:
+                key = top
+                break
+            known = self._parents.get(parent)
+            if known is not None:
+                key = join(known, basename(top))
+                break
+            pending.append(top)
+            top = parent
+        for child in reversed(pending):  # *key* is the key of child's parent
+            if key in self._planned:
+                real = key
             else:
-                resolved = self.view.realpath(outer)
-                real = resolved if isinstance(resolved, str) else outer
-            self._parents[parent] = real
-        return join(real, basename(path))
+                resolved = self.view.realpath(key)
+                real = resolved if isinstance(resolved, str) else key
+            self._parents[dirname(child)] = real
+            key = join(real, basename(child))
+        return key
 
     def lstat(self, path: str) -> Entry | int:
         if self._planned:

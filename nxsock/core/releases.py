@@ -153,7 +153,7 @@ CHANGES: tuple[Change, ...] = (
 
 def parse_version(version: str) -> tuple[int, int, int] | None:
     """``(major, minor, patch)`` of a version string, or ``None``; a pre-release counts as its release."""
-    match = re.match(r"^\s*v?(\d+)\.(\d+)\.(\d+)", version)
+    match = re.match(r"^\s*v?(\d{1,9})\.(\d{1,9})\.(\d{1,9})(?!\d)", version)  # a 5,000-digit part is no version
     return None if match is None else (int(match[1]), int(match[2]), int(match[3]))
 
 
