@@ -331,6 +331,25 @@ class TestAPeersDotenvSteersNothing:
 
 
 @pytest.mark.parametrize("mark", [0], ids=["live"])
+@pytest.mark.parametrize("as_root", [False, True], ids=["as-the-user", "as-root"])
+def test_paths_obeys_the_same_rule_as_doctor(mark: int, as_root: bool) -> None:
+    """Found by the red team: paths printed ``mkdir -m 0700 -- /tmp/missingtmp`` for a TMPDIR a peer's .env set."""
+    setup = (f"install -d -m 0755 -o {PEER} {PEER_WS} {PEER_WS}/node_modules {PEER_WS}/node_modules/nx; "
+             f"echo '{{}}' > {PEER_WS}/nx.json; echo '{{\"version\": \"23.3.2\"}}' > {PEER_WS}/node_modules/nx/package.json; "
+             f"echo 'TMPDIR=/tmp/missingtmp' > {PEER_WS}/.env; chown -R {PEER} {PEER_WS}")
+    home = "/home/root" if as_root else HOME
+    result = run_as_user(f"install -d -o {0 if as_root else USER} {home}; {setup}", ["paths", "--json"],
+                         env={"HOME": home}, uid=0 if as_root else USER, cwd=PEER_WS)
+    assert "Traceback" not in result.stderr, result.stderr
+    document = json.loads(result.stdout)
+    refusals = [document["socket_root"]["failure"], *document["socket_root"]["refusals"]]
+    refusals += [p["failure"] for p in document["sockets"].values()]
+    shown = [r for r in refusals if r is not None]
+    assert shown, document  # the missing TMPDIR is refused, as Nx 23.3.2 would
+    assert all(r["remedy"] is None and f"{PEER_WS}/.env" in (r["hint"] or "") for r in shown), shown
+
+
+@pytest.mark.parametrize("mark", [0], ids=["live"])
 class TestAPeersWorkspaceRunsNothingOfTheirs:
     """Found by the red team: in a workspace another user owns (no .env at all), doctor offered ``nx reset``, which
     runs that user's node_modules/nx — as root, root pasting it — and ``kill`` of the pid their record names."""
