@@ -46,3 +46,12 @@ def test_version_is_read_from_the_installed_package() -> None:
     view = machine(files={"/home/ada/acme/node_modules/nx/package.json": '{"name": "nx", "version": "24.0.6"}'})
     assert read_nx_version(view, "/home/ada/acme") == "24.0.6"
     assert read_nx_version(machine(files={"/home/ada/acme/node_modules/nx/package.json": "[]"}), "/home/ada/acme") is None
+
+
+def test_a_dotenv_that_is_a_link_is_read_through_it_as_node_reads_it() -> None:
+    """Found by the red team: O_NOFOLLOW skipped a linked .env, so the audit predicted other directories than Nx uses."""
+    view = machine({"/home/ada/envs": Entry("dir", USER, USER, 0o755)}, links={"/home/ada/acme/.env": "/home/ada/envs/acme"},
+                   files={"/home/ada/envs/acme": "NX_WORKSPACE_DATA_DIRECTORY=/home/ada/data\n"})
+    found = load_dotenv_variables(view, "/home/ada/acme", {"HOME": "/home/ada"})
+    assert found["NX_WORKSPACE_DATA_DIRECTORY"].value == "/home/ada/data"
+    assert found["NX_WORKSPACE_DATA_DIRECTORY"].source == "/home/ada/acme/.env"  # the trust rule judges the link, then its target

@@ -331,6 +331,21 @@ class TestAPeersDotenvSteersNothing:
 
 
 @pytest.mark.parametrize("mark", [0], ids=["live"])
+def test_a_dotenv_linked_to_a_peers_file_is_read_as_nx_reads_it_and_steers_nothing(mark: int) -> None:
+    """Found by the red team: a .env link was skipped, so the audit saw neither the variable Nx reads nor its source."""
+    setup = (f"install -d -o {USER} {HOME}; install -d -m 0700 -o {USER} {HOME}/notes {HOME}/notes/d; "
+             f"echo planted > {HOME}/notes/d/disabled; chown {USER} {HOME}/notes/d/disabled; "
+             f"echo 'NX_WORKSPACE_DATA_DIRECTORY={HOME}/notes' > /tmp/peerenv; chown {PEER} /tmp/peerenv; "
+             f"ln -s /tmp/peerenv {WS}/.env; chown -h {USER} {WS}/.env")
+    result = run_as_user(f"{MAKE_WS}; {setup}", ["doctor", "--json"], env={"HOME": HOME}, cwd=WS)
+    assert "Traceback" not in result.stderr, result.stderr
+    findings = json.loads(result.stdout)["findings"]
+    disabled = [f for f in findings if f["id"] == "daemon-disabled"]
+    assert disabled and disabled[0]["path"] == f"{HOME}/notes/d/disabled", findings  # read through the link, as Nx does
+    assert disabled[0]["remedy"] is None and f"{WS}/.env" in disabled[0]["hint"], disabled
+
+
+@pytest.mark.parametrize("mark", [0], ids=["live"])
 @pytest.mark.parametrize("as_root", [False, True], ids=["as-the-user", "as-root"])
 def test_paths_obeys_the_same_rule_as_doctor(mark: int, as_root: bool) -> None:
     """Found by the red team: paths printed ``mkdir -m 0700 -- /tmp/missingtmp`` for a TMPDIR a peer's .env set."""

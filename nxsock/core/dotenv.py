@@ -79,7 +79,7 @@ def load_dotenv_variables(
     found: dict[str, Variable] = {}
     for name in DOTENV_FILES:
         path = join(workspace_root, name)
-        text = view.read_text(path, DOTENV_LIMIT)
+        text = view.read_text(path, DOTENV_LIMIT, follow=True)  # Node's readFileSync follows a link; the trust rule judges it
         if isinstance(text, int):
             continue
         for key, value in parse_dotenv(text).items():

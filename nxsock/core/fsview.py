@@ -97,8 +97,11 @@ class FsView(t.Protocol):
     def read_only(self, path: str) -> bool:
         """Whether the filesystem holding the existing directory *path* is read-only."""
 
-    def read_text(self, path: str, limit: int = 1 << 20) -> str | int:
-        """The start of a regular file's text, or an errno (never opens a FIFO)."""
+    def read_text(self, path: str, limit: int = 1 << 20, *, follow: bool = False) -> str | int:
+        """The start of a regular file's text, or an errno (never opens a FIFO).
+
+        A final symlink is not followed unless *follow*: only for a file Nx itself reads through one (a ``.env``).
+        """
 
     def pid_alive(self, pid: int) -> bool | None:
         """Whether a process exists, or ``None`` where the view cannot tell."""
@@ -166,8 +169,8 @@ class LiveView:
         except (OSError, ValueError):
             return False
 
-    def read_text(self, path: str, limit: int = 1 << 20) -> str | int:
-        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    def read_text(self, path: str, limit: int = 1 << 20, *, follow: bool = False) -> str | int:
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
         try:
             fd = os.open(path, flags)
         except OSError as e:
@@ -331,7 +334,7 @@ class MemoryView:
             if isinstance(resolved, int):
                 return resolved
             if resolved not in self._links:
-                return resolved if resolved in self._entries else errno.ENOENT
+                return resolved if resolved in self._entries or resolved in self._files else errno.ENOENT
             target = self._links[resolved]
             parent = resolved.rsplit(self._sep, 1)[0]
             resolved = self._resolve_parent(
@@ -342,7 +345,10 @@ class MemoryView:
     def read_only(self, path: str) -> bool:
         return any(path == r or path.startswith(r.rstrip(self._sep) + self._sep) for r in self._read_only)
 
-    def read_text(self, path: str, limit: int = 1 << 20) -> str | int:
+    def read_text(self, path: str, limit: int = 1 << 20, *, follow: bool = False) -> str | int:
+        if follow:
+            real = self.realpath(path)
+            path = real if isinstance(real, str) else path
         text = self._files.get(path)
         return errno.ENOENT if text is None else text[:limit]
 
@@ -423,8 +429,8 @@ class UserNamespaceView:
             return True
         return self._base.read_only(path)
 
-    def read_text(self, path: str, limit: int = 1 << 20) -> str | int:
-        return self._base.read_text(path, limit)
+    def read_text(self, path: str, limit: int = 1 << 20, *, follow: bool = False) -> str | int:
+        return self._base.read_text(path, limit, follow=follow)
 
     def pid_alive(self, pid: int) -> bool | None:
         return self._base.pid_alive(pid)
