@@ -9,7 +9,7 @@ from ..core.guards import Refusal
 from ..core.layout import BUDGET, CONTAINER
 from ..core.remedy import Step
 from ..core.resolver import resolve
-from ..core.sandbox_daemon import RUN_INSIDE, inside_user_namespace, marker_warning, sandbox_statement
+from ..core.sandbox_daemon import inside_user_namespace, marker_warning, run_inside_remedy, sandbox_statement
 from ..core.wording import (
     PROVISION_COMMAND,
     Advice,
@@ -95,24 +95,17 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
                                   + ("" if verdict is None or verdict.usable else
                                      " That lets Nx run there, but without its daemon, which no allowlist makes usable (see sandbox-daemon).")))
     if verdict is not None and not verdict.usable:
-        severity: Severity
-        steps: list[Step]
-        if verdict.inside:
-            variable, _, value = RUN_INSIDE.partition("=")
-            steps, severity = [Step("export", variable=variable, value=value)], "warn"
-        elif named:
-            steps, severity = [Step("run-nxsock", value=f"paths --format {named}")], "warn"
-        else:
-            steps, severity = [], "info"
         carried = "" if verdict.inside else (f" `nxsock paths --format {named}` carries it." if named else
                                               " `nxsock paths --format bwrap|claude|codex-profile` carries it; for srt, start it with it.")
         statement = sandbox_statement(verdict, env.nx_version, name if named else None)
         hint = marker_warning(verdict) + carried
-        if steps:
-            advice = offer_remedy(ctx, steps, hint)
-            found.append(advised_finding("sandbox-daemon", severity, None, statement, advice))
+        if verdict.inside:
+            found.append(advised_finding("sandbox-daemon", "warn", None, statement, ctx.remedies.offer(run_inside_remedy(hint))))
+        elif named:
+            advice = offer_remedy(ctx, [Step("run-nxsock", value=f"paths --format {named}")], hint)
+            found.append(advised_finding("sandbox-daemon", "warn", None, statement, advice))
         else:
-            found.append(Finding("sandbox-daemon", severity, None, statement, None, hint))
+            found.append(Finding("sandbox-daemon", "info", None, statement, None, hint))
     return found
 
 

@@ -10,7 +10,7 @@ from ..core.guards import Refusal
 from ..core.layout import per_run_leaf
 from ..core.remedy import Remedy, Step
 from ..core.resolver import Resolution
-from ..core.sandbox_daemon import RUN_INSIDE, marker_warning
+from ..core.sandbox_daemon import marker_warning, run_inside_remedy
 from ..core.terminal import format_mode
 from ..core.wording import Advice, RemedyContext, describe, remedy_for
 from .findings import SANDBOX_MARKERS, Context, Finding, Severity, advised_finding, mode_text, offer_remedy
@@ -341,8 +341,7 @@ def _client_refuses(ctx: Context, pid: int | None, socket: str | None, refusal: 
     message = (f"The daemon (pid {pid}) answers a plain connect, but Nx {res.environment.nx_version or ''}'s client refuses "
                f"its socket: {describe(refusal)}").replace("  ", " ")
     if verdict is not None and verdict.inside and not verdict.usable and refusal.uid == OVERFLOW_UID:
-        variable, _, value = RUN_INSIDE.partition("=")
-        advice = offer_remedy(ctx, [Step("export", variable=variable, value=value)], marker_warning(verdict))
+        advice = ctx.remedies.offer(run_inside_remedy(marker_warning(verdict)))
         return advised_finding("daemon-record", "warn", socket, message, advice)
     return advised_finding("daemon-record", "warn", socket, message, remedy_for(refusal, ctx.remedies))
 

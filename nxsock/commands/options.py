@@ -6,6 +6,8 @@ reading the command line come from :data:`HOST_OPTIONS`, so they cannot drift.
 It imports nothing heavier than the value it fills, :class:`~nxsock.core.host_overrides.HostOverrides`.
 """
 
+# No ``from __future__ import annotations`` here: typing compiles each string annotation of a NamedTuple
+# field when the class is made, and this module is imported by every ``paths --json``.
 import typing as t
 
 from ..core.host_overrides import LAYOUTS, PLATFORMS, UID_MAX, HostOverrides

@@ -4,6 +4,8 @@ A pure value module (typing only), so the click-free fast path and the
 snapshot both take it without loading anything else.
 """
 
+# No ``from __future__ import annotations`` here: typing compiles each string annotation of a NamedTuple
+# field when the class is made, and this module is imported by every ``paths --json``.
 import typing as t
 
 __all__ = ["LAYOUTS", "PLATFORMS", "UID_MAX", "HostOverrides", "Layout", "Platform"]

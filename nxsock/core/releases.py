@@ -18,6 +18,8 @@ conformance suite.  :func:`rules_for` folds them into the frozen
 ('24.0.6', True)
 """
 
+# No ``from __future__ import annotations`` here: typing compiles each string annotation of a NamedTuple
+# field when the class is made, and this module is imported by every ``paths --json``.
 import functools
 import re
 import typing as t

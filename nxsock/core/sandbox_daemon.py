@@ -13,12 +13,17 @@ Pure: reads a view, returns values; the sentences nxsock prints about it
 are here too, next to the rule they explain.
 """
 
+# No ``from __future__ import annotations`` here: typing compiles each string annotation of a NamedTuple
+# field when the class is made, and this module is imported by every ``paths --json``.
 import typing as t
 
 from ._pathname import dirname, join
 from .fsview import OVERFLOW_UID, Entry, FsView, UserNamespaceView, errno_name
 from .guards import Refusal, Simulation, walk_ancestry
 from .releases import rules_for
+
+if t.TYPE_CHECKING:
+    from .remedy import Remedy
 
 __all__ = [
     "CLEAR_MARKER",
@@ -31,6 +36,7 @@ __all__ = [
     "inside_user_namespace",
     "judge_sandbox",
     "marker_warning",
+    "run_inside_remedy",
     "sandbox_statement",
 ]
 
@@ -39,6 +45,14 @@ RUN_INSIDE = "NX_DAEMON=false"
 RUN_INSIDE_VARIABLE = ("NX_DAEMON", "false")
 #: What clears the marker a run inside may leave, run outside the sandbox (``nx reset`` clears it too).
 CLEAR_MARKER = "nxsock reset --daemon-marker"
+
+
+def run_inside_remedy(changes: str) -> "Remedy":
+    """``export NX_DAEMON=false`` as a remedy value, for the policy to vet wherever a sandbox's daemon is unusable."""
+    from .remedy import Remedy, Step
+
+    name, value = RUN_INSIDE_VARIABLE
+    return Remedy((Step("export", variable=name, value=value),), changes)
 
 
 def client_checks_socket_ancestry(nx_version: str | None) -> bool:

@@ -20,6 +20,7 @@ from ..core.sandbox_daemon import (
     SandboxDaemon,
     inside_advice,
     marker_warning,
+    run_inside_remedy,
     sandbox_statement,
 )
 from ..core.terminal import format_mode
@@ -210,13 +211,13 @@ def paths_document(resolution: Resolution, view: FsView | None = None) -> Json:
 
 def _client_refusal_json(refusal: Refusal, ctx: RemedyContext, sandbox: SandboxDaemon | None) -> Json:
     """A refusal by Nx's client; a level shown as 65534 by a sandbox is answered with a daemonless run, never a directory."""
-    from ..core.remedy import Step, step_json
+    from ..core.remedy import step_json
 
     doc = refusal_json(refusal, ctx, sandbox)
     if refusal.uid == OVERFLOW_UID and sandbox is not None and not sandbox.usable:
-        name, _, value = RUN_INSIDE.partition("=")
-        doc.update(remedy=f"export {RUN_INSIDE}", hint=marker_warning(sandbox),
-                   remedy_steps=[step_json(Step("export", variable=name, value=value))])
+        advice = ctx.offer(run_inside_remedy(marker_warning(sandbox)))
+        doc.update(remedy=advice.command, hint=advice.hint,
+                   remedy_steps=[step_json(s) for s in advice.steps] if advice.command else None)
     return doc
 
 
