@@ -20,6 +20,7 @@ from ..core.environment import Environment
 from ..core.fsview import Entry, FsView
 from ..core.layout import short_hash
 from ..core.releases import ReleaseRules, rules_for
+from ..core.remedy import Remedy, Step
 from ..core.resolver import Resolution
 
 __all__ = [
@@ -221,6 +222,11 @@ class Verdict(t.NamedTuple):
     entry: str | None
     message: str
     remedy: str | None
+
+
+def entry_removal(path: str) -> Remedy:
+    """The remedy for a cache entry that must go: Nx copies a fresh one on its next run."""
+    return Remedy((Step("remove", path),), "Removes the entry; Nx copies a fresh one on its next run.")
 
 
 def verify(listing: CacheListing, remove_command: t.Callable[[str], str | None], rules: ReleaseRules,

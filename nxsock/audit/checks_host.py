@@ -11,6 +11,7 @@ from ..core.layout import CONTAINER
 from ..core.remedy import Remedy, Step
 from ..core.terminal import counted
 from ..core.wording import configuration_fix
+from .binding_cache import entry_removal
 from .checks_sockets import reset_remedy
 from .findings import Context, Finding, Severity, advised_finding, mode_text, offer_remedy, refusal_finding
 
@@ -95,7 +96,7 @@ def check_native_cache(ctx: Context) -> list[Finding]:
         return found
     severity = severity_for.get(verdict.state, "info")
     if severity in ("warn", "error") and verdict.entry:
-        advice = offer_remedy(ctx, [Step("remove", verdict.entry)], "Removes the entry; Nx copies a fresh one on its next run.")
+        advice = ctx.remedies.offer(entry_removal(verdict.entry))
         found.append(advised_finding("native-cache", severity, verdict.entry, verdict.message, advice))
     else:
         found.append(Finding("native-cache", severity, verdict.entry or cache.dir, verdict.message))

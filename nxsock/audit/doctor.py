@@ -11,7 +11,6 @@ import typing as t
 
 from ..core._pathname import dirname
 from ..core.fsview import FsView
-from ..core.remedy import Remedy, Step
 from ..core.resolver import Resolution
 from .checks_host import check_boot_persistence, check_leftovers, check_native_cache, check_workspace_data
 from .checks_levels import (
@@ -91,12 +90,12 @@ def gather(resolution: Resolution, view: FsView, sandbox: str | None = None, *, 
     """
     from ..act.cleanup import reset
     from ..core.wording import context_for
-    from .binding_cache import find_binding, host_triple, list_cache, prune_plan, verify
+    from .binding_cache import entry_removal, find_binding, host_triple, list_cache, prune_plan, verify
     env = resolution.environment
     remedies = context_for(resolution, view, pasted_by_root=pasted_by_root)
 
     def remove_command(path: str) -> str | None:
-        return remedies.offer(Remedy((Step("remove", path),), "Removes the entry; Nx copies a fresh one.")).command
+        return remedies.offer(entry_removal(path)).command
 
     binding = find_binding(env, view, host_triple(), resolution.rules)
     listing = list_cache(resolution, view, binding)

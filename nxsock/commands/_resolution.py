@@ -58,6 +58,12 @@ def resolution_options(command: F) -> F:
     return host_options(*(option.field for option in HOST_OPTIONS))(command)
 
 
+def reading_host_options(command: F) -> F:
+    """The host options of the commands that only read (``doctor``, ``cache path|list|verify``): the workspace, and
+    the ``HOME``, ``TMPDIR`` and Nx version to look with."""
+    return host_options("workspace", "home", "tmpdir", "nx_version")(command)
+
+
 def workspace_option(command: F) -> F:
     """Only ``--workspace``: for the commands that act on this host as it is."""
     return host_options("workspace")(command)

@@ -10,7 +10,7 @@ import click
 
 from .. import exitcodes
 from ..core.host_overrides import HostOverrides
-from ._resolution import build_resolution, host_options, workspace_option
+from ._resolution import build_resolution, reading_host_options, workspace_option
 from .summaries import summarized
 
 if t.TYPE_CHECKING:
@@ -34,7 +34,7 @@ def cache() -> None:
 
 
 @cache.command("path")
-@host_options("workspace", "home", "tmpdir", "nx_version")
+@reading_host_options
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 def cache_path(json_flag: bool, host: HostOverrides) -> None:
     """The cache directory for this workspace, or why Nx would load the binding in place."""
@@ -58,7 +58,7 @@ def cache_path(json_flag: bool, host: HostOverrides) -> None:
 
 
 @cache.command("list")
-@host_options("workspace", "home", "tmpdir", "nx_version")
+@reading_host_options
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 def cache_list(json_flag: bool, host: HostOverrides) -> None:
     """Every entry, by version: the binding it belongs to, size, trusted, fresh, in use, interrupted."""
@@ -76,17 +76,16 @@ def cache_list(json_flag: bool, host: HostOverrides) -> None:
 
 
 @cache.command("verify")
-@host_options("workspace", "home", "tmpdir", "nx_version")
+@reading_host_options
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 def cache_verify(json_flag: bool, host: HostOverrides) -> None:
     """Exit 1 when the installed version's entry is stale (size and mtime), untrusted or missing."""
-    from ..audit.binding_cache import verify
-    from ..core.remedy import Remedy, Step
+    from ..audit.binding_cache import entry_removal, verify
     from ..core.wording import context_for
 
     resolution, view, listing = _listing(host)
     remedies = context_for(resolution, view)
-    verdict = verify(listing, lambda path: remedies.offer(Remedy((Step("remove", path),), "Removes the entry.")).command,
+    verdict = verify(listing, lambda path: remedies.offer(entry_removal(path)).command,
                      resolution.rules, resolution.environment.nx_version)
     code = exitcodes.PROBLEM if verdict.state in ("stale", "untrusted", "missing") else exitcodes.OK
     if json_flag:

@@ -10,7 +10,7 @@ import click
 
 from .. import exitcodes
 from ..core.host_overrides import HostOverrides
-from ._resolution import build_resolution, host_options
+from ._resolution import build_resolution, reading_host_options
 from .summaries import summarized
 
 #: The sandboxes ``--sandbox`` names: the ``paths --format`` values that are sandboxes.
@@ -50,7 +50,7 @@ def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: 
 
 
 @click.command("doctor")
-@host_options("workspace", "home", "tmpdir", "nx_version")
+@reading_host_options
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 @click.option("--list-checks", is_flag=True, help="List the finding ids and exit.")
