@@ -124,9 +124,10 @@ def install_nx(version: str) -> Path:
 
 
 def stage_oracle(script: Path = ORACLE_SCRIPT) -> Path:
-    """An oracle script, copied where the scenario's uid can read it (the checkout may be under /tmp or a 0700 home)."""
+    """A script of the tests (an oracle, a driver), copied where a scenario can reach it: the checkout may be
+    under /tmp, which a scenario's fresh tmpfs hides, or in a home the scenario's uid cannot enter."""
     source = script.read_bytes()
-    target = cache_dir() / f"{script.stem}-{hashlib.sha256(source).hexdigest()[:16]}.js"
+    target = cache_dir() / f"{script.stem}-{hashlib.sha256(source).hexdigest()[:16]}{script.suffix}"
     if not target.exists():
         partial = target.with_suffix(f".{os.getpid()}.tmp")
         partial.write_bytes(source)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 from documents import checked, schema_name
-from harness import PEER, USER, install_nx, missing_node, missing_privileges, stage_nxsock
+from harness import PEER, USER, install_nx, missing_node, missing_privileges, stage_nxsock, stage_oracle
 
 pytestmark = [
     pytest.mark.skipif(missing_privileges() is not None, reason=str(missing_privileges())),
@@ -130,7 +130,7 @@ ln -s {q(str(nx / 'node_modules' / 'nx'))} {q(ws)}/node_modules/nx
 chown -R $U:$U {q(ws)}
 {state.setup}
 cd /
-exec {q(python)} {q(str(DRIVER))} {q(json.dumps(config))}
+exec {q(python)} {q(str(stage_oracle(DRIVER)))} {q(json.dumps(config))}
 """
     proc = subprocess.run(
         ["unshare", "-m", "-p", "-f", "--mount-proc", "--kill-child", "--propagation", "private", "bash", "-c", script],

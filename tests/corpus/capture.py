@@ -247,7 +247,7 @@ def prove(release: str, state: State, command: str, text: str | None = None) -> 
 install -d -m 0755 /home/.bin && printf %s {q(wrapper)} > /home/.bin/nxsock && chmod 0755 /home/.bin/nxsock
 set +e
 echo '<<<PROOF'
-{q(sys.executable)} {q(str(HERE / "prove.py"))} {q(json.dumps(spec))}
+{q(python)} {q(str(harness.stage_oracle(HERE / "prove.py")))} {q(json.dumps(spec))}
 echo '<<<END'
 """
     out = run_in_namespace(script, 2 * state.timeout + 240)
