@@ -345,6 +345,15 @@ def test_a_dotenv_linked_to_a_peers_file_is_read_as_nx_reads_it_and_steers_nothi
     assert disabled[0]["remedy"] is None and f"{WS}/.env" in disabled[0]["hint"], disabled
 
 
+def _run_in_peers_workspace(setup: str, args: list[str], as_root: bool) -> t.Any:
+    """``nxsock ARGS`` as the user (or root) with the peer's workspace as the current directory; its JSON document."""
+    home = "/home/root" if as_root else HOME
+    result = run_as_user(f"install -d -o {0 if as_root else USER} {home}; {setup}", args,
+                         env={"HOME": home}, uid=0 if as_root else USER, cwd=PEER_WS)
+    assert "Traceback" not in result.stderr, result.stderr
+    return json.loads(result.stdout)
+
+
 @pytest.mark.parametrize("mark", [0], ids=["live"])
 @pytest.mark.parametrize("as_root", [False, True], ids=["as-the-user", "as-root"])
 def test_paths_obeys_the_same_rule_as_doctor(mark: int, as_root: bool) -> None:
@@ -352,11 +361,7 @@ def test_paths_obeys_the_same_rule_as_doctor(mark: int, as_root: bool) -> None:
     setup = (f"install -d -m 0755 -o {PEER} {PEER_WS} {PEER_WS}/node_modules {PEER_WS}/node_modules/nx; "
              f"echo '{{}}' > {PEER_WS}/nx.json; echo '{{\"version\": \"23.3.2\"}}' > {PEER_WS}/node_modules/nx/package.json; "
              f"echo 'TMPDIR=/tmp/missingtmp' > {PEER_WS}/.env; chown -R {PEER} {PEER_WS}")
-    home = "/home/root" if as_root else HOME
-    result = run_as_user(f"install -d -o {0 if as_root else USER} {home}; {setup}", ["paths", "--json"],
-                         env={"HOME": home}, uid=0 if as_root else USER, cwd=PEER_WS)
-    assert "Traceback" not in result.stderr, result.stderr
-    document = json.loads(result.stdout)
+    document = _run_in_peers_workspace(setup, ["paths", "--json"], as_root)
     refusals = [document["socket_root"]["failure"], *document["socket_root"]["refusals"]]
     refusals += [p["failure"] for p in document["sockets"].values()]
     shown = [r for r in refusals if r is not None]
@@ -380,11 +385,7 @@ class TestAPeersWorkspaceRunsNothingOfTheirs:
                  f"install -d -m 0777 -o {PEER} {d}; echo planted > {d}/disabled; "
                  f"printf '{{\"processId\": 1234, \"socketPath\": \"{d}/d.sock\"}}' > {d}/server-process.json; "
                  f"chown -R {PEER} {PEER_WS}")
-        home = "/home/root" if as_root else HOME
-        result = run_as_user(f"install -d -o {0 if as_root else USER} {home}; {setup}", ["doctor", "--json"],
-                             env={"HOME": home}, uid=0 if as_root else USER, cwd=PEER_WS)
-        assert "Traceback" not in result.stderr, result.stderr
-        findings = json.loads(result.stdout)["findings"]
+        findings = _run_in_peers_workspace(setup, ["doctor", "--json"], as_root)["findings"]
         steps = [s for f in findings for s in f["remedy_steps"] or []]
         assert not [s for s in steps if s["verb"] in ("run-nx", "stop-process")], steps
         assert not [f for f in findings if f["remedy"] and ("nx reset" in f["remedy"] or "kill" in f["remedy"])], findings
