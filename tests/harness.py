@@ -603,15 +603,16 @@ SOCKET=$(node -e 'try{{process.stdout.write(require("/tmp/ws/.nx/workspace-data/
 echo '<<<CACHEPATH'; {nxsock} cache path 2>&3
 echo '<<<CACHELIST'; {nxsock} cache list --json 2>&3
 echo '<<<VERIFY'; {nxsock} cache verify --json 2>&3; echo "<<<VERIFYRC $?"
-echo '<<<DOCTOR'; {nxsock} doctor --json 2>&3
 # Let the daemon finish its graph (a real client request waits for it), then go quiet: no plugin worker's
-# socket left and the log still for a second.
+# socket left and the log still for a second. Only then is the whole audit taken: a worker that had just
+# exited would otherwise leave a socket that no longer answers, a leftover of that instant.
 timeout 60 {as_user} node /tmp/ws/node_modules/nx/dist/bin/nx.js show projects </dev/null >/dev/null 2>&3
 log=/tmp/ws/.nx/workspace-data/d/daemon.log
 for wait in $(seq 30); do
   size=$(stat -c %s "$log" 2>/dev/null); sleep 1
   [ -z "$(ls /tmp/ws/socks | grep -v '^d.sock$')" ] && [ "$size" = "$(stat -c %s "$log" 2>/dev/null)" ] && break
 done
+echo '<<<DOCTOR'; {nxsock} doctor --json 2>&3
 {states}
 echo '<<<END'
 """
