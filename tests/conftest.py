@@ -1,15 +1,110 @@
-"""Shared fixtures: a CliRunner and small in-memory machines for the pure tests."""
+"""Shared fixtures, and the one place that decides what a test needs and whether it can run here.
+
+Tests live in three tiers, by folder, and each test is marked with its folder's name:
+
+- ``tests/pure``: no root, no namespaces, no Nx — in-memory machines and click's runner;
+- ``tests/system``: real uids, private mount namespaces and real tools, as root — no Nx;
+- ``tests/oracle``: the real Nx from npm as the reference (root, node and npm).
+
+``pytest -m "not oracle"`` (or ``pytest tests/pure tests/system``) is the fast tier.  What a tier or a
+``@pytest.mark.tool(...)`` needs is probed once per process, and a test that cannot run skips saying what to install.
+"""
 
 from __future__ import annotations
 
+import concurrent.futures
+import functools
+import os
+import shutil
 import typing as t
+from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from documents import Runner
 
-from nxsock.core.environment import Environment, Variable
-from nxsock.core.fsview import Entry, MemoryView
+# Each pytest-xdist worker takes its own hundred test uids above the base, before harness.py reads it, so
+# that workers never share a uid that one's ``pkill -u`` or planted processes could reach in another.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _WORKER.startswith("gw") and _WORKER[2:].isdigit() and "NXSOCK_TEST_UID_BASE_0" not in os.environ:
+    os.environ["NXSOCK_TEST_UID_BASE_0"] = os.environ.get("NXSOCK_TEST_UID_BASE", "4100")
+    os.environ["NXSOCK_TEST_UID_BASE"] = str(int(os.environ["NXSOCK_TEST_UID_BASE_0"]) + 100 * int(_WORKER[2:]))
+
+from click.testing import CliRunner  # noqa: E402
+from documents import Runner  # noqa: E402
+
+from nxsock.core.environment import Environment, Variable  # noqa: E402
+from nxsock.core.fsview import Entry, MemoryView  # noqa: E402
+
+TESTS = Path(__file__).resolve().parent
+TIERS = ("pure", "system", "oracle")
+#: What each tier needs beyond Python.
+TIER_NEEDS: dict[str, tuple[str, ...]] = {"pure": (), "system": ("root",), "oracle": ("root", "node")}
+#: The Debian package that brings each tool a test may name in ``@pytest.mark.tool``.
+DEBIAN_PACKAGES = {
+    "bwrap": "bubblewrap", "rg": "ripgrep", "man": "man-db", "systemd-tmpfiles": "systemd", "/dev/fuse": "fuse3",
+}
+
+
+@functools.cache
+def missing(need: str) -> str | None:
+    """Why *need* (``root``, ``node`` or a tool) cannot be met here, or ``None``: probed once per process."""
+    import harness
+
+    if need == "root":
+        return harness.missing_privileges() or harness.missing_readable_python()
+    if need == "node":
+        return harness.missing_node()
+    present = os.path.exists(need) if need.startswith("/") else shutil.which(need) is not None
+    return None if present else f"needs {need} (Debian package {DEBIAN_PACKAGES.get(need, need)})"
+
+
+def tier_of(path: Path) -> str | None:
+    try:
+        relative = path.resolve().relative_to(TESTS)
+    except ValueError:
+        return None
+    return relative.parts[0] if len(relative.parts) > 1 and relative.parts[0] in TIERS else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test with its tier; skip, with what to install, each whose tier or tools are missing here."""
+    for item in items:
+        tier = tier_of(item.path) or "pure"  # the package's own doctests, and the harness's, are pure
+        item.add_marker(tier)
+        needs = list(TIER_NEEDS[tier])
+        for mark in item.iter_markers("tool"):
+            needs += mark.args
+        reason = next((why for why in map(missing, needs) if why is not None), None)
+        if reason is not None:
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Install every Nx release the oracle tier runs, once and side by side, before any test is timed.
+
+    Only in the process that runs or distributes the tests (not in each xdist worker), and only when the
+    oracle tier can run here; the installs land in the shared test cache, so a later run finds them.
+    """
+    config = session.config
+    if os.environ.get("PYTEST_XDIST_WORKER") or config.option.collectonly or "not oracle" in (config.option.markexpr or ""):
+        return
+    args = [Path(a.split("::")[0]).resolve() for a in config.args] or [TESTS]
+    if not any(a == TESTS or a == TESTS / "oracle" or TESTS / "oracle" in a.parents or a in TESTS.parents for a in args):
+        return
+    if missing("root") or missing("node"):
+        return
+    import harness
+
+    from nxsock.core.releases import KNOWN_RELEASES
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(harness.install_nx, KNOWN_RELEASES))
+    harness.stage_nxsock()
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: the oracle tier mostly waits on daemons and polls, so two workers a core keep the cores busy."""
+    return 2 * (os.cpu_count() or 1)
+
 
 USER = 1000
 PEER = 1001

@@ -10,6 +10,7 @@ from a staged copy they can read too, with an interpreter they can execute.
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import importlib.util
 import json
@@ -30,7 +31,8 @@ ORACLE_SCRIPT = REPO / "tests" / "oracle" / "resolve.js"
 CLIENT_SCRIPT = REPO / "tests" / "oracle" / "client.js"
 
 # Test uids: NXSOCK_TEST_UID_BASE moves them, so that runs side by side (in parallel checkouts) never share
-# a uid that one run's ``pkill -u`` or planted processes could reach in another.
+# a uid that one run's ``pkill -u`` or planted processes could reach in another; each pytest-xdist worker
+# takes its own hundred above it (``tests/conftest.py`` sets the variable before this module is imported).
 _UID_BASE = int(os.environ.get("NXSOCK_TEST_UID_BASE", "4100"))
 USER = _UID_BASE + 1  # the unprivileged user every scenario runs as
 PEER = _UID_BASE + 2  # another local user, the one who plants things
@@ -38,8 +40,15 @@ THIRD = _UID_BASE + 3  # a third user, owner of what nobody else may touch
 NX_VERSIONS = {"native": "24.0.6", "ts": "23.3.2", "legacy": "23.1.1"}  # one release per generation, for the other suites
 
 
+def in_xdist_worker() -> bool:
+    """Whether this process is one of pytest-xdist's workers: work shared by many tests is then done per test (or
+    per ``xdist_group``), never prefetched for tests that other workers run."""
+    return bool(os.environ.get("PYTEST_XDIST_WORKER"))
+
+
+@functools.cache
 def missing_privileges() -> str | None:
-    """Why real-user tests cannot run here, or ``None`` when they can."""
+    """Why real-user tests cannot run here, or ``None`` when they can (probed once a process)."""
     if sys.platform != "linux":
         return "needs Linux mount namespaces"
     if os.geteuid() != 0:
@@ -53,6 +62,7 @@ def missing_privileges() -> str | None:
     return None
 
 
+@functools.cache
 def missing_readable_python() -> str | None:
     try:
         _readable_python()
@@ -61,12 +71,17 @@ def missing_readable_python() -> str | None:
     return None
 
 
+@functools.cache
 def missing_node() -> str | None:
     for tool in ("node", "npm"):
         if shutil.which(tool) is None:
             return f"needs {tool} to install and run the real Nx"
     return None
 
+
+#: Shell: wait, for ten seconds at most, until the file named next exists — a helper process's word that it is
+#: ready (a socket listening, a file mapped), never a fixed delay.
+WAIT_FOR = "_w() { for _ in $(seq 1000); do [ -e \"$1\" ] && return 0; sleep 0.01; done; return 1; }; _w"
 
 # The scenarios mount fresh tmpfs on these: nothing the test uid runs may live beneath them.
 HIDDEN_IN_SCENARIOS = ("/tmp", "/home")

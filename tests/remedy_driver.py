@@ -1,6 +1,6 @@
 """Inside a private mount and pid namespace, as root: the real Nx before, the printed remedy applied, the real Nx after.
 
-Run by ``tests/test_remedies_real.py`` once the failure state is built.  It
+Run by ``tests/oracle/test_remedies_real.py`` once the failure state is built.  It
 prints one JSON document: what Nx did in the failure state, what ``doctor``
 said and which remedy it printed, how each part of that remedy ran (as root
 where it says ``sudo``, as the user otherwise), where ``paths`` then predicts

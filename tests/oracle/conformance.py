@@ -8,7 +8,7 @@ usage (as root, from the checkout):
 Each release is installed from npm on first use (into the shared test cache),
 then every state of its generation is built in a private mount namespace and
 nxsock's ``paths --json`` is compared with that release's own resolver, as
-``tests/test_conformance.py`` does.  Exit 0 when every state agrees.
+``tests/oracle/test_conformance.py`` does.  Exit 0 when every state agrees.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ TESTS = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(TESTS), str(TESTS.parent)]
 
 from harness import run_release_batch  # noqa: E402
-from test_conformance import SCENARIOS, disagreements, selected_releases, states_for  # noqa: E402
 
 from nxsock.core.releases import rules_for  # noqa: E402
+from oracle.test_conformance import SCENARIOS, disagreements, selected_releases, states_for  # noqa: E402
 
 
 def _verdicts(release: str) -> tuple[str, dict[str, list[str]], float]:

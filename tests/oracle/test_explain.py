@@ -1,0 +1,169 @@
+"""``doctor --explain`` proven on the real Nx: each corpus state rebuilt, the same Nx command run, the remedy
+``--explain`` gives applied, Nx run again (the stored captures are read by ``tests/pure/test_explain.py``)."""
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import sys
+import typing as t
+from pathlib import Path
+
+import pytest
+
+from nxsock.audit.explain import WRAPPERS, explain
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+sys.path.insert(0, str(CORPUS))
+import capture  # noqa: E402
+
+CAPTURES = {entry["file"]: (entry, text) for entry, text in capture.corpus()}
+EXPECTED: dict[str, list[list[str | None]]] = json.loads((CORPUS / "expected.json").read_text())
+WITH_MESSAGES = sorted(f for f, messages in EXPECTED.items() if messages)
+from harness import in_xdist_worker  # noqa: E402
+
+PREFERENCE = ("run", "client", "daemon-status", "daemon-start")
+
+
+def _proof_captures() -> list[str]:
+    """One capture per release and state (the quickest command that shows its messages); every one with NXSOCK_CORPUS_PROOF=all."""
+    if os.environ.get("NXSOCK_CORPUS_PROOF") == "all":
+        return WITH_MESSAGES
+    chosen: dict[tuple[str, str], str] = {}
+    for file in WITH_MESSAGES:
+        entry, _ = CAPTURES[file]
+        key = (entry["release"], entry["state"])
+        if key not in chosen or PREFERENCE.index(entry["command_id"]) < PREFERENCE.index(CAPTURES[chosen[key]][0]["command_id"]):
+            chosen[key] = file
+    return sorted(chosen.values())
+
+
+STATES = {state.name: state for state in capture.STATES}
+
+
+def _prove(file: str) -> tuple[dict[str, t.Any], dict[str, t.Any]]:
+    entry, stored = CAPTURES[file]
+    state = STATES[entry["state"]]
+    return (capture.prove(entry["release"], state, entry["command_id"]),  # the stored text names the capture's uids: retargeted
+            capture.prove(entry["release"], state, entry["command_id"], text=capture.retarget(stored, entry["uid"])))
+
+
+@pytest.fixture(scope="module")
+def proofs(request: pytest.FixtureRequest) -> t.Iterator[dict[str, concurrent.futures.Future[t.Any]]]:
+    """The selected proofs, run four at a time (each in its own namespaces), awaited by the test that needs one.
+
+    Under pytest-xdist every worker collects every test but runs only some: each proof is then started by the
+    test that needs it, and the workers run them side by side.
+    """
+    wanted = [item.callspec.params["file"] for item in request.session.items
+              if getattr(item, "module", None) is sys.modules[__name__] and item.name.startswith("test_the_remedy")
+              and hasattr(item, "callspec")]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        if in_xdist_worker():
+            yield _OnDemand(pool)
+        else:
+            yield {file: pool.submit(_prove, file) for file in dict.fromkeys(wanted)}
+
+
+class _OnDemand(dict[str, "concurrent.futures.Future[t.Any]"]):
+    """A proof started when a test first asks for it."""
+
+    def __init__(self, pool: concurrent.futures.ThreadPoolExecutor) -> None:
+        super().__init__()
+        self._pool = pool
+
+    def __missing__(self, file: str) -> concurrent.futures.Future[t.Any]:
+        self[file] = self._pool.submit(_prove, file)
+        return self[file]
+
+
+def _kinds(text: str) -> set[str]:
+    return {m.matched for m in explain(text).messages}
+
+
+@pytest.mark.parametrize("file", _proof_captures())
+def test_the_remedy_given_for_each_message_makes_the_same_nx_command_stop_printing_it(
+    file: str, proofs: dict[str, concurrent.futures.Future[t.Any]]
+) -> None:
+    """In the state that produced it: recognised again; every message answered; remedies applied; Nx quiet and exit 0.
+
+    Twice: as Nx left the state (what the user pastes from), and on the state
+    as built, before Nx ran, with the stored capture pasted (a rerun that is
+    Nx's first, so the remedy is what makes the difference).
+    """
+    after_run, fresh = proofs[file].result(timeout=1800)
+    expected = {m[0] for m in EXPECTED[file]}
+    for proof in (after_run, fresh):
+        assert "error" not in proof, proof.get("error")
+        document = proof["doctor"]
+        assert document is not None, proof["doctor_raw"]
+        assert _kinds(proof["before"]) - WRAPPERS == expected - WRAPPERS  # the same messages, recognised again
+        assert [m["matched"] for m in document["messages"]] == [m.matched for m in explain(proof["before"]).messages]
+        assert all(m["remedy_source"] in ("this machine", "general") for m in document["messages"])
+        # a message gets a command, or (where the policy finds none safe) none and the reason: never neither
+        withheld = {m["matched"] for m in document["messages"] if m["remedy"] is None}
+        assert all(m["remedy"] or (m["hint"] or "").startswith("No safe command") for m in document["messages"]), document["messages"]
+        assert not _kinds(proof["after"]) & (expected - withheld), proof["after"][-3000:]
+        if not withheld & expected:
+            assert proof["after_rc"] == 0, proof["after"][-3000:]
+    for step in fresh["applied"]:
+        assert step["rc"] in (0, None), step
+
+
+class TestUnrecognisedTextOnRealStates:
+
+    @pytest.mark.parametrize(("setup", "env", "code"), [
+        ("install -d -m 1777 -o {peer} /tmp/.nx", {}, 0),  # warnings
+        ("install -d -m 0777 -o {peer} /tmp/peerdata", {"NX_WORKSPACE_DATA_DIRECTORY": "/tmp/peerdata"}, 1),  # an error
+    ], ids=["warnings", "error"])
+    def test_every_check_runs_and_the_exit_code_is_plain_doctors(self, setup: str, env: dict[str, str], code: int) -> None:
+        from harness import PEER, USER, run_as_user
+
+        ws = f"/home/u{USER}/ws"
+        state = f"install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; " + setup.format(peer=PEER)
+        plain = run_as_user(state, ["doctor", "--json"], env=env, cwd=ws)
+        explained = run_as_user(state, ["doctor", "--json", "--explain", "hello world"], env=env, cwd=ws)
+        document = json.loads(explained.stdout)
+        assert document["recognised"] is False
+        assert [f["id"] for f in document["findings"]] == [f["id"] for f in json.loads(plain.stdout)["findings"]]
+        assert any(f["severity"] in ("warn", "error") for f in document["findings"])
+        assert explained.returncode == plain.returncode == code
+
+
+class TestWorkspaceDataFinding:
+
+    def test_a_link_on_the_way_to_another_users_data_gets_no_command(self) -> None:
+        """Root's link where .nx belongs: rm, chown or chmod could act on its target, so no command is printed."""
+        from harness import USER, run_as_user
+
+        ws = f"/home/u{USER}/ws"
+        setup = (f"install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; install -d -m 0755 /tmp/target/workspace-data; "
+                 f"ln -s /tmp/target {ws}/.nx")
+        document = json.loads(run_as_user(setup, ["doctor", "--json", "--only", "workspace-data"], cwd=ws).stdout)
+        [found] = document["findings"]
+        assert found["severity"] == "error" and found["remedy"] is None and "link" in found["message"]
+
+    def test_sudo_nx_leftovers_in_a_root_owned_dot_nx_get_no_command_and_say_why(self) -> None:
+        """Root's ``<ws>/.nx`` (``sudo nx``): the policy neither re-owns nor removes it, so no command is printed — and why not is."""
+        from harness import USER, run_as_user
+
+        ws = f"/home/u{USER}/ws"
+        setup = f"install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; install -d -m 0755 {ws}/.nx {ws}/.nx/workspace-data"
+        result = run_as_user(setup, ["doctor", "--json", "--only", "workspace-data"], cwd=ws)
+        [found] = json.loads(result.stdout)["findings"]
+        assert found["severity"] == "error" and found["path"] == f"{ws}/.nx"
+        assert found["remedy"] is None and found["remedy_steps"] is None
+        assert found["hint"].startswith("No safe command") and f"{ws}/.nx" in found["hint"]
+        assert "sudo" not in result.stdout  # not in the hint either: nothing to paste
+
+    def test_sudo_nx_leftovers_under_your_own_dot_nx_are_removed_as_root(self) -> None:
+        """Only ``workspace-data`` is root's: it is Nx's own state, removed (and rebuilt by Nx); Nx then writes there again."""
+        from harness import USER, run_as_user
+
+        ws = f"/home/u{USER}/ws"
+        setup = (f"install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; install -d -m 0755 -o {USER} -g {USER} {ws}/.nx; "
+                 f"install -d -m 0755 {ws}/.nx/workspace-data")
+        [found] = json.loads(run_as_user(setup, ["doctor", "--json", "--only", "workspace-data"], cwd=ws).stdout)["findings"]
+        assert found["remedy"] == f"sudo rm -rf -- {ws}/.nx/workspace-data"
+        fixed = run_as_user(f"{setup}; {found['remedy'].replace('sudo ', '')}", ["doctor", "--json", "--only", "workspace-data"], cwd=ws)
+        assert json.loads(fixed.stdout)["findings"] == []

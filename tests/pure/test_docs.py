@@ -1,0 +1,105 @@
+"""The man page, the completions and the README keep up with the command line."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from nxsock.app import cli
+
+REPO = Path(__file__).resolve().parents[2]
+MAN = REPO / "man" / "nxsock.1"
+
+
+def _commands() -> list[tuple[str, click.Command]]:
+    """Every command and subcommand, with its full name (``cache prune``)."""
+    ctx = click.Context(cli)
+    found: list[tuple[str, click.Command]] = []
+    for name in cli.list_commands(ctx):
+        command = cli.get_command(ctx, name)
+        assert command is not None
+        found.append((name, command))
+        if isinstance(command, click.Group):
+            found += [(f"{name} {sub}", command.commands[sub]) for sub in command.commands]
+    return found
+
+
+def test_every_command_and_option_is_in_the_man_page() -> None:
+    text = MAN.read_text().replace("\\-", "-")
+    for name, command in _commands():
+        assert re.search(rf'^\.BR? "?{name}\b', text, re.MULTILINE), name
+        for option in (opt for p in command.params for opt in p.opts if opt.startswith("--")):
+            assert option in text, f"{name} {option}"
+    for option in (opt for p in cli.params for opt in p.opts if opt.startswith("--")):
+        assert option in text, option
+
+
+def test_the_readme_names_the_benchmark_and_the_test_command() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert "benchmarks/startup.py" in readme and (REPO / "benchmarks" / "startup.py").exists()
+    assert TEST_COMMAND in readme and MAIN_COMMAND in readme
+    assert TEST_COMMAND in (REPO / ".ci" / "run").read_text()
+
+
+#: The README's two commands: each makes its own fresh virtual environment, so nothing preinstalled stands in.
+MAIN_COMMAND = "python3 -m venv .venv && .venv/bin/python -m pip install . && .venv/bin/nxsock doctor"
+
+
+TEST_COMMAND = "python3 -m venv --clear .venv && .venv/bin/python -m pip install '.[test]' && .venv/bin/python -m pytest"
+
+
+def test_ci_runs_the_lowest_declared_dependencies_on_the_oldest_python() -> None:
+    """CI's second run takes the lowest versions pyproject declares, on Python 3.10, in a venv of its own."""
+    ci = (REPO / ".ci" / "run").read_text()
+    assert "--resolution lowest-direct" in ci and "(3, 10)" in ci and ".venv-lowest/bin/python -m pytest" in ci
+    assert 'requires-python = ">=3.10"' in (REPO / "pyproject.toml").read_text()
+
+
+def test_the_version_is_the_released_one() -> None:
+    """``nxsock --version``, pyproject and the newest dated CHANGELOG heading name one version, Unreleased above it."""
+    match = re.search(r'^version = "([^"]+)"$', (REPO / "pyproject.toml").read_text(), re.M)
+    assert match is not None
+    version = match.group(1)
+    shown = subprocess.run([sys.executable, "-m", "nxsock", "--version"], capture_output=True, text=True)
+    assert shown.stdout == f"nxsock {version}\n"
+    headings = re.findall(r"^## \[([^]]+)\](?: - (\d{4}-\d{2}-\d{2}))?$", (REPO / "CHANGELOG.md").read_text(), re.M)
+    assert headings[0] == ("Unreleased", "") and headings[1][0] == version and headings[1][1], headings[:2]
+
+
+COMPLETIONS = [
+    ("nxsock ch", ["check-root"]),
+    ("nxsock paths --pl", ["--platform"]),
+    ("nxsock paths --platform d", ["darwin"]),
+    ("nxsock doctor --st", ["--strict"]),
+    ("nxsock doctor --only co", ["configuration", "container"]),
+    ("nxsock cache pr", ["prune"]),
+    ("nxsock schema cache-l", ["cache-list"]),
+    ("nxsock doctor --format g", ["github"]),
+    ("nxsock doctor --no-r", ["--no-redact"]),
+]
+
+
+def _nxsock_on_path(tmp_path: Path) -> dict[str, str]:
+    """A clean environment whose PATH finds an ``nxsock`` that runs the copy under test."""
+    shim = tmp_path / "bin" / "nxsock"
+    shim.parent.mkdir()
+    shim.write_text(f"#!/bin/sh\nexec {sys.executable} -m nxsock \"$@\"\n")
+    shim.chmod(0o755)
+    return {"PATH": f"{shim.parent}:/usr/bin:/bin", "HOME": str(tmp_path), "TERM": "xterm", "LANG": "C.UTF-8"}
+
+
+@pytest.mark.tool("bash")
+@pytest.mark.parametrize(("words", "expected"), COMPLETIONS)
+def test_real_bash_completion(tmp_path: Path, words: str, expected: list[str]) -> None:
+    """The committed bash script, sourced into bash, completes commands, options, choices and check ids."""
+    script = (
+        f"source {REPO / 'completions' / 'nxsock.bash'}; COMP_WORDS=({words}); COMP_CWORD={len(words.split()) - 1}; "
+        "_nxsock_completion nxsock; printf '%s\\n' \"${COMPREPLY[@]}\""
+    )
+    env = _nxsock_on_path(tmp_path)
+    result = subprocess.run(["bash", "--norc", "--noprofile", "-c", script], capture_output=True, text=True, env=env)
+    assert set(expected) <= set(result.stdout.split()), (result.stdout, result.stderr)
