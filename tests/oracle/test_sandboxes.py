@@ -21,6 +21,7 @@ pid namespaces:
 """
 from __future__ import annotations
 
+import fcntl
 import shlex
 import shutil
 import subprocess
@@ -101,19 +102,26 @@ true
 
 
 def _install_tool(package: str, version: str, command: str) -> str | None:
-    """An npm sandbox tool installed once into the readable cache; its path, or None where npm fails."""
+    """An npm sandbox tool installed once into the readable cache; its path, or None where npm fails.
+
+    Installed under a lock and marked done only when whole: side-by-side workers never run a half-made install.
+    """
     target = cache_dir() / f"{command}-{version}"
     binary = target / "node_modules" / ".bin" / command
-    if not binary.exists():
-        target.mkdir(mode=0o755, exist_ok=True)
-        (target / "package.json").write_text('{"private": true}\n')
-        result = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", f"{package}@{version}"],
-            cwd=target, capture_output=True, timeout=600, check=False,
-        )
-        if result.returncode != 0:
-            return None
-        subprocess.run(["chmod", "-R", "o+rX", str(target)], check=False)
+    marker = target / ".installed"
+    with open(cache_dir() / f".lock-{command}", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not marker.exists():
+            target.mkdir(mode=0o755, exist_ok=True)
+            (target / "package.json").write_text('{"private": true}\n')
+            result = subprocess.run(
+                ["npm", "install", "--no-audit", "--no-fund", f"{package}@{version}"],
+                cwd=target, capture_output=True, timeout=600, check=False,
+            )
+            if result.returncode != 0:
+                return None
+            subprocess.run(["chmod", "-R", "o+rX", str(target)], check=False)
+            marker.write_text(version)
     return str(binary)
 
 
