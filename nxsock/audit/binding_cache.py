@@ -27,10 +27,13 @@ __all__ = [
     "Binding",
     "CacheEntry",
     "CacheListing",
+    "Unused",
     "find_binding",
     "list_cache",
+    "parse_duration",
     "platform_triple",
     "prune_refusal",
+    "reclaimable",
     "trusted_version",
 ]
 
@@ -62,6 +65,8 @@ class CacheEntry(t.NamedTuple):
     fresh: bool | None  # None when it belongs to no binding installed here
     in_use: bool | None
     partial: bool
+    mtime: float = 0.0  # when it was copied
+    atime: float = 0.0  # when it was last loaded, where the mount records it
 
 
 class CacheListing(t.NamedTuple):
@@ -70,6 +75,19 @@ class CacheListing(t.NamedTuple):
     binding: Binding | None
     entries: tuple[CacheEntry, ...]
     problem: str | None  # why the directory could not be listed
+    access_times: bool | None = None  # whether the cache's mount records when an entry is loaded; None: unknown
+
+    @property
+    def total_size(self) -> int:
+        return sum(entry.size for entry in self.entries)
+
+    @property
+    def judged_by(self) -> t.Literal["atime", "mtime"]:
+        """What "unused" is judged by: the time an entry was last loaded where the mount records it, else its copy time."""
+        return "atime" if self.access_times else "mtime"
+
+    def last_used(self, entry: CacheEntry) -> float:
+        return entry.atime if self.access_times else entry.mtime
 
 
 def platform_triple(platform: str, machine: str, musl: bool) -> str | None:
@@ -164,7 +182,21 @@ def list_cache(resolution: Resolution, view: FsView, binding: Binding | None) ->
             entry = _entry(view, join(holder, name), name, uid, binding, mapped, rules)
             if entry is not None:
                 entries.append(entry)
-    return CacheListing(shown, cache.bypass_reason, binding, tuple(entries), problem)
+    return CacheListing(shown, cache.bypass_reason, binding, tuple(entries), problem, _records_access_times(view, shown))
+
+
+def _records_access_times(view: FsView, directory: str | None) -> bool | None:
+    """Whether the mount *directory* lies on updates access times (``relatime`` does, at least daily); None: unknown."""
+    from ..core.mounts import mount_of, parse_mountinfo
+
+    if directory is None:
+        return None
+    table = view.read_text("/proc/self/mountinfo")
+    real = view.realpath(directory)
+    if isinstance(table, int):
+        return None
+    mount = mount_of(parse_mountinfo(table), real if isinstance(real, str) else directory)
+    return None if mount is None else mount.records_access_times
 
 
 def _is_dir(view: FsView, path: str) -> bool:
@@ -212,6 +244,8 @@ def _entry(
         fresh=fresh,
         in_use=None if mapped is None else path in mapped,
         partial=partial is not None,
+        mtime=stats.mtime,
+        atime=stats.atime,
     )
 
 
@@ -263,12 +297,23 @@ def other_checkout(entry: CacheEntry, listing: CacheListing) -> bool:
     return bool(entry.key_hash) and listing.binding is not None and entry.binding is None
 
 
-def prune_plan(listing: CacheListing, installed_version: str | None, uid: int) -> list[tuple[CacheEntry, str]]:
+class Unused(t.NamedTuple):
+    """``cache prune --unused-for``: entries not loaded for *seconds* before *now* go too, whoever's checkout keyed them."""
+
+    seconds: float
+    now: float
+
+
+def prune_plan(listing: CacheListing, installed_version: str | None, uid: int,
+               unused: Unused | None = None) -> list[tuple[CacheEntry, str]]:
     """What ``cache prune`` removes, and why: other versions, interrupted copies, untrusted entries of yours.
 
     A trusted entry keyed by another binding path is another checkout's, which
     that checkout's Nx still loads whatever release it runs: it is not debris
-    and stays.  An untrusted one goes whoever's key it carries.
+    and stays — unless *unused* says how long an entry may go unloaded (the
+    checkout may be long deleted; if not, its Nx copies the entry again).  The
+    installed binding's fresh entry always stays.  An untrusted entry goes
+    whoever's key it carries.  An entry in use, or whose use cannot be told, stays.
     """
     plan = []
     for entry in listing.entries:
@@ -280,11 +325,53 @@ def prune_plan(listing: CacheListing, installed_version: str | None, uid: int) -
             plan.append((entry, "an interrupted copy"))
         elif not entry.trusted:
             plan.append((entry, "untrusted"))
+        elif unused is not None and entry.in_use is False and not _installed(listing, entry) and _unused(listing, entry, unused):
+            plan.append((entry, _unused_reason(listing, entry, unused)))
         elif other_checkout(entry, listing):
             continue
         elif installed_version is not None and entry.version != installed_version:
             plan.append((entry, f"version {entry.version}, not the installed {installed_version}"))
     return plan
+
+
+def _installed(listing: CacheListing, entry: CacheEntry) -> bool:
+    """The entry the installed binding loads now, fresh: it stays, however long ago it was loaded."""
+    binding = listing.binding
+    return bool(entry.fresh) and binding is not None and basename(entry.path) == binding.entry_name
+
+
+def _unused(listing: CacheListing, entry: CacheEntry, unused: Unused) -> bool:
+    return unused.now - listing.last_used(entry) >= unused.seconds
+
+
+def _unused_reason(listing: CacheListing, entry: CacheEntry, unused: Unused) -> str:
+    age = _duration(unused.now - listing.last_used(entry))
+    if listing.access_times:
+        return f"not loaded for {age}"
+    return f"copied {age} ago (this mount records no load times)"
+
+
+def _duration(seconds: float) -> str:
+    """A span in its largest whole unit: ``40 days``, ``3 hours``."""
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            count = int(seconds // size)
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{max(0, int(seconds))} seconds"
+
+
+def parse_duration(text: str) -> float | None:
+    """``30d``, ``12h``, ``2w``, ``90m``, ``45s`` (or several, as ``1d12h``) in seconds; ``None`` when it is not one."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+    parts = re.findall(r"(\d{1,9})([smhdw])", text)
+    if not text or "".join(f"{n}{u}" for n, u in parts) != text:
+        return None
+    return float(sum(int(n) * units[u] for n, u in parts))
+
+
+def reclaimable(plan: t.Sequence[tuple[CacheEntry, str]]) -> int:
+    """The bytes a prune plan frees."""
+    return sum(entry.size for entry, _ in plan)
 
 
 def trusted_version(resolution: Resolution, uid: int) -> str | None:

@@ -61,18 +61,33 @@ def cache_path(json_flag: bool, host: HostOverrides) -> None:
 @reading_host_options
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 def cache_list(json_flag: bool, host: HostOverrides) -> None:
-    """Every entry, by version: the binding it belongs to, size, trusted, fresh, in use, interrupted."""
-    _, _, listing = _listing(host)
+    """Every entry, by version: the binding it belongs to, size, state; the total and what prune would reclaim."""
+    from ..audit.binding_cache import prune_plan, trusted_version
+
+    resolution, _, listing = _listing(host)
+    plan = prune_plan(listing, trusted_version(resolution, os.geteuid()), os.geteuid())
     if json_flag:
         from ..output.emit import write_json
         from ..output.report import cache_list_document
 
-        write_json(cache_list_document(listing))
+        write_json(cache_list_document(listing, plan))
     else:
         from ..output.render import render_cache_listing
 
-        render_cache_listing(listing)
+        render_cache_listing(listing, plan)
     sys.exit(exitcodes.OK)
+
+
+def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    """``30d``, ``12h``, ``2w``, ``90m``, ``45s``, or several together (``1d12h``), in seconds."""
+    from ..audit.binding_cache import parse_duration
+
+    if value is None:
+        return None
+    seconds = parse_duration(value)
+    if seconds is None:
+        raise click.BadParameter(f"{value!r} is not a duration: a number and a unit, s m h d or w (as 30d or 12h)")
+    return seconds
 
 
 @cache.command("verify")
@@ -103,20 +118,29 @@ def cache_verify(json_flag: bool, host: HostOverrides) -> None:
 @cache.command("prune")
 @workspace_option
 @click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
+@click.option("--unused-for", "unused_for", callback=_duration, metavar="DURATION",
+              help="Also remove entries of yours not loaded for DURATION (30d, 12h…), another checkout's included.")
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
-def cache_prune(dry_run: bool, json_flag: bool, host: HostOverrides) -> None:
+def cache_prune(dry_run: bool, unused_for: float | None, json_flag: bool, host: HostOverrides) -> None:
     """Remove other versions' entries, interrupted copies and untrusted entries of yours; keep the fresh one.
 
+    A trusted entry keyed by another checkout's binding stays, since that
+    checkout's Nx may still load it; --unused-for DURATION removes it too when
+    nothing has loaded it for that long (judged by access time where the
+    mount records it, else by when it was copied; the output says which).
     Entries in use by a running process and entries of other users are kept.
     Removal goes through directory descriptors and never follows a link.
     Ctrl-C stops between entries and reports what was removed (exit 130).
     """
+    import time
+
     from ..act.pruning import prune_cache
-    from ..audit.binding_cache import prune_plan, prune_refusal, trusted_version
+    from ..audit.binding_cache import Unused, prune_plan, prune_refusal, trusted_version
 
     resolution, _, listing = _listing(host)
     uid = os.geteuid()
-    plan = prune_plan(listing, trusted_version(resolution, uid), uid)
+    unused = None if unused_for is None else Unused(unused_for, time.time())
+    plan = prune_plan(listing, trusted_version(resolution, uid), uid, unused)
     tidy = listing.dir if not resolution.native_cache.configured and resolution.rules.current_layout else None
     results, interrupted = prune_cache([(entry.path, why) for entry, why in plan], uid, dry_run=dry_run, refused=prune_refusal(resolution, uid),
                                        tidy=tidy, keep=resolution.environment.nx_version)
@@ -125,10 +149,13 @@ def cache_prune(dry_run: bool, json_flag: bool, host: HostOverrides) -> None:
         from ..output.emit import write_json
         from ..output.report import cache_prune_document
 
-        write_json(cache_prune_document(results, dry_run=dry_run, interrupted=interrupted))
+        write_json(cache_prune_document(results, dry_run=dry_run, interrupted=interrupted,
+                                        unused_for=unused_for, judged_by=listing.judged_by if unused else None))
     else:
-        from ..output.render import render_removals
+        from ..output.render import render_removals, render_unused_basis
 
+        if unused is not None:
+            render_unused_basis(listing)
         render_removals([(r.path, r.outcome, why if r.outcome == "removed" else r.reason, r.freed) for r, why in results],
                         dry_run, interrupted=interrupted)
     if interrupted:

@@ -44,6 +44,7 @@ class Entry(t.NamedTuple):
     mode: int  # permission bits with setuid/setgid/sticky, no type bits
     size: int = 0
     mtime: float = 0.0
+    atime: float = 0.0
 
     @property
     def is_dir(self) -> bool:
@@ -71,7 +72,7 @@ def _kind(st_mode: int) -> EntryKind:
 def entry_from_stat(st: os.stat_result) -> Entry:
     """The :class:`Entry` for an ``os.stat_result``."""
     return Entry(
-        _kind(st.st_mode), st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode), st.st_size, st.st_mtime
+        _kind(st.st_mode), st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode), st.st_size, st.st_mtime, st.st_atime
     )
 
 

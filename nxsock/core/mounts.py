@@ -76,6 +76,11 @@ class Mount(t.NamedTuple):
         return self.fs_type not in NO_UNIX_MODE_TYPES
 
     @property
+    def records_access_times(self) -> bool:
+        """Whether loading a file updates its access time here (``relatime``: at least once a day); not ``noatime``, not read-only."""
+        return "noatime" not in self.options and not self.read_only
+
+    @property
     def bind(self) -> bool:
         """A bind mount of part of a filesystem (a container's volume, a sandbox's view)."""
         return self.root != "/"

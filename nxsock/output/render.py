@@ -277,8 +277,8 @@ def _size(n: float) -> str:
     return f"{n} B"  # pragma: no cover - the loop always returns
 
 
-def render_cache_listing(listing: CacheListing) -> None:
-    """Entries grouped by version, each with its state in words."""
+def render_cache_listing(listing: CacheListing, plan: t.Sequence[tuple[t.Any, str]] = ()) -> None:
+    """Entries grouped by version, each with its state in words; the total, and what ``prune`` would reclaim (*plan*)."""
     out = _console()
     if listing.bypass_reason:
         out.print(Text(f"Nx loads the binding in place: {printable(listing.bypass_reason)}.", style="yellow"))
@@ -302,7 +302,23 @@ def render_cache_listing(listing: CacheListing) -> None:
                      printable(entry.path.rsplit("/", 1)[-1])])
     for line in _columns(("version", "size", "state", "entry"), rows):
         out.print(line)
-    out.print(Text(counted(len(listing.entries), "entry", "entries") + ".", style="dim"))
+    total = f"{counted(len(listing.entries), 'entry', 'entries')}, {_size(listing.total_size)} in all"
+    if plan:
+        freed = sum(entry.size for entry, _ in plan)
+        total += f"; `nxsock cache prune` would reclaim {_size(freed)} ({counted(len(plan), 'entry', 'entries')})"
+    else:
+        total += "; `nxsock cache prune` would reclaim nothing (`--unused-for 30d` also takes other checkouts' old entries)"
+    out.print(Text(total + ".", style="dim"))
+
+
+def render_unused_basis(listing: CacheListing) -> None:
+    """What ``--unused-for`` judged by: load (access) times where the mount records them, else copy times."""
+    if listing.access_times:
+        words = "Unused is judged by when each entry was last loaded (its access time, kept to within a day)."
+    else:
+        words = ("Unused is judged by when each entry was copied: this mount records no access times, so an entry "
+                 "still loaded may go (its checkout's Nx copies it again).")
+    _console().print(Text(words, style="dim"))
 
 
 def render_verdict(verdict: Verdict) -> None:

@@ -106,8 +106,9 @@ def cache_path_document(directory: str | None, bypass_reason: str | None) -> Jso
     return {"schema_version": SCHEMA_VERSION, "dir": directory, "bypass_reason": bypass_reason}
 
 
-def cache_list_document(listing: CacheListing) -> Json:
-    """The ``cache list --json`` document: every entry with the binding it belongs to and its state."""
+def cache_list_document(listing: CacheListing, plan: t.Sequence[tuple[t.Any, str]] = ()) -> Json:
+    """The ``cache list --json`` document: every entry with the binding it belongs to and its state; the total, and
+    what ``cache prune`` would reclaim (*plan*)."""
     return {
         "schema_version": SCHEMA_VERSION,
         "dir": listing.dir,
@@ -115,9 +116,13 @@ def cache_list_document(listing: CacheListing) -> Json:
         "binding": None if listing.binding is None else listing.binding.path,
         "entries": [
             {"path": e.path, "version": e.version, "binding": e.binding, "size": e.size, "trusted": e.trusted,
-             "fresh": e.fresh, "in_use": e.in_use, "partial": e.partial}
+             "fresh": e.fresh, "in_use": e.in_use, "partial": e.partial, "copied": e.mtime,
+             "last_loaded": e.atime if listing.access_times else None}
             for e in listing.entries
         ],
+        "total_size": listing.total_size,
+        "access_times": listing.access_times,
+        "reclaimable": {"entries": len(plan), "size": sum(entry.size for entry, _ in plan)},
     }
 
 
@@ -133,13 +138,16 @@ def cache_verify_document(verdict: Verdict, listing: CacheListing) -> Json:
     }
 
 
-def cache_prune_document(results: t.Sequence[tuple[Removal, str]], *, dry_run: bool, interrupted: bool) -> Json:
+def cache_prune_document(results: t.Sequence[tuple[Removal, str]], *, dry_run: bool, interrupted: bool,
+                         unused_for: float | None = None, judged_by: str | None = None) -> Json:
     """The ``cache prune --json`` document: what was removed and why, what could not be, the space freed."""
     removed = [(r, why) for r, why in results if r.outcome == "removed"]
     return {
         "schema_version": SCHEMA_VERSION,
         "dry_run": dry_run,
         "interrupted": interrupted,
+        "unused_for": unused_for,
+        "judged_by": judged_by,
         "removed": [{"path": r.path, "reason": why, "freed": r.freed} for r, why in removed],
         "failed": [{"path": r.path, "reason": r.reason} for r, _ in results if r.outcome != "removed"],
         "freed": sum(r.freed for r, _ in removed),

@@ -49,6 +49,8 @@ def test_the_entry_nx_copied_is_listed_fresh_trusted_and_tied_to_its_binding() -
     (entry,) = listing["entries"]
     assert entry["binding"] == listing["binding"] and entry["binding"].endswith("/nx.linux-x64-gnu.node")
     assert (entry["version"], entry["trusted"], entry["fresh"], entry["partial"], entry["in_use"]) == ("24.0.6", True, True, False, False)
+    assert listing["total_size"] == entry["size"] > 1_000_000 and listing["reclaimable"] == {"entries": 0, "size": 0}
+    assert listing["access_times"] is True and entry["last_loaded"] >= entry["copied"]  # a fresh tmpfs: relatime
     assert result.tree_before == result.tree_after
 
 
@@ -123,8 +125,58 @@ def test_prune_dry_run_changes_nothing() -> None:
 
 
 def test_an_entry_in_use_is_kept() -> None:
-    """A process of the user's that maps an interrupted copy keeps it from being pruned."""
+    """A process of the user's that maps an interrupted copy keeps it from being pruned.
+
+    The mapper holds it until the scenario's last step kills it: no window of time for nxsock to run in.
+    """
     partial = f"{VERSION_DIR}/24.0.6-0123456789ab-0.5nx.linux-x64-gnu.node"
-    mapper = f"{as_user_prefix()} python3 -c \"import mmap,time; f=open('{partial}','rb'); m=mmap.mmap(f.fileno(),0,prot=mmap.PROT_READ); open('/tmp/.up', 'w').close(); time.sleep(3)\" &"
-    result = run(["cache", "prune", "--json"], extra=f"echo data > {partial}; chown {USER} {partial}; {mapper} {WAIT_FOR} /tmp/.up")
+    mapper = (f"{as_user_prefix()} python3 -c \"import mmap,time; f=open('{partial}','rb'); m=mmap.mmap(f.fileno(),0,prot=mmap.PROT_READ); "
+              f"open('/tmp/.up', 'w').close(); time.sleep(600)\" >/dev/null 2>&1 & mapper=$!;")
+    result = run(["cache", "prune", "--json"], extra=f"echo data > {partial}; chown {USER} {partial}; {mapper} {WAIT_FOR} /tmp/.up",
+                 post="kill $mapper")
     assert doc(result)["removed"] == []
+
+
+def _checkout(name: str) -> str:
+    """A checkout of its own under the user's home, with a real copy of nx and its binding (its own binding path,
+    hence its own cache key), and one real Nx start in it as the user."""
+    nx = install_nx("24.0.6") / "node_modules"
+    ws = f"/home/u{USER}/{name}"
+    return (f"install -d -o {USER} {ws}/node_modules/@nx; echo '{{}}' > {ws}/nx.json; "
+            f"cp -a {nx}/nx {ws}/node_modules/nx; cp -a {nx}/@nx/nx-linux-x64-gnu {ws}/node_modules/@nx/; "
+            f"for dep in {nx}/*; do [ -e {ws}/node_modules/${{dep##*/}} ] || ln -s $dep {ws}/node_modules/; done; "
+            f"chown -R {USER} {ws}; cd {ws} && {as_user_prefix()} node -e \"require('nx/src/native')\"; cd /; ")
+
+
+UNUSED_STATE = (
+    # a checkout deleted long ago: its entry, last loaded 40 days ago, stays behind
+    _checkout("gone") + f"rm -rf /home/u{USER}/gone; "
+    # a checkout whose Nx has its entry loaded right now, last loaded (before that) 40 days ago
+    + _checkout("busy")
+    + f"(cd /home/u{USER}/busy && exec {as_user_prefix()} node -e \"require('nx/src/native'); require('fs').writeFileSync('/tmp/.up', ''); "
+      f"setTimeout(() => {{}}, 600000)\" >/dev/null 2>&1) & holder=$!; {WAIT_FOR} /tmp/.up; "
+    # a peer's entry, as old
+    + f"echo theirs > {VERSION_DIR}/24.0.6-fedcbafedcba-nx.linux-x64-gnu.node; chown {PEER} {VERSION_DIR}/24.0.6-fedcbafedcba-*; "
+    # every entry last loaded 40 days ago, this checkout's own included
+    + f"touch -a -d '40 days ago' {VERSION_DIR}/*.node"
+)
+
+
+def test_unused_for_reclaims_a_deleted_checkouts_entry_and_keeps_the_busy_the_peers_and_the_installed() -> None:
+    """On a cache the real Nx filled from three checkouts: only the deleted checkout's entry goes; Nx then works."""
+    dry = run(["cache", "prune", "--dry-run", "--json", "--unused-for", "30d"], extra=UNUSED_STATE,
+              post=f"kill $holder; ls {VERSION_DIR}")
+    planned = doc(dry)
+    assert dry.returncode == 0 and dry.tree_before == dry.tree_after and planned["dry_run"] is True
+    assert [r["reason"] for r in planned["removed"]] == ["not loaded for 40 days"]
+    assert dry.post.count(".node") == 4  # this checkout's, the deleted one's, the busy one's, the peer's
+    result = run(["cache", "prune", "--json", "--unused-for", "30d"], extra=UNUSED_STATE,
+                 post=f"kill $holder; ls {VERSION_DIR}; cd {WS} && {as_user_prefix()} node -e \"require('nx/src/native')\" && echo NX-WORKS")
+    report = doc(result)
+    assert result.returncode == 0 and report["judged_by"] == "atime" and report["unused_for"] == 30 * 86400
+    (removed,) = report["removed"]
+    assert removed["reason"] == "not loaded for 40 days" and removed["freed"] > 1_000_000
+    assert changed_outside(result.tree_before, result.tree_after, [removed["path"]]) == []
+    assert removed["path"] == planned["removed"][0]["path"]
+    assert result.post.count(".node") == 3 and removed["path"].rsplit("/", 1)[1] not in result.post  # the rest stay
+    assert "NX-WORKS" in result.post
