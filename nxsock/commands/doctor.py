@@ -342,7 +342,7 @@ def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrid
     """``--fix``: the plan, one question, each remedy applied by nxsock's own code, the re-audit; Ctrl-C exits 130."""
     from ..act.interruption import Interrupted, between_entries
     from ..audit.doctor import gather, run_checks, status_of
-    from ..audit.repair import Applied, apply_plan, make_plan, unreached, verdicts
+    from ..audit.repair import Applied, apply_plan, make_plan, still_found, unreached, verdicts
     from ..core.fsview import LiveView
     from ..core.wording import context_for
     from ..output.emit import write_json
@@ -411,5 +411,5 @@ def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrid
         from ..output.render import render_fix_outcome
 
         render_fix_outcome(judged, after, after_status, interrupted=False)
-    unfixed = any(entry.outcome != "fixed" for entry in judged)
-    return exitcodes.PROBLEM if unfixed or after_status == "error" else exitcodes.OK
+    # The exit follows the re-audit: 1 while it finds an error, or any problem a remedy of the plan was for.
+    return exitcodes.PROBLEM if after_status == "error" or still_found(judged, [f for _, f in after]) else exitcodes.OK

@@ -209,6 +209,46 @@ class TestFixAsAUser:
         assert "For you to run" in human.stdout and "sudo chown" in human.stdout and "Nothing for nxsock to apply" in human.stdout
 
 
+def dead_runs(count: int) -> str:
+    """*count* dead per-run directories of the user's, each holding a daemon socket nothing listens on, left ``0755``
+    (a umask Nx did not tighten), all two hours old: doctor finds a chmod and a reset for each."""
+    sockets = f"/tmp/.nx/{USER}/sockets"
+    make = ("import os, socket\n"
+            f"for n in range({count}):\n"
+            f"    d = '{sockets}/%020x' % n; os.mkdir(d, 0o700); s = socket.socket(socket.AF_UNIX); s.bind(d + '/d.sock'); s.close()\n"
+            "    os.chmod(d + '/d.sock', 0o755)\n")
+    return (f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} {sockets}; "
+            f"python3 -c {shlex.quote(make)}; chown -R {USER}:{USER} /tmp/.nx/{USER}; "
+            f"find {sockets} -mindepth 1 -exec touch -h -d '2 hours ago' {{}} +")
+
+
+class TestAStepAnEarlierRemedyDidIsDone:
+    """The plan chmods one dead directory's socket, runs ``reset`` (which removes every dead directory), then chmods
+    the sockets of the others: those steps have nothing left to act on, which is what they wanted."""
+
+    def test_three_dead_directories_are_fixed_and_the_exit_follows_the_clean_re_audit(self) -> None:
+        result = fix(dead_runs(3), "--yes", "--json")
+        document = json.loads(result.stdout)
+        outcomes = [(o["remedy"], o["outcome"]) for o in document["outcomes"]]
+        assert [r for r, _ in outcomes][1] == "nxsock reset" and len(outcomes) == 4, outcomes
+        assert {o for _, o in outcomes} == {"fixed"}, document["outcomes"]
+        later = [o for o in document["outcomes"][2:]]
+        assert all(o["steps"][0]["outcome"] == "done" and "already done" in o["steps"][0]["reason"] for o in later), later
+        assert not [f for f in document["findings"] if f["id"] in ("sockets", "leftovers") and f["severity"] in ("warn", "error")]
+        assert result.returncode == 0, (document["outcomes"], result.stderr)
+        assert f"/tmp/.nx/{USER}/sockets/" not in result.tree_after
+
+    def test_three_thousand_dead_directories_make_a_plan_of_a_few_lines_that_says_how_many(self) -> None:
+        result = fix(dead_runs(3000), "--yes")
+        lines = result.stdout.splitlines()
+        assert result.returncode == 0, (result.stdout[-3000:], result.stderr)
+        assert len(lines) <= 30, "\n".join(lines[:60])
+        assert "3000 dead socket directories" in result.stdout and "<each of 2,999>/d.sock" in result.stdout, result.stdout
+        assert "--json" in result.stdout  # where each is listed
+        listed = json.loads(fix(dead_runs(3000), "--dry-run", "--json").stdout)
+        assert len(listed["plan"]) == 3001
+
+
 #: The peer's workspace, whose .env names a directory of the user's: what Nx would call its own levels there.
 PEER_WS = "/tmp/peerws"
 
