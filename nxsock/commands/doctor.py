@@ -146,6 +146,9 @@ def _read_stdin(limit: int, deadline: float = STDIN_DEADLINE) -> str:
     import select
     import time
 
+    if sys.stdin is None:  # closed (``<&-``): nothing can arrive
+        click.echo("nxsock doctor: --explain -: stdin is closed; pipe or paste what Nx printed.", err=True)
+        sys.exit(exitcodes.USAGE)
     stream = getattr(sys.stdin, "buffer", sys.stdin)
     try:
         fd = stream.fileno()
@@ -218,6 +221,8 @@ def _audit_as(uid: int, json_flag: bool, strict: bool, only: tuple[str, ...], te
         except click.ClickException as exc:  # a bad value, found as that user
             exc.show()
             code = exc.exit_code
+        except exitcodes.OutputFailed:  # the standard output it shares refused a write
+            code = exitcodes.IOERR
         except BaseException:  # a child must never return into the parent's code
             pass
         os._exit(code)
@@ -362,7 +367,7 @@ def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrid
             write_json(fix_document(plan, dry_run=dry_run, confirmed=False, interrupted=False, applied=(), after=None, status=status))
         return audit_code
     if not yes:
-        if not sys.stdin.isatty():
+        if sys.stdin is None or not sys.stdin.isatty():
             click.echo("nxsock doctor: --fix asks before it changes anything and there is no terminal to ask on; "
                        "pass --yes to apply without asking, or --dry-run to see the plan.", err=True)
             return exitcodes.USAGE
