@@ -79,9 +79,9 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
     which applies the remedies that need no root through nxsock's own
     descriptor-based code (never the shell text), lists the rest for you, and
     audits again.  Exits 0 when there is no error (warnings allowed, unless
-    --strict), 1 otherwise; --fix also exits 1 when a remedy it applied did
-    not fix its finding, 2 without a terminal to ask on unless --yes, 130 on
-    Ctrl-C.
+    --strict), 1 otherwise; --fix exits as the audit afterwards, and 1 too
+    while it still finds a problem a remedy was for; 2 without a terminal
+    to ask on unless --yes; 130 on Ctrl-C.
     """
     from ..audit.doctor import FINDING_IDS
 
