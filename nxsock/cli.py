@@ -78,10 +78,12 @@ class _StandardOutput(io.RawIOBase):
     def isatty(self) -> bool:
         return os.isatty(1)
 
-    def write(self, data: t.Any) -> int:
+    def write(self, data: t.Any) -> int | None:
         try:
             return os.write(1, data)
-        except (BrokenPipeError, BlockingIOError):
+        except BlockingIOError:
+            return None  # a non-blocking descriptor that is full for now: the buffer says so, as for any file
+        except BrokenPipeError:
             raise
         except OSError as exc:
             raise exitcodes.OutputFailed(exc.errno or 0) from None
@@ -106,15 +108,12 @@ def _guard_streams() -> bool:
     return False
 
 
-def _output_failed(errno: int) -> int:
+def _output_failed(exc: exitcodes.OutputFailed) -> int:
     """One line for a standard output that refused a write; the interpreter's own flush at exit made harmless."""
-    import errno as errnos
-
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)  # what is still buffered goes nowhere, quietly
     os.close(null)
-    name = errnos.errorcode.get(errno, "EIO")
-    _say(f"nxsock: cannot write to standard output ({name}: {os.strerror(errno).lower()}); nothing more was written.")
+    _say(f"nxsock: {exc}")
     return exitcodes.IOERR
 
 
@@ -145,7 +144,7 @@ def main(argv: t.Sequence[str] | None = None) -> t.NoReturn:
         if sys.stdout is not None:
             sys.stdout.flush()  # here, not at the interpreter's exit, where a failure could only be exit 120
     except exitcodes.OutputFailed as exc:
-        code = _output_failed(exc.errno)
+        code = _output_failed(exc)
     except BrokenPipeError:
         code = _reader_gone()
     sys.exit(code)
@@ -182,7 +181,7 @@ def _run(args: list[str]) -> int:
         _say(("" if exc.args == ("echoed",) else "\n") + "nxsock: interrupted")
         return exitcodes.INTERRUPTED
     except exitcodes.OutputFailed as exc:
-        return _output_failed(exc.errno)
+        return _output_failed(exc)
     except BrokenPipeError:
         return _reader_gone()
     except Exception as exc:

@@ -34,3 +34,10 @@ class OutputFailed(Exception):
     def __init__(self, errno: int) -> None:
         super().__init__(errno)
         self.errno = errno
+
+    def __str__(self) -> str:
+        import errno as errnos
+        import os
+
+        name = errnos.errorcode.get(self.errno, "EIO")
+        return f"cannot write to standard output ({name}: {os.strerror(self.errno).lower()}); nothing more was written."

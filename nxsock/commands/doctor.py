@@ -221,7 +221,8 @@ def _audit_as(uid: int, json_flag: bool, strict: bool, only: tuple[str, ...], te
         except click.ClickException as exc:  # a bad value, found as that user
             exc.show()
             code = exc.exit_code
-        except exitcodes.OutputFailed:  # the standard output it shares refused a write
+        except exitcodes.OutputFailed as exc:  # the standard output it shares refused a write
+            click.echo(f"nxsock: {exc}", err=True)
             code = exitcodes.IOERR
         except BaseException:  # a child must never return into the parent's code
             pass
