@@ -462,48 +462,51 @@ def _shape(item: t.Any) -> tuple[t.Any, ...] | None:
     return s.verb, s.mode, s.owner, s.group, s.variable, s.value, s.needs_root
 
 
-def _kin(first: str, other: str) -> str | None:
-    """How two paths are alike: ``entries`` of one directory, ``names`` alike in sibling directories, or not."""
-    from ..core._pathname import basename, dirname
-
-    if first != other and dirname(first) == dirname(other):
-        return "entries"
-    if basename(first) == basename(other) and dirname(first) != dirname(other) and dirname(dirname(first)) == dirname(dirname(other)):
-        return "names"
-    return None
-
-
 class _Run(t.NamedTuple):
-    start: int  # the number of its first item in the plan, from 1
+    numbers: str  # the numbers of its items in the plan, from 1: "4", "3–3001", "3, 5, … 6001"
     items: tuple[t.Any, ...]
-    command: str  # the first item's command, or the run's shape with the count where its path was
+    command: str  # the one item's command, or the kind's with the count where the path was
 
 
-def _runs(items: t.Sequence[t.Any], same: t.Callable[[t.Any, t.Any], bool] = lambda a, b: True) -> list[_Run]:
-    """The items in order, each run of more than :data:`RUN_SHOWN` of one shape (one verb, mode, … on
-    entries of one directory, or on one name in sibling directories) as one :class:`_Run`; *same* may split runs."""
+def _runs(items: t.Sequence[t.Any], also: t.Callable[[t.Any], t.Any] = lambda entry: None) -> list[_Run]:
+    """The items in order, the remedies of one kind — one step, one verb, mode, owner, value (and *also*), on the
+    entries of one directory or on one name in sibling directories — as one :class:`_Run` where there are more
+    than :data:`RUN_SHOWN` of them, shown where the first of them stands."""
     from ..core._pathname import basename, dirname
 
-    found: list[_Run] = []
     plain = [_plan_item(entry) for entry in items]
-    i = 0
-    while i < len(items):
-        shape = _shape(plain[i])
-        path = plain[i].steps[0].path if shape is not None else ""
-        j = i + 1
-        kin = _kin(path, plain[j].steps[0].path) if shape is not None and j < len(items) and _shape(plain[j]) == shape else None
-        while kin is not None and j < len(items) and _shape(plain[j]) == shape and same(items[i], items[j]) \
-                and _kin(path, plain[j].steps[0].path) == kin:
-            j += 1
-        if kin is None or j - i <= RUN_SHOWN:
-            found += [_Run(n + 1, (items[n],), plain[n].command) for n in range(i, j)]
-        else:
-            command = plain[i].command
-            where = dirname(path) if kin == "entries" else dirname(dirname(path))
-            each = f"{where}/<each of {j - i:,}>" + ("" if kin == "entries" else f"/{basename(path)}")
-            found.append(_Run(i + 1, tuple(items[i:j]), command.replace(path, each) if path in command else
-                              f"{command} (and {j - i - 1:,} more of this kind)"))
-        i = j
+    keys: list[tuple[tuple[t.Any, ...], tuple[t.Any, ...]] | None] = []
+    for entry, item in zip(items, plain, strict=True):
+        shape = _shape(item)
+        path = item.steps[0].path if shape is not None else ""
+        keys.append(None if shape is None else ((shape, also(entry), "entries", dirname(path)),
+                                                (shape, also(entry), "names", basename(path), dirname(dirname(path)))))
+    counts: dict[tuple[t.Any, ...], int] = {}
+    for pair in keys:
+        for each_key in pair or ():
+            counts[each_key] = counts.get(each_key, 0) + 1
+    chosen = [None if pair is None else max(pair, key=lambda k: counts[k]) for pair in keys]  # the larger kind, entries on a tie
+    members: dict[tuple[t.Any, ...], list[int]] = {}
+    for n, key in enumerate(chosen):
+        if key is not None and counts[key] > RUN_SHOWN:
+            members.setdefault(key, []).append(n)
+    found: list[_Run] = []
+    for n, key in enumerate(chosen):
+        group = members.get(key) if key is not None else None
+        if group is None or len(group) <= RUN_SHOWN:
+            found.append(_Run(str(n + 1), (items[n],), plain[n].command))
+            continue
+        if group[0] != n:
+            continue  # shown with the first of its kind
+        assert key is not None
+        path = plain[n].steps[0].path or ""
+        where = dirname(path) if key[2] == "entries" else dirname(dirname(path))
+        each = f"{where}/<each of {len(group):,}>" + ("" if key[2] == "entries" else f"/{basename(path)}")
+        command = plain[n].command
+        contiguous = group[-1] - group[0] == len(group) - 1
+        numbers = f"{group[0] + 1}–{group[-1] + 1}" if contiguous else f"{group[0] + 1}, {group[1] + 1}, … {group[-1] + 1}"
+        found.append(_Run(numbers, tuple(items[i] for i in group), command.replace(path, each) if path in command else
+                          f"{command} (and {len(group) - 1:,} more of this kind)"))
     return found
 
 
@@ -524,15 +527,14 @@ def render_fix_plan(plan: t.Any, *, dry_run: bool, stderr: bool = False) -> None
         word = "would apply" if dry_run else "applies"
         out.print(Text(f"nxsock {word} {counted(len(plan.apply), 'remedy', 'remedies')} itself, in this order, by descriptor:", style="bold"))
         for run in _runs(plan.apply):
-            numbers = f"{run.start}" if len(run.items) == 1 else f"{run.start}–{run.start + len(run.items) - 1}"
-            out.print(Text(f"  {numbers}. ") + Text(printable(run.command), style="cyan"))
+            out.print(Text(f"  {run.numbers}. ") + Text(printable(run.command), style="cyan"))
             out.print(Text("     ") + _for([f for item in run.items for f in item.findings]))
             summarised = summarised or len(run.items) > 1
     else:
         out.print(Text("Nothing for nxsock to apply itself.", style="bold"))
     if plan.for_you:
         out.print(Text("For you to run (nxsock does not run these):", style="bold"))
-        for run in _runs(plan.for_you, lambda a, b: a.why == b.why):
+        for run in _runs(plan.for_you, lambda item: item.why):
             out.print(Text("  ") + Text(printable(run.command), style="cyan"))
             out.print(Text(f"     {printable(run.items[0].why)}; ", style="dim") + _for([f for item in run.items for f in item.findings]))
             summarised = summarised or len(run.items) > 1
@@ -559,14 +561,17 @@ def render_fix_outcome(applied: t.Sequence[t.Any], after: t.Sequence[tuple[str, 
     """Each remedy's outcome (with the reason where it was not fixed), then what the re-audit still finds;
     a long run of one shape and one outcome is one line with its count, as in the plan."""
     out = _console()
-    for run in _runs(applied, lambda a, b: a.outcome == b.outcome):
+    for run in _runs(applied, lambda entry: entry.outcome):
         entry = run.items[0]
         mark, style = _FIX_MARKS.get(entry.outcome, (entry.outcome, ""))
         out.print(Text(f"  {mark} ", style=style) + Text(printable(run.command)))
-        if entry.reason:
-            alike = all(e.reason == entry.reason for e in run.items)
-            first = "" if alike else f" (the first of {len(run.items):,}; --json has each)"
-            out.print(Text(f"      {printable(entry.reason)}{first}", style="dim"))
+        reasons = [e.reason for e in run.items if e.reason]
+        if reasons:
+            if len(set(reasons)) > 1:
+                count = f" (the first of {len(reasons):,} reasons; --json has each)"
+            else:
+                count = f" ({len(reasons):,} of {len(run.items):,})" if len(reasons) < len(run.items) else ""
+            out.print(Text(f"      {printable(reasons[0])}{count}", style="dim"))
     if interrupted:
         done = sum(1 for e in applied if e.outcome == "done")
         out.print(Text(f"Interrupted: {counted(done, 'remedy', 'remedies')} applied before Ctrl-C; the rest was not run, "
