@@ -70,8 +70,9 @@ def cli(debug: bool) -> None:  # read by nxsock.cli.main before click runs
     """Find out where Nx puts its sockets and native binding cache, why, and what to type when it fails.
 
     Exit codes: 0 fine, 1 a problem found, 2 usage, 70 internal error,
-    73 no socket directory can be established, 77 root needed,
-    78 configuration Nx refuses.
+    73 no socket directory can be established, 74 standard output closed
+    or refusing a write, 77 root needed, 78 configuration Nx refuses,
+    130 Ctrl-C.
     """
 
 

@@ -31,7 +31,7 @@ if t.TYPE_CHECKING:
 
 __all__ = [
     "Applied", "Plan", "PlanItem", "StepResult", "apply_plan", "finding_key", "make_plan", "steered_by_untrusted_file",
-    "unreached", "verdicts",
+    "still_found", "unreached", "verdicts",
 ]
 
 #: Why a remedy is the user's to run, by what it does.
@@ -68,7 +68,12 @@ class Plan(t.NamedTuple):
 class StepResult(t.NamedTuple):
     step: Step
     outcome: str  # "done" | "refused" | "failed" | "not-run" | "interrupted"
-    reason: str | None = None
+    reason: str | None = None  # for a "done" step, set when an earlier remedy had already done it
+
+
+#: Why a step is done without acting: an earlier remedy of the plan removed what it acts on (its own entry, or a
+#: directory above it) — ``nxsock reset`` taking a dead per-run directory whose socket a later ``chmod`` re-modes.
+ALREADY_DONE = "already done: an earlier remedy, {command}, removed what this one acts on"
 
 
 class Applied(t.NamedTuple):
@@ -130,8 +135,31 @@ def steered_by_untrusted_file(resolution: Resolution, uid: int) -> str | None:
     return None if reason is None else f"not applied: {reason}"
 
 
-def _apply_step(step: Step, policy: Policy, resolution: Resolution, tick: t.Callable[[], None]) -> StepResult:
-    """One step: the policy asked again over the disk as it is now, then nxsock's own acting code."""
+def _removed_by(path: str | None, gone: t.Mapping[str, str]) -> str | None:
+    """The remedy of the plan that removed *path* or a directory above it, if *path* is gone now; else ``None``."""
+    import os
+
+    if not path or not gone or os.path.lexists(path):
+        return None  # still there (or there again): the step is vetted and acted on as usual
+    from ..core._pathname import dirname
+
+    level = path
+    while True:
+        command = gone.get(level)
+        if command is not None:
+            return command
+        above = dirname(level)
+        if above == level:
+            return None
+        level = above
+
+
+def _apply_step(step: Step, policy: Policy, resolution: Resolution, tick: t.Callable[[], None],
+                removed: list[str] | None = None) -> StepResult:
+    """One step: the policy asked again over the disk as it is now, then nxsock's own acting code.
+
+    *removed* receives the paths an in-process ``nxsock reset`` or ``cache prune`` removed.
+    """
     from ..act import acting
 
     steered = steered_by_untrusted_file(resolution, policy.uid)
@@ -160,7 +188,7 @@ def _apply_step(step: Step, policy: Policy, resolution: Resolution, tick: t.Call
     elif verb == "edit-env-file" and step.variable is not None:
         problem = acting.delete_env_lines(path, step.variable, uid)
     elif verb == "run-nxsock" and step.value in IN_PROCESS:
-        problem = _run_nxsock(step.value or "", resolution, uid, policy.gid, tick)
+        problem = _run_nxsock(step.value or "", resolution, uid, policy.gid, tick, removed)
     else:
         return StepResult(step, "refused", f"nxsock does not apply {render(Remedy((step,), ''))!r} itself")
     if problem is None:
@@ -168,8 +196,11 @@ def _apply_step(step: Step, policy: Policy, resolution: Resolution, tick: t.Call
     return StepResult(step, "refused" if problem.startswith("refused: ") else "failed", problem.removeprefix("refused: "))
 
 
-def _run_nxsock(arguments: str, resolution: Resolution, uid: int, gid: int, tick: t.Callable[[], None]) -> str | None:
-    """``nxsock reset …``, ``cache prune`` or ``provision``, run in-process by their own acting code."""
+def _run_nxsock(arguments: str, resolution: Resolution, uid: int, gid: int, tick: t.Callable[[], None],
+                removed: list[str] | None = None) -> str | None:
+    """``nxsock reset …``, ``cache prune`` or ``provision``, run in-process by their own acting code; what they
+    removed is added to *removed*."""
+    removed = [] if removed is None else removed
     if arguments.startswith("reset"):
         from ..act.cleanup import ResetItem, reset
 
@@ -177,6 +208,7 @@ def _run_nxsock(arguments: str, resolution: Resolution, uid: int, gid: int, tick
         words = arguments.split()[1:]
         reset(resolution, dry_run=False, force="--force" in words, legacy="--legacy" in words,
               daemon_marker="--daemon-marker" in words, tick=tick, items=items)
+        removed += [i.path for i in items if i.outcome == "removed"]
         bad = [i for i in items if i.outcome in ("failed", "refused")]
         return None if not bad else "; ".join(f"{i.path}: {i.reason}" for i in bad[:3])
     if arguments == "cache prune":
@@ -194,6 +226,7 @@ def _run_nxsock(arguments: str, resolution: Resolution, uid: int, gid: int, tick
                                            refused=prune_refusal(resolution, uid), tidy=tidy, keep=env.nx_version)
         if interrupted:  # it stopped between entries on Ctrl-C: so does the fix
             raise Interrupted()
+        removed += [r.path for r, _ in results if r.outcome == "removed"]
         kept = [r for r, _ in results if r.outcome != "removed"]
         return None if not kept else "; ".join(f"{r.path}: {r.reason}" for r in kept[:3])
     from ..act.provisioning import provision_for_user
@@ -210,9 +243,12 @@ def apply_plan(plan: Plan, policy: Policy, resolution: Resolution, tick: t.Calla
     *done*, when given, receives each item as it finishes, so a caller
     stopped by Ctrl-C still knows what was done.  Outcomes are ``done`` /
     ``refused`` / ``failed`` per step; the items' verdicts come from
-    :func:`verdicts` after the re-audit.
+    :func:`verdicts` after the re-audit.  A step whose entry an earlier
+    remedy removed (or removed a directory above it) is done already, with
+    that as its reason: nothing is left to vet or act on.
     """
     done = [] if done is None else done
+    gone: dict[str, str] = {}  # each path the plan removed so far -> the remedy that removed it
     for item in plan.apply:
         results: list[StepResult] = []
         for step in item.steps:
@@ -220,15 +256,25 @@ def apply_plan(plan: Plan, policy: Policy, resolution: Resolution, tick: t.Calla
                 results.append(StepResult(step, "not-run", "an earlier step of this remedy did not succeed"))
                 continue
             tick()
+            by = None if step.verb == "create" else _removed_by(step.path, gone)
+            if by is not None:
+                results.append(StepResult(step, "done", ALREADY_DONE.format(command=by)))
+                continue
+            removed: list[str] = []
             try:
-                results.append(_apply_step(step, policy, resolution, tick))
+                results.append(_apply_step(step, policy, resolution, tick, removed))
             except KeyboardInterrupt:  # Ctrl-C inside a step that walks entries (reset, cache prune)
                 results.append(StepResult(step, "interrupted", "stopped by Ctrl-C during this step; what it removed stays removed"))
                 done.append(Applied(item, tuple(results), "interrupted", "stopped by Ctrl-C during it"))
                 raise
+            finally:
+                gone.update(dict.fromkeys(removed, item.command))
+            if results[-1].outcome == "done" and step.verb in ("remove", "remove-tree") and step.path:
+                gone[step.path] = item.command
         bad = next((r for r in results if r.outcome in ("refused", "failed")), None)
         if bad is None:
-            done.append(Applied(item, tuple(results), "done"))
+            earlier = next((r.reason for r in results if r.reason), None)  # done by an earlier remedy: say so
+            done.append(Applied(item, tuple(results), "done", earlier))
         else:
             done.append(Applied(item, tuple(results), bad.outcome, bad.reason))
     return done
@@ -257,6 +303,16 @@ def verdicts(applied: t.Sequence[Applied], plan: Plan, after: t.Iterable[Finding
         else:
             judged.append(entry._replace(outcome="fixed"))
     return judged + unreached(plan, applied)
+
+
+def still_found(applied: t.Sequence[Applied], after: t.Iterable[Finding]) -> bool:
+    """Whether the re-audit still finds, as a warning or an error, a finding any applied remedy was for.
+
+    This, with the re-audit's own status, is what ``--fix``'s exit code follows: a remedy refused or failed whose
+    problem is gone anyway (an earlier remedy took it away) leaves nothing to exit 1 for.
+    """
+    remaining = {finding_key(f) for f in after if f.severity in ("warn", "error")}
+    return any(finding_key(f) in remaining for entry in applied for f in entry.item.findings)
 
 
 def unreached(plan: Plan, applied: t.Sequence[Applied]) -> list[Applied]:

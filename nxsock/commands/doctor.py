@@ -79,9 +79,9 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
     which applies the remedies that need no root through nxsock's own
     descriptor-based code (never the shell text), lists the rest for you, and
     audits again.  Exits 0 when there is no error (warnings allowed, unless
-    --strict), 1 otherwise; --fix also exits 1 when a remedy it applied did
-    not fix its finding, 2 without a terminal to ask on unless --yes, 130 on
-    Ctrl-C.
+    --strict), 1 otherwise; --fix exits as the audit afterwards, and 1 too
+    while it still finds a problem a remedy was for; 2 without a terminal
+    to ask on unless --yes; 130 on Ctrl-C.
     """
     from ..audit.doctor import FINDING_IDS
 
@@ -146,6 +146,9 @@ def _read_stdin(limit: int, deadline: float = STDIN_DEADLINE) -> str:
     import select
     import time
 
+    if sys.stdin is None:  # closed (``<&-``): nothing can arrive
+        click.echo("nxsock doctor: --explain -: stdin is closed; pipe or paste what Nx printed.", err=True)
+        sys.exit(exitcodes.USAGE)
     stream = getattr(sys.stdin, "buffer", sys.stdin)
     try:
         fd = stream.fileno()
@@ -218,6 +221,9 @@ def _audit_as(uid: int, json_flag: bool, strict: bool, only: tuple[str, ...], te
         except click.ClickException as exc:  # a bad value, found as that user
             exc.show()
             code = exc.exit_code
+        except exitcodes.OutputFailed as exc:  # the standard output it shares refused a write
+            click.echo(f"nxsock: {exc}", err=True)
+            code = exitcodes.IOERR
         except BaseException:  # a child must never return into the parent's code
             pass
         os._exit(code)
@@ -337,45 +343,68 @@ def _related(a: str, b: str) -> bool:
     return a == b or a.startswith(base + "/") or base.startswith(a + "/") or a == base
 
 
+#: Tests only: the point of ``doctor --fix`` at which the process stops itself (``SIGSTOP``), so that a test can
+#: signal it there — at a known moment however fast the machine, an event and never a delay.
+STOP_AT_VARIABLE = "NXSOCK_TEST_STOP_AT"
+
+
+def _stop_for_tests(point: str) -> None:
+    if os.environ.get(STOP_AT_VARIABLE) == point:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
 def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrides, sandbox: str | None, *, yes: bool,
          dry_run: bool) -> int:
     """``--fix``: the plan, one question, each remedy applied by nxsock's own code, the re-audit; Ctrl-C exits 130."""
     from ..act.interruption import Interrupted, between_entries
     from ..audit.doctor import gather, run_checks, status_of
-    from ..audit.repair import Applied, apply_plan, make_plan, unreached, verdicts
+    from ..audit.repair import Applied, apply_plan, make_plan, still_found, unreached, verdicts
     from ..core.fsview import LiveView
     from ..core.wording import context_for
     from ..output.emit import write_json
     from ..output.report import fix_document
 
-    resolution, view = build_resolution(host)
-    results = run_checks(gather(resolution, view, sandbox), only)
-    status = status_of([f for _, f in results], strict)
-    plan = make_plan(f for _, f in results)
-    audit_code = exitcodes.PROBLEM if status == "error" else exitcodes.OK
-    if not json_flag:
-        from ..output.render import render_fix_plan
-
-        render_fix_plan(plan, dry_run=dry_run)
-    if dry_run or not plan.apply:
-        if json_flag:
-            write_json(fix_document(plan, dry_run=dry_run, confirmed=False, interrupted=False, applied=(), after=None, status=status))
-        return audit_code
-    if not yes:
-        if not sys.stdin.isatty():
-            click.echo("nxsock doctor: --fix asks before it changes anything and there is no terminal to ask on; "
-                       "pass --yes to apply without asking, or --dry-run to see the plan.", err=True)
-            return exitcodes.USAGE
-        if json_flag:  # the document goes to stdout once it is done; the person asked sees the plan on stderr
+    plan = make_plan(())
+    status: str | None = None  # no audit has finished yet
+    try:  # a Ctrl-C before anything is applied (the first audit, the question) still ends with the document
+        resolution, view = build_resolution(host)
+        _stop_for_tests("first-audit")
+        results = run_checks(gather(resolution, view, sandbox), only)
+        status = status_of([f for _, f in results], strict)
+        plan = make_plan(f for _, f in results)
+        audit_code = exitcodes.PROBLEM if status == "error" else exitcodes.OK
+        if not json_flag:
             from ..output.render import render_fix_plan
 
-            render_fix_plan(plan, dry_run=False, stderr=True)
-        if not click.confirm(f"Apply {'this remedy' if len(plan.apply) == 1 else f'these {len(plan.apply)} remedies'}?",
-                             default=False, err=True):
-            click.echo("Nothing was changed.", err=True)
+            render_fix_plan(plan, dry_run=dry_run)
+        if dry_run or not plan.apply:
             if json_flag:
-                write_json(fix_document(plan, dry_run=False, confirmed=False, interrupted=False, applied=(), after=None, status=status))
+                write_json(fix_document(plan, dry_run=dry_run, confirmed=False, interrupted=False, applied=(), after=None, status=status))
             return audit_code
+        if not yes:
+            if sys.stdin is None or not sys.stdin.isatty():
+                click.echo("nxsock doctor: --fix asks before it changes anything and there is no terminal to ask on; "
+                           "pass --yes to apply without asking, or --dry-run to see the plan.", err=True)
+                if json_flag:
+                    write_json(fix_document(plan, dry_run=False, confirmed=False, interrupted=False, applied=(), after=None, status=status))
+                return exitcodes.USAGE
+            if json_flag:  # the document goes to stdout once it is done; the person asked sees the plan on stderr
+                from ..output.render import render_fix_plan
+
+                render_fix_plan(plan, dry_run=False, stderr=True)
+            if not click.confirm(f"Apply {'this remedy' if len(plan.apply) == 1 else f'these {len(plan.apply)} remedies'}?",
+                                 default=False, err=True):
+                click.echo("Nothing was changed.", err=True)
+                if json_flag:
+                    write_json(fix_document(plan, dry_run=False, confirmed=False, interrupted=False, applied=(), after=None, status=status))
+                return audit_code
+    except (KeyboardInterrupt, click.exceptions.Abort):  # click's question turns Ctrl-C into Abort
+        if json_flag:
+            write_json(fix_document(plan, dry_run=dry_run, confirmed=False, interrupted=True, applied=(), after=None, status=status))
+        click.echo("\nnxsock: interrupted; nothing was changed.", err=True)
+        return exitcodes.INTERRUPTED
     # The policy is asked again over the disk as it is at the moment of each step, not as the audit saw it.
     policy = context_for(resolution, LiveView()).policy
     applied: list[Applied] = []
@@ -411,5 +440,5 @@ def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrid
         from ..output.render import render_fix_outcome
 
         render_fix_outcome(judged, after, after_status, interrupted=False)
-    unfixed = any(entry.outcome != "fixed" for entry in judged)
-    return exitcodes.PROBLEM if unfixed or after_status == "error" else exitcodes.OK
+    # The exit follows the re-audit: 1 while it finds an error, or any problem a remedy of the plan was for.
+    return exitcodes.PROBLEM if after_status == "error" or still_found(judged, [f for _, f in after]) else exitcodes.OK

@@ -457,30 +457,112 @@ def render_error(command: str, message: str) -> None:
 
 
 def _for(findings: t.Sequence[t.Any]) -> Text:
+    """The findings a remedy is for: their ids and one message (of many, a pathless one: it counts what it is about)."""
     ids = ", ".join(dict.fromkeys(printable(f.id) for f in findings))
-    return Text(f"for {ids}: {printable(findings[0].message)}", style="dim")
+    shown = next((f for f in findings if f.path is None), findings[0]) if len(findings) > 1 else findings[0]
+    more = f" (and {len(findings) - 1:,} more)" if len(findings) > 1 else ""
+    return Text(f"for {ids}: {printable(shown.message)}{more}", style="dim")
+
+
+#: More remedies of one shape in a row than this are one line with their count; ``--json`` lists each.
+RUN_SHOWN = 5
+#: The most findings of the re-audit, or problems without a command, listed one by one.
+FINDINGS_SHOWN = 20
+
+
+def _shape(item: t.Any) -> tuple[t.Any, ...] | None:
+    """What a one-step remedy does, less the path it does it to; ``None`` for a remedy of other steps."""
+    if len(item.steps) != 1 or not item.steps[0].path:
+        return None
+    s = item.steps[0]
+    return s.verb, s.mode, s.owner, s.group, s.variable, s.value, s.needs_root
+
+
+class _Run(t.NamedTuple):
+    numbers: str  # the numbers of its items in the plan, from 1: "4", "3–3001", "3, 5, … 6001"
+    items: tuple[t.Any, ...]
+    command: str  # the one item's command, or the kind's with the count where the path was
+
+
+def _runs(items: t.Sequence[t.Any], also: t.Callable[[t.Any], t.Any] = lambda entry: None) -> list[_Run]:
+    """The items in order, the remedies of one kind — one step, one verb, mode, owner, value (and *also*), on the
+    entries of one directory or on one name in sibling directories — as one :class:`_Run` where there are more
+    than :data:`RUN_SHOWN` of them, shown where the first of them stands."""
+    from ..core._pathname import basename, dirname
+
+    plain = [_plan_item(entry) for entry in items]
+    keys: list[tuple[tuple[t.Any, ...], tuple[t.Any, ...]] | None] = []
+    for entry, item in zip(items, plain, strict=True):
+        shape = _shape(item)
+        path = item.steps[0].path if shape is not None else ""
+        keys.append(None if shape is None else ((shape, also(entry), "entries", dirname(path)),
+                                                (shape, also(entry), "names", basename(path), dirname(dirname(path)))))
+    counts: dict[tuple[t.Any, ...], int] = {}
+    for pair in keys:
+        for each_key in pair or ():
+            counts[each_key] = counts.get(each_key, 0) + 1
+    chosen = [None if pair is None else max(pair, key=lambda k: counts[k]) for pair in keys]  # the larger kind, entries on a tie
+    members: dict[tuple[t.Any, ...], list[int]] = {}
+    for n, key in enumerate(chosen):
+        if key is not None and counts[key] > RUN_SHOWN:
+            members.setdefault(key, []).append(n)
+    found: list[_Run] = []
+    for n, key in enumerate(chosen):
+        group = members.get(key) if key is not None else None
+        if group is None or len(group) <= RUN_SHOWN:
+            found.append(_Run(str(n + 1), (items[n],), plain[n].command))
+            continue
+        if group[0] != n:
+            continue  # shown with the first of its kind
+        assert key is not None
+        path = plain[n].steps[0].path or ""
+        where = dirname(path) if key[2] == "entries" else dirname(dirname(path))
+        each = f"{where}/<each of {len(group):,}>" + ("" if key[2] == "entries" else f"/{basename(path)}")
+        command = plain[n].command
+        contiguous = group[-1] - group[0] == len(group) - 1
+        numbers = f"{group[0] + 1}–{group[-1] + 1}" if contiguous else f"{group[0] + 1}, {group[1] + 1}, … {group[-1] + 1}"
+        found.append(_Run(numbers, tuple(items[i] for i in group), command.replace(path, each) if path in command else
+                          f"{command} (and {len(group) - 1:,} more of this kind)"))
+    return found
+
+
+def _plan_item(entry: t.Any) -> t.Any:
+    """The plan item of a plan item or of what became of one."""
+    return getattr(entry, "item", entry)
 
 
 def render_fix_plan(plan: t.Any, *, dry_run: bool, stderr: bool = False) -> None:
-    """The plan: what nxsock applies, in order; what it leaves to you and why; what has no safe command."""
+    """The plan: what nxsock applies, in order; what it leaves to you and why; what has no safe command.
+
+    A long run of remedies of one shape (a ``chmod`` of the socket in each of
+    3,000 directories) is one line with the count; ``--json`` lists each.
+    """
     out = _console(stderr)
+    summarised = False
     if plan.apply:
         word = "would apply" if dry_run else "applies"
         out.print(Text(f"nxsock {word} {counted(len(plan.apply), 'remedy', 'remedies')} itself, in this order, by descriptor:", style="bold"))
-        for number, item in enumerate(plan.apply, 1):
-            out.print(Text(f"  {number}. ") + Text(printable(item.command), style="cyan"))
-            out.print(Text("     ") + _for(item.findings))
+        for run in _runs(plan.apply):
+            out.print(Text(f"  {run.numbers}. ") + Text(printable(run.command), style="cyan"))
+            out.print(Text("     ") + _for([f for item in run.items for f in item.findings]))
+            summarised = summarised or len(run.items) > 1
     else:
         out.print(Text("Nothing for nxsock to apply itself.", style="bold"))
     if plan.for_you:
         out.print(Text("For you to run (nxsock does not run these):", style="bold"))
-        for item in plan.for_you:
-            out.print(Text("  ") + Text(printable(item.command), style="cyan"))
-            out.print(Text(f"     {printable(item.why)}; ", style="dim") + _for(item.findings))
+        for run in _runs(plan.for_you, lambda item: item.why):
+            out.print(Text("  ") + Text(printable(run.command), style="cyan"))
+            out.print(Text(f"     {printable(run.items[0].why)}; ", style="dim") + _for([f for item in run.items for f in item.findings]))
+            summarised = summarised or len(run.items) > 1
     if plan.without_command:
         out.print(Text("No safe command (doctor says why):", style="bold"))
-        for finding in plan.without_command:
+        for finding in plan.without_command[:FINDINGS_SHOWN]:
             out.print(Text(f"  {printable(finding.id)}: {printable(finding.message)}", style="dim"))
+        if len(plan.without_command) > FINDINGS_SHOWN:
+            out.print(Text(f"  … and {len(plan.without_command) - FINDINGS_SHOWN:,} more.", style="dim"))
+            summarised = True
+    if summarised:
+        out.print(Text("Each remedy and finding is listed by nxsock doctor --fix --dry-run --json.", style="dim"))
     if dry_run:
         out.print(Text("… dry run: ", style="yellow") + Text("nothing was changed."))
 
@@ -492,13 +574,20 @@ _FIX_MARKS = {"fixed": ("✓ fixed    ", "green"), "not-fixed": ("✗ not fixed"
 
 def render_fix_outcome(applied: t.Sequence[t.Any], after: t.Sequence[tuple[str, t.Any]] | None, status: str, *,
                        interrupted: bool) -> None:
-    """Each remedy's outcome (with the reason where it was not fixed), then what the re-audit still finds."""
+    """Each remedy's outcome (with the reason where it was not fixed), then what the re-audit still finds;
+    a long run of one shape and one outcome is one line with its count, as in the plan."""
     out = _console()
-    for entry in applied:
+    for run in _runs(applied, lambda entry: entry.outcome):
+        entry = run.items[0]
         mark, style = _FIX_MARKS.get(entry.outcome, (entry.outcome, ""))
-        out.print(Text(f"  {mark} ", style=style) + Text(printable(entry.item.command)))
-        if entry.reason:
-            out.print(Text(f"      {printable(entry.reason)}", style="dim"))
+        out.print(Text(f"  {mark} ", style=style) + Text(printable(run.command)))
+        reasons = [e.reason for e in run.items if e.reason]
+        if reasons:
+            if len(set(reasons)) > 1:
+                count = f" (the first of {len(reasons):,} reasons; --json has each)"
+            else:
+                count = f" ({len(reasons):,} of {len(run.items):,})" if len(reasons) < len(run.items) else ""
+            out.print(Text(f"      {printable(reasons[0])}{count}", style="dim"))
     if interrupted:
         done = sum(1 for e in applied if e.outcome == "done")
         out.print(Text(f"Interrupted: {counted(done, 'remedy', 'remedies')} applied before Ctrl-C; the rest was not run, "
@@ -507,10 +596,12 @@ def render_fix_outcome(applied: t.Sequence[t.Any], after: t.Sequence[tuple[str, 
     problems = [f for _, f in (after or ()) if f.severity in ("warn", "error")]
     if problems:
         out.print(Text(f"The audit now finds {counted(len(problems), 'problem')}:", style="bold"))
-        for finding in problems:
+        for finding in problems[:FINDINGS_SHOWN]:
             symbol, word, style = MARKS[finding.severity]
             out.print(Text(f"  {symbol} {word:5} ", style=style) + Text(printable(finding.message)) + Text(f"  [{finding.id}]", style="dim"))
             if finding.remedy:
                 out.print(Text("      fix:  ", style="bold") + Text(printable(finding.remedy), style="cyan"))
+        if len(problems) > FINDINGS_SHOWN:
+            out.print(Text(f"  … and {len(problems) - FINDINGS_SHOWN:,} more (nxsock doctor lists each).", style="dim"))
     summary = {"ok": "✓ The audit finds no problem now.", "warn": "⚠ Warnings remain.", "error": "✗ Problems remain."}[status]
     out.print(Text(summary, style=MARKS[status][2] + " bold"))

@@ -226,7 +226,7 @@ def _plan_item_json(item: t.Any) -> Json:
 
 
 def fix_document(plan: t.Any, *, dry_run: bool, confirmed: bool, interrupted: bool, applied: t.Sequence[t.Any],
-                 after: t.Sequence[tuple[str, t.Any]] | None, status: str) -> Json:
+                 after: t.Sequence[tuple[str, t.Any]] | None, status: str | None) -> Json:
     """The ``doctor --fix --json`` document: the plan, each remedy's outcome by step, and the re-audit.
 
     ``plan`` lists what nxsock applies, ``for_you`` what it leaves to the
@@ -235,7 +235,8 @@ def fix_document(plan: t.Any, *, dry_run: bool, confirmed: bool, interrupted: bo
     one entry per applied remedy (``fixed``, ``not-fixed``, ``refused``,
     ``failed``, ``not-run``; after a Ctrl-C, which skips the re-audit,
     ``done`` or ``interrupted`` for the one it stopped in); ``findings`` is the re-audit (``null`` when there was none)
-    and ``status`` its status (the first audit's when nothing was applied).
+    and ``status`` its status (the first audit's when nothing was applied; ``None`` when a Ctrl-C came before
+    the first audit had finished).
     """
     return {
         "schema_version": SCHEMA_VERSION,
@@ -256,7 +257,7 @@ def fix_document(plan: t.Any, *, dry_run: bool, confirmed: bool, interrupted: bo
             for a in applied
         ],
         "status": status,
-        "findings": None if after is None else doctor_document(after, status)["findings"],
+        "findings": None if after is None else doctor_document(after, status or "ok")["findings"],
     }
 
 

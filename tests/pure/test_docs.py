@@ -103,3 +103,19 @@ def test_real_bash_completion(tmp_path: Path, words: str, expected: list[str]) -
     env = _nxsock_on_path(tmp_path)
     result = subprocess.run(["bash", "--norc", "--noprofile", "-c", script], capture_output=True, text=True, env=env)
     assert set(expected) <= set(result.stdout.split()), (result.stdout, result.stderr)
+
+
+def test_every_exit_code_is_documented_in_the_man_page_the_readme_and_help() -> None:
+    """Each code of ``nxsock/exitcodes.py`` has its entry under EXIT STATUS, a row in the README's table and a word in
+    ``nxsock --help`` — 74 (standard output closed or refusing a write) as much as the others."""
+    from nxsock import exitcodes
+
+    codes = sorted({v for k, v in vars(exitcodes).items() if k.isupper() and isinstance(v, int)})
+    assert 74 in codes
+    man = MAN.read_text().split(".SH EXIT STATUS", 1)[1].split(".SH ", 1)[0]
+    readme = (REPO / "README.md").read_text().split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    helped = " ".join(cli.help.split()) if cli.help else ""
+    for code in codes:
+        assert f".TP\n.B {code}\n" in man, code
+        assert f"\n| {code} | " in readme, code
+        assert f" {code} " in helped or helped.endswith(f" {code}"), code

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import typing as t
 
 import pytest
 
@@ -54,3 +55,43 @@ class TestUsage:
         result = run("doctor", *args)
         assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
         assert result.stdout == ""
+
+
+class TestALongPlanIsSummarised:
+    """3,000 dead per-run directories, each with a FIFO where Nx binds a socket and a daemon socket left ``0755``: the
+    plan interleaves a ``chmod`` and an ``rm`` per directory; the human plan is each kind once, with its count."""
+
+    @staticmethod
+    def plan() -> t.Any:
+        findings = []
+        for n in range(3000):
+            run = f"/tmp/.nx/1000/sockets/{n:020x}"
+            findings.append(Finding("sockets", "warn", f"{run}/d.sock", f"{run}/d.sock has mode 0755.", f"chmod 0600 -- {run}/d.sock",
+                                    None, (), (Step("chmod", f"{run}/d.sock", mode=0o600),)))
+            findings.append(Finding("sockets", "warn", f"{run}/p.sock", f"{run}/p.sock is a fifo, not a socket.", f"rm -- {run}/p.sock",
+                                    None, (), (Step("remove", f"{run}/p.sock"),)))
+        return make_plan(findings)
+
+    def test_the_human_plan_is_a_few_lines_that_count_each_kind(self, capsys: pytest.CaptureFixture[str]) -> None:
+        from nxsock.output.render import render_fix_plan
+
+        plan = self.plan()
+        assert len(plan.apply) == 6000
+        render_fix_plan(plan, dry_run=True)
+        out = capsys.readouterr().out
+        assert len(out.splitlines()) <= 10, out[:3000]
+        assert "1, 3, … 5999. chmod 0600 -- /tmp/.nx/1000/sockets/<each of 3,000>/d.sock" in out, out
+        assert "2, 4, … 6000. rm -- /tmp/.nx/1000/sockets/<each of 3,000>/p.sock" in out, out
+        assert "(and 2,999 more)" in out and "--json" in out
+
+    def test_the_outcome_counts_each_kind_and_says_why_once(self, capsys: pytest.CaptureFixture[str]) -> None:
+        from nxsock.audit.repair import StepResult
+        from nxsock.output.render import render_fix_outcome
+
+        plan = self.plan()
+        applied = [Applied(item, (StepResult(item.steps[0], "done"),), "done" if n % 2 else "failed", None if n % 2 else f"reason {n}")
+                   for n, item in enumerate(plan.apply)]
+        render_fix_outcome(applied, [], "ok", interrupted=False)
+        out = capsys.readouterr().out
+        assert len(out.splitlines()) <= 10, out[:3000]
+        assert "reason 0 (the first of 3,000 reasons; --json has each)" in out, out

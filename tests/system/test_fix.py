@@ -22,6 +22,7 @@ import typing as t
 from pathlib import Path
 
 import pytest
+from documents import parsed
 from harness import (
     PEER,
     USER,
@@ -207,6 +208,46 @@ class TestFixAsAUser:
         assert result.tree_before == result.tree_after
         human = fix(f"install -d -m 1777 -o {PEER} /tmp/.nx", "--yes")
         assert "For you to run" in human.stdout and "sudo chown" in human.stdout and "Nothing for nxsock to apply" in human.stdout
+
+
+def dead_runs(count: int) -> str:
+    """*count* dead per-run directories of the user's, each holding a daemon socket nothing listens on, left ``0755``
+    (a umask Nx did not tighten), all two hours old: doctor finds a chmod and a reset for each."""
+    sockets = f"/tmp/.nx/{USER}/sockets"
+    make = ("import os, socket\n"
+            f"for n in range({count}):\n"
+            f"    d = '{sockets}/%020x' % n; os.mkdir(d, 0o700); s = socket.socket(socket.AF_UNIX); s.bind(d + '/d.sock'); s.close()\n"
+            "    os.chmod(d + '/d.sock', 0o755)\n")
+    return (f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} {sockets}; "
+            f"python3 -c {shlex.quote(make)}; chown -R {USER}:{USER} /tmp/.nx/{USER}; "
+            f"find {sockets} -mindepth 1 -exec touch -h -d '2 hours ago' {{}} +")
+
+
+class TestAStepAnEarlierRemedyDidIsDone:
+    """The plan chmods one dead directory's socket, runs ``reset`` (which removes every dead directory), then chmods
+    the sockets of the others: those steps have nothing left to act on, which is what they wanted."""
+
+    def test_three_dead_directories_are_fixed_and_the_exit_follows_the_clean_re_audit(self) -> None:
+        result = fix(dead_runs(3), "--yes", "--json")
+        document = json.loads(result.stdout)
+        outcomes = [(o["remedy"], o["outcome"]) for o in document["outcomes"]]
+        assert [r for r, _ in outcomes][1] == "nxsock reset" and len(outcomes) == 4, outcomes
+        assert {o for _, o in outcomes} == {"fixed"}, document["outcomes"]
+        later = document["outcomes"][2:]
+        assert all(o["steps"][0]["outcome"] == "done" and "already done" in o["steps"][0]["reason"] for o in later), later
+        assert not [f for f in document["findings"] if f["id"] in ("sockets", "leftovers") and f["severity"] in ("warn", "error")]
+        assert result.returncode == 0, (document["outcomes"], result.stderr)
+        assert f"/tmp/.nx/{USER}/sockets/" not in result.tree_after
+
+    def test_three_thousand_dead_directories_make_a_plan_of_a_few_lines_that_says_how_many(self) -> None:
+        result = fix(dead_runs(3000), "--yes")
+        lines = result.stdout.splitlines()
+        assert result.returncode == 0, (result.stdout[-3000:], result.stderr)
+        assert len(lines) <= 30, "\n".join(lines[:60])
+        assert "3000 dead socket directories" in result.stdout and "<each of 3,000>/d.sock" in result.stdout, result.stdout
+        assert "--json" in result.stdout  # where each is listed
+        listed = json.loads(fix(dead_runs(3000), "--dry-run", "--json").stdout)
+        assert len(listed["plan"]) == 3001
 
 
 #: The peer's workspace, whose .env names a directory of the user's: what Nx would call its own levels there.
@@ -438,3 +479,60 @@ class TestCtrlC:
         left = sum(1 for line in after.splitlines() if f"/tmp/.nx/{USER}/sockets/" in line)
         assert f"{D}/disabled" in before and f"{D}/disabled" not in after
         assert 0 < left < 20000, left  # stopped part of the way: some removed, the rest kept whole
+
+
+STOP_DRIVER = r"""
+import json, os, signal, subprocess, sys
+# nxsock stops itself (SIGSTOP) at the point the test names; Ctrl-C's signal is sent while it is stopped and
+# delivered the moment it runs again: the interruption lands there on any machine, however fast (an event, never a delay).
+proc = subprocess.Popen(json.loads(sys.argv[1]), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+_, status = os.waitpid(proc.pid, os.WUNTRACED)
+stopped = os.WIFSTOPPED(status)
+if stopped:
+    os.kill(proc.pid, signal.SIGINT)
+    os.kill(proc.pid, signal.SIGCONT)
+out, err = proc.communicate(timeout=60)
+print(json.dumps({"stopped": stopped, "rc": proc.returncode, "out": out.decode("utf-8", "replace"), "err": err.decode("utf-8", "replace")}))
+"""
+
+
+def _stopped_run(setup: str, fix_args: t.Sequence[str], point: str) -> tuple[dict[str, t.Any], str, str]:
+    """``doctor --fix`` as the user after *setup*, stopped at *point* and sent SIGINT there; the tree around it."""
+    python, pylib = stage_nxsock()
+    argv = ["setpriv", f"--reuid={USER}", f"--regid={USER}", "--clear-groups", "env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin",
+            f"HOME={HOME}", "LANG=C.UTF-8", f"NXSOCK_TEST_STOP_AT={point}", f"PYTHONPATH={pylib}", "PYTHONDONTWRITEBYTECODE=1",
+            python, "-m", "nxsock", "doctor", "--fix", *fix_args]
+    snapshot = "find /tmp /home -xdev -printf '%y %U %G %m %i %s %l %p\\n' 2>/dev/null | sort"
+    script = f"""
+set -e
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=0755 tmpfs /home
+install -d -o {USER} -g {USER} {HOME}
+{MAKE_WS}
+{setup}
+cd {WS}
+echo '<<<TREE'; {snapshot}
+echo '<<<RUN'; {shlex.quote(python)} -c {shlex.quote(STOP_DRIVER)} {shlex.quote(json.dumps(argv))}
+echo '<<<TREE'; {snapshot}
+"""
+    proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], cwd="/",
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    sections = proc.stdout.split("<<<")
+    trees = [s[len("TREE\n"):] for s in sections if s.startswith("TREE\n")]
+    assert len(trees) == 2, (proc.stdout[-3000:], proc.stderr[-3000:])
+    ran = json.loads(next(s for s in sections if s.startswith("RUN\n"))[len("RUN\n"):].strip().splitlines()[-1])
+    return ran, trees[0], trees[1]
+
+
+class TestCtrlCBeforeAnythingIsApplied:
+
+    def test_ctrl_c_during_the_first_audit_exits_130_with_a_valid_document_and_nothing_applied(self) -> None:
+        """Stopped inside the first audit and sent SIGINT there: one document, interrupted, no plan, no outcome."""
+        ran, before, after = _stopped_run(MARKER, ["--yes", "--json"], "first-audit")
+        assert ran["stopped"], ran
+        assert ran["rc"] == 130 and "Traceback" not in ran["err"], ran
+        document = parsed(ran["out"], ["doctor", "--fix", "--json"])
+        assert document["interrupted"] is True and document["confirmed"] is False
+        assert document["outcomes"] == [] and document["findings"] is None and document["status"] is None
+        assert "nxsock: interrupted" in ran["err"]
+        assert before == after and f"{D}/disabled" in after  # nothing applied
