@@ -135,3 +135,18 @@ cd {WS}
         assert names == [".", "..", ".env", "nx.json", ""], proc.stdout
         assert digest.split()[0] in (_digest(TEXT), _digest(EDITED)), proc.stdout
         assert owner.startswith(f"{USER}:{USER} 600 ")
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace to interrupt at the critical moment")
+def test_the_tmpfiles_drop_in_is_written_by_the_same_writer_and_a_kill_leaves_no_partial_file(tmp_path: Path) -> None:
+    """``provision --tmpfiles --install``'s drop-in: a SIGTERM as it is synced leaves no ``nxsock.conf.nxsock-PID``."""
+    import sys
+
+    drop_in = tmp_path / "tmpfiles.d" / "nxsock.conf"
+    drop_in.parent.mkdir()
+    code = f"from nxsock.act.tmpfiles import install; print(install(dry_run=False, path={str(drop_in)!r}))"
+    proc = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:signal=SIGTERM:when=1",
+                           sys.executable, "-c", code], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert proc.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM), (proc.stdout, proc.stderr)  # strace ends as its tracee did
+    assert [p.name for p in drop_in.parent.iterdir()] == ["nxsock.conf"]
+    assert drop_in.read_text().startswith("# Written by nxsock") and stat.S_IMODE(drop_in.stat().st_mode) == 0o644
