@@ -368,14 +368,6 @@ def change_owner(path: str, owner: int, group: int, uid: int) -> str | None:
     return _on_the_entry(path, uid, chown)
 
 
-def _xattrs(fd: int) -> list[str]:
-    """The extended attributes' names of the file open at *fd* (none where the system has none)."""
-    try:
-        return sorted(os.listxattr(fd))
-    except (OSError, AttributeError):
-        return []
-
-
 def delete_env_lines(path: str, variable: str, uid: int) -> str | None:
     """Delete the assignments of *variable* from the ``.env`` file *path*, each of its own lines and nothing else.
 
@@ -387,7 +379,7 @@ def delete_env_lines(path: str, variable: str, uid: int) -> str | None:
     read, unwritten since.  A file that cannot be edited so is left as it is.
     """
     from ..core.dotenv import remove_assignments_from_bytes
-    from .writing import write_whole_file
+    from .writing import extended_attributes, write_whole_file
 
     parent = _parent_of(path, uid)
     if isinstance(parent, str):
@@ -406,7 +398,7 @@ def delete_env_lines(path: str, variable: str, uid: int) -> str | None:
             if st.st_nlink != 1:
                 return (f"refused: {path} has {st.st_nlink} hard links; a new file in its place would leave the "
                         "others as they are, so it is left as it was (edit it in place yourself)")
-            kept = [x for x in _xattrs(fd) if not x.startswith("security.")]
+            kept = extended_attributes(fd)
             if kept:
                 return (f"refused: {path} carries extended attributes ({', '.join(kept)}: an access control list, "
                         "typically), which a new file in its place would not; it is left as it was")

@@ -25,7 +25,7 @@ import typing as t
 from ..core.fsview import errno_name
 from .interruption import signals_held
 
-__all__ = ["WriteProblem", "temporary_name", "write_whole_file"]
+__all__ = ["WriteProblem", "extended_attributes", "temporary_name", "write_whole_file"]
 
 _O_TMPFILE = getattr(os, "O_TMPFILE", 0)
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -119,8 +119,20 @@ def write_whole_file(
                     pass
 
 
+def extended_attributes(fd: int) -> list[str]:
+    """The extended attributes of the file at *fd* beyond its security label (none where the system has none)."""
+    try:
+        return sorted(x for x in os.listxattr(fd) if not x.startswith("security."))
+    except (OSError, AttributeError):
+        return []
+
+
 def _fill(fd: int, data: bytes, mode: int, owner: tuple[int, int] | None) -> WriteProblem | None:
     """Owner and group first (a chown clears set-id bits), then the mode, read back; then the data, synced.
+
+    A new file that is born with an access control list (its directory's
+    default one) is refused: the file it replaces carried none (the caller
+    refuses one that does), and the list may give others what the mode does not.
 
     A group the writer may not give is kept only where it matters: where the
     mode gives the group exactly what it gives others, the writer's own group
@@ -137,6 +149,10 @@ def _fill(fd: int, data: bytes, mode: int, owner: tuple[int, int] | None) -> Wri
                 else:
                         return WriteProblem(True, f"cannot keep its group {owner[1]}, which uid {os.geteuid()} is not a member of "
                                               f"and which may do more or less than others (mode {mode & 0o7777:04o}); it is left as it was")
+    inherited = extended_attributes(fd)
+    if inherited:
+        return WriteProblem(True, f"would be replaced by a file carrying {', '.join(inherited)} from its directory (a default "
+                                  "access control list, typically), which may let others read it; it is left as it was")
     os.fchmod(fd, mode)
     kept = stat.S_IMODE(os.fstat(fd).st_mode)
     if kept != mode & 0o7777:

@@ -150,3 +150,40 @@ def test_the_tmpfiles_drop_in_is_written_by_the_same_writer_and_a_kill_leaves_no
     assert proc.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM), (proc.stdout, proc.stderr)  # strace ends as its tracee did
     assert [p.name for p in drop_in.parent.iterdir()] == ["nxsock.conf"]
     assert drop_in.read_text().startswith("# Written by nxsock") and stat.S_IMODE(drop_in.stat().st_mode) == 0o644
+
+
+def _acl(*entries: tuple[int, int, int]) -> bytes:
+    """A POSIX ACL as the kernel stores it in ``system.posix_acl_*`` (tag, permissions, id)."""
+    import struct
+
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", tag, perm, ident) for tag, perm, ident in entries)
+
+
+class TestAccessControlLists:
+    NOBODY = 0xFFFFFFFF
+
+    def test_a_directory_default_acl_that_would_let_a_peer_read_the_new_file_is_refused(self, tmp_path: Path) -> None:
+        """A .env of 0640 with no ACL, in a directory whose default ACL names PEER: the new file would let PEER read it."""
+        env = tmp_path / ".env"
+        env.write_text(TEXT)
+        env.chmod(0o640)
+        try:  # user::rw- user:PEER:r-- group::r-- mask::r-- other::---
+            os.setxattr(tmp_path, "system.posix_acl_default",
+                        _acl((1, 6, self.NOBODY), (2, 4, PEER), (4, 4, self.NOBODY), (0x10, 4, self.NOBODY), (0x20, 0, self.NOBODY)))
+        except OSError as exc:
+            pytest.skip(f"no POSIX ACLs here ({exc.strerror})")
+        problem = acting.delete_env_lines(str(env), "NX_SOCKET_DIR", 0) or ""
+        assert "access control list" in problem and problem.startswith("refused: "), problem
+        assert env.read_text() == TEXT and os.listxattr(env) == [] and [p.name for p in tmp_path.iterdir()] == [".env"]
+
+    def test_a_file_that_carries_an_acl_is_refused_rather_than_rewritten_without_it(self, tmp_path: Path) -> None:
+        env = tmp_path / ".env"
+        env.write_text(TEXT)
+        try:
+            os.setxattr(env, "system.posix_acl_access",
+                        _acl((1, 6, self.NOBODY), (2, 4, PEER), (4, 0, self.NOBODY), (0x10, 4, self.NOBODY), (0x20, 0, self.NOBODY)))
+        except OSError as exc:
+            pytest.skip(f"no POSIX ACLs here ({exc.strerror})")
+        problem = acting.delete_env_lines(str(env), "NX_SOCKET_DIR", 0) or ""
+        assert "system.posix_acl_access" in problem and problem.startswith("refused: "), problem
+        assert env.read_text() == TEXT
