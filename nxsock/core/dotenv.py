@@ -20,6 +20,8 @@ DOTENV_FILES = (".local.env", ".env.local", ".env")
 
 #: The most of a ``.env`` file read; the rest is ignored (a real one is a few hundred bytes).
 DOTENV_LIMIT = 1 << 20
+#: The most assignments of one variable a ``.env`` edit removes; a file with more is left as it is.
+ASSIGNMENTS_LIMIT = 1000
 #: The longest value ``${VAR}`` expansion may build; beyond it the value is kept unexpanded.
 EXPANSION_LIMIT = 1 << 16
 
@@ -56,6 +58,36 @@ def _unify(text: str) -> tuple[str, list[int]]:
     return text.replace("\r\n", "\n").replace("\r", "\n"), shifts
 
 
+def _scan(text: str, variable: str | None) -> tuple[list[tuple[str, str]], list[Assignment]]:
+    """Every (key, raw value) dotenv reads in *text*, in order, and the :class:`Assignment` of each of *variable*'s
+    (of every key's when *variable* is ``None``).  Spans and lines are worked out only for those: linear, and
+    cheap in a file of a hundred thousand other keys."""
+    unified, shifts = _unify(text)
+
+    def original(n: int) -> int:
+        return n + bisect.bisect_left(shifts, n) if shifts else n
+
+    pairs: list[tuple[str, str]] = []
+    found: list[Assignment] = []
+    line, counted = 1, 0
+    for match in re.finditer(_DOTENV_LINE, unified, re.MULTILINE):
+        key, value = match.group("key", "value")
+        raw = (value or "").strip()
+        pairs.append((key, raw))
+        if variable is not None and (key != variable or len(found) > ASSIGNMENTS_LIMIT):
+            continue
+        start = match.start()
+        if start == 0 and unified.startswith(_BOM):
+            start = 1
+        last = (match.end("value") if value is not None else match.end("sep")) - 1
+        newline = unified.find("\n", max(last, start))
+        end = len(unified) if newline < 0 else newline + 1
+        line += unified.count("\n", counted, start)
+        counted = start
+        found.append(Assignment(key, raw, original(start), original(end), line, line + unified.count("\n", start, max(end - 1, start))))
+    return pairs, found
+
+
 def assignments(text: str) -> list[Assignment]:
     """Every assignment dotenv reads in *text*, in order, with the span of its own lines in *text*.
 
@@ -63,25 +95,7 @@ def assignments(text: str) -> list[Assignment]:
     assignment; ``NAME: value`` is one; the blank lines and comment lines a
     match runs on into are not the assignment's own, only the rest of its last line.
     """
-    unified, shifts = _unify(text)
-
-    def original(n: int) -> int:
-        return n + bisect.bisect_left(shifts, n)
-
-    found: list[Assignment] = []
-    line, counted = 1, 0
-    for match in re.finditer(_DOTENV_LINE, unified, re.MULTILINE):
-        start = match.start()
-        if start == 0 and unified.startswith(_BOM):
-            start = 1
-        last = (match.end("value") if match.group("value") is not None else match.end("sep")) - 1
-        newline = unified.find("\n", max(last, start))
-        end = len(unified) if newline < 0 else newline + 1
-        line += unified.count("\n", counted, start)
-        last_line = line + unified.count("\n", start, max(end - 1, start))
-        counted = start
-        found.append(Assignment(match.group("key"), (match.group("value") or "").strip(), original(start), original(end), line, last_line))
-    return found
+    return _scan(text, None)[1]
 
 
 def parse_dotenv(text: str) -> dict[str, str]:
@@ -91,14 +105,14 @@ def parse_dotenv(text: str) -> dict[str, str]:
     """
     parsed: dict[str, str] = {}
     # Compiled on first use (``re`` caches it): most workspaces have no ``.env``, and paths --json runs on every job.
-    for each in assignments(text[:DOTENV_LIMIT]):
-        raw = each.raw
+    for match in re.finditer(_DOTENV_LINE, text[:DOTENV_LIMIT].replace("\r\n", "\n").replace("\r", "\n"), re.MULTILINE):
+        key, raw = match.group("key"), (match.group("value") or "").strip()
         quote = raw[:1]
         if len(raw) >= 2 and quote in "'\"`" and raw.endswith(quote):
             raw = raw[1:-1]
         if quote == '"':
             raw = raw.replace("\\n", "\n").replace("\\r", "\r")
-        parsed[each.key] = raw
+        parsed[key] = raw
     return parsed
 
 
@@ -127,10 +141,11 @@ def remove_assignments(text: str, variable: str) -> EnvFileEdit:
     """
     if any(end in text for end in _JS_ONLY_LINE_ENDS):
         return EnvFileEdit(None, (), "it holds a Unicode line or paragraph separator (U+2028, U+2029), which nxsock does not model")
-    every = assignments(text)
-    mine = [a for a in every if a.key == variable]
+    every, mine = _scan(text, variable)
     if not mine:
         return EnvFileEdit(None, (), f"no assignment in it sets {variable}")
+    if len(mine) > ASSIGNMENTS_LIMIT:  # no real file does; a file built to be slow to edit is not edited
+        return EnvFileEdit(None, (), f"it sets {variable} more than {ASSIGNMENTS_LIMIT} times, more than nxsock edits")
     pieces, at = [], 0
     for each in mine:
         pieces.append(text[at : each.start])
@@ -138,7 +153,7 @@ def remove_assignments(text: str, variable: str) -> EnvFileEdit:
     pieces.append(text[at:])
     edited = "".join(pieces)
     lines = tuple((a.first_line, a.last_line) for a in mine)
-    if [(a.key, a.raw) for a in assignments(edited)] != [(a.key, a.raw) for a in every if a.key != variable]:
+    if _scan(edited, "")[0] != [pair for pair in every if pair[0] != variable]:
         return EnvFileEdit(None, lines, f"removing {variable} would change how dotenv reads the rest of it")
     sed, no_sed = _sed_for(text, variable, edited, mine)
     return EnvFileEdit(edited, lines, None, sed, no_sed)
@@ -186,8 +201,10 @@ def _sed_for(text: str, variable: str, edited: str, mine: list[Assignment]) -> t
     if all(_sed_by_pattern(lines, variable, space) == edited for space in (_SED_SPACE_C, _SED_SPACE_WIDE)):
         return "", None
     numbers: list[tuple[int, int]] = []
-    for each in mine:
-        first = text.count("\n", 0, each.start) + 1
+    first, counted = 1, 0
+    for each in mine:  # counted on from the one before: linear however many there are
+        first += text.count("\n", counted, each.start)
+        counted = each.start
         last = first + text.count("\n", each.start, max(each.end - 1, each.start))
         if numbers and numbers[-1][1] + 1 >= first:
             numbers[-1] = (numbers[-1][0], last)

@@ -142,3 +142,9 @@ class TestTheFinding:
     def test_an_assignment_over_lines_is_named_by_its_lines(self, tmp_path: Path) -> None:
         advice = _finding(tmp_path, b'X="a\nNX_SOCKET_DIR=/x\nb"\nNX_SOCKET_DIR="/tmp\n"\n')
         assert f"lines 4\u20135 of {tmp_path}/.env" in (advice.hint or "") and shlex.quote("4,5d") in (advice.command or "")
+
+
+def test_a_file_built_to_be_slow_to_edit_is_not_edited() -> None:
+    """More than a thousand assignments of the variable: left as it is, and said; far fewer are edited."""
+    assert "more than 1000 times" in (remove_assignments("NX_SOCKET_DIR=/tmp\n" * 1001, V).reason or "")
+    assert remove_assignments("NX_SOCKET_DIR=/tmp\n" * 1000, V).text == ""
