@@ -148,3 +148,52 @@ def test_a_file_built_to_be_slow_to_edit_is_not_edited() -> None:
     """More than a thousand assignments of the variable: left as it is, and said; far fewer are edited."""
     assert "more than 1000 times" in (remove_assignments("NX_SOCKET_DIR=/tmp\n" * 1001, V).reason or "")
     assert remove_assignments("NX_SOCKET_DIR=/tmp\n" * 1000, V).text == ""
+
+
+class TestTheWriter:
+    """``nxsock.act.writing.write_whole_file``, which the .env edit and the tmpfiles drop-in use."""
+
+    def test_short_writes_go_on_until_every_byte_is_written(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        from nxsock.act import writing
+
+        real = os.write
+        monkeypatch.setattr(writing.os, "write", lambda fd, data: real(fd, bytes(data[:7])))  # a write of at most 7 bytes
+        data = bytes(range(256)) * 40
+        fd = os.open(tmp_path, os.O_RDONLY)
+        try:
+            assert writing.write_whole_file(fd, "f", data, 0o640) is None
+        finally:
+            os.close(fd)
+        assert (tmp_path / "f").read_bytes() == data and oct((tmp_path / "f").stat().st_mode & 0o777) == "0o640"
+
+    def test_a_write_that_makes_no_progress_is_a_full_disk_and_the_old_file_stays(self, tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+        from nxsock.act import writing
+
+        (tmp_path / "f").write_bytes(b"old")
+        monkeypatch.setattr(writing.os, "write", lambda fd, data: 0)
+        fd = os.open(tmp_path, os.O_RDONLY)
+        try:
+            problem = writing.write_whole_file(fd, "f", b"new text", 0o600)
+        finally:
+            os.close(fd)
+        assert problem is not None and not problem.refused and "ENOSPC" in problem.reason and "left as it was" in problem.reason
+        assert (tmp_path / "f").read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["f"]
+
+    @pytest.mark.parametrize("unnamed", [True, False])
+    def test_without_unnamed_files_a_temporary_name_is_used_and_never_left(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                           unnamed: bool) -> None:
+        """A filesystem without O_TMPFILE: the same result, and a check that fails at the end leaves no name behind."""
+        from nxsock.act import writing
+
+        if not unnamed:
+            monkeypatch.setattr(writing, "_O_TMPFILE", 0)
+        (tmp_path / "f").write_bytes(b"old")
+        fd = os.open(tmp_path, os.O_RDONLY)
+        try:
+            assert writing.write_whole_file(fd, "f", b"x", 0o600, unchanged=lambda: "was changed") == (True, "was changed")
+            assert [p.name for p in tmp_path.iterdir()] == ["f"] and (tmp_path / "f").read_bytes() == b"old"
+            assert writing.write_whole_file(fd, "f", b"new", 0o600) is None
+        finally:
+            os.close(fd)
+        assert [p.name for p in tmp_path.iterdir()] == ["f"] and (tmp_path / "f").read_bytes() == b"new"

@@ -82,6 +82,13 @@ class TestOwnerGroupModeAndLinks:
         assert result.tree_before == result.tree_after
         assert result.post.splitlines()[0].startswith(f"{USER}:{PEER} 640 ") and _digest(TEXT) in result.post
 
+    def test_a_group_that_may_do_only_what_others_may_is_the_users_own_after_the_edit(self) -> None:
+        """USER:PEER 0600: the group changes no one's access, so the edit is made; the mode stays, the group is USER's."""
+        setup = f"{MAKE_WS}; {_write_env(f'{WS}/.env', f'{USER}:{PEER}', '0600')}"
+        result = run_as_user(setup, ["doctor", "--fix", "--yes", "--json"], cwd=WS, post=_state(f"{WS}/.env"))
+        assert _env_outcome(result.stdout)["outcome"] == "fixed"
+        assert result.post.splitlines()[0].startswith(f"{USER}:{USER} 600 ") and _digest(EDITED) in result.post
+
     def test_a_file_with_a_hard_link_is_refused_and_both_names_keep_the_one_file(self) -> None:
         """Found by the red team: the rewrite broke the link (the other name kept the old text)."""
         setup = f"{MAKE_WS}; {_write_env(f'{WS}/.env', str(USER), '0600')}; ln {WS}/.env {WS}/env.saved"
