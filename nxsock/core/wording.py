@@ -258,12 +258,16 @@ def _lines_of(lines: t.Sequence[tuple[int, int]], path: str) -> str:
 def _env_file_fix(ctx: RemedyContext, variable: str, path: str, what: str) -> Remedy | Withheld:
     """Delete *variable*'s assignments from the ``.env`` file *path*, with the ``sed`` that makes exactly the edit
     ``--fix`` makes (:func:`nxsock.core.dotenv.remove_assignments`), or why there is no such command."""
-    from .dotenv import remove_assignments
+    from .dotenv import DOTENV_LIMIT, remove_assignments
 
     text = ctx.policy.view.read_text(path)
     step = Step("edit-env-file", path, variable=variable)
     if isinstance(text, int):  # not a file nxsock can read: the policy says why (a link, another user's), or sed cannot either
         return Remedy((step,), f"{variable} is set in {path}; this deletes the lines there that set it, so Nx uses its default {what}.")
+    entry = ctx.policy.view.lstat(path)
+    if not isinstance(entry, int) and entry.size > DOTENV_LIMIT:  # what sed would do past what was read is unknown
+        return Withheld(f"No safe command: {variable} is set in {path}, which is larger than the {DOTENV_LIMIT} bytes nxsock "
+                        f"reads and edits; remove it there yourself, so Nx uses its default {what}.")
     edit = remove_assignments(text, variable)
     where = _lines_of(edit.lines, path)
     if edit.text is None:

@@ -117,12 +117,12 @@ class TestThePrintedSed:
         assert remove_assignments("A=1\nNX_SOCKET_DIR=/tmp\n", V).sed == ""  # the pattern: still right if lines move
 
 
-def _finding(tmp_path: Path, text: bytes) -> t.Any:
+def _finding(tmp_path: Path, text: bytes, size: int | None = None) -> t.Any:
     dotenv = tmp_path / ".env"
     dotenv.write_bytes(text)
     env = environment()
     env = env._replace(variables={**env.variables, V: Variable("/tmp", str(dotenv))})
-    view = machine({str(dotenv): Entry("file", USER, USER, 0o644), str(tmp_path): mine()},
+    view = machine({str(dotenv): Entry("file", USER, USER, 0o644, len(text) if size is None else size), str(tmp_path): mine()},
                    files={str(dotenv): text.decode("utf-8", "replace")})
     return remedy_for_invalid(V, context_for(resolve(env, view), view))
 
@@ -138,6 +138,11 @@ class TestTheFinding:
         assert advice.command is not None and advice.command.startswith("sed -i -e "), advice
         subprocess.run(["bash", "-c", advice.command], check=True)
         assert (tmp_path / ".env").read_bytes() == b"A=1\n"
+
+    def test_a_file_larger_than_nxsock_reads_gets_no_command(self, tmp_path: Path) -> None:
+        """What sed would do past the first MiB is unknown, and --fix refuses such a file too."""
+        advice = _finding(tmp_path, b"NX_SOCKET_DIR=/tmp\n", size=(1 << 20) + 1)
+        assert not (advice.command or "").startswith("sed") and "larger than" in (advice.hint or "")
 
     def test_an_assignment_over_lines_is_named_by_its_lines(self, tmp_path: Path) -> None:
         advice = _finding(tmp_path, b'X="a\nNX_SOCKET_DIR=/x\nb"\nNX_SOCKET_DIR="/tmp\n"\n')
