@@ -368,27 +368,23 @@ def change_owner(path: str, owner: int, group: int, uid: int) -> str | None:
     return _on_the_entry(path, uid, chown)
 
 
-def _env_line_pattern(variable: str) -> t.Pattern[bytes]:
-    """The lines ``sed '/^[[:space:]]*\\(export[[:space:]]\\+\\)\\?NAME[[:space:]]*=/d'`` deletes."""
-    import re
-
-    space = rb"[ \t\r\f\v]"
-    return re.compile(rb"^" + space + rb"*(?:export" + space + rb"+)?" + re.escape(variable.encode()) + space + rb"*=")
-
-
 def delete_env_lines(path: str, variable: str, uid: int) -> str | None:
-    """Delete the lines of the ``.env`` file *path* that set *variable*; everything else stays byte for byte.
+    """Delete the assignments of *variable* from the ``.env`` file *path*, each of its own lines and nothing else.
 
     The file is read through a descriptor (``O_NOFOLLOW | O_NONBLOCK``, a
-    regular file of *uid*'s), the new text written beside it with its mode
-    and renamed over it relative to the directory's descriptor — only once
-    ``lstat`` shows the name still holds the file that was read.
+    regular file of *uid*'s with one link), edited as dotenv reads it
+    (:func:`nxsock.core.dotenv.remove_assignments`: every other byte kept),
+    and replaced whole by :func:`nxsock.act.writing.write_whole_file` with its
+    owner, group and mode — only while its name still holds the file that was
+    read, unwritten since.  A file that cannot be edited so is left as it is.
     """
+    from ..core.dotenv import remove_assignments_from_bytes
+    from .writing import extended_attributes, write_whole_file
+
     parent = _parent_of(path, uid)
     if isinstance(parent, str):
         return parent
     name = basename(path)
-    temporary = f".{name}.nxsock-{os.getpid()}"
     try:
         opened = _open_same(parent, name, path, uid)
         if isinstance(opened, str):
@@ -399,38 +395,40 @@ def delete_env_lines(path: str, variable: str, uid: int) -> str | None:
                 return f"refused: {path} is not a regular file"
             if st.st_size > ENV_FILE_LIMIT:
                 return f"refused: {path} is larger than {ENV_FILE_LIMIT} bytes"
+            if st.st_nlink != 1:
+                return (f"refused: {path} has {st.st_nlink} hard links; a new file in its place would leave the "
+                        "others as they are, so it is left as it was (edit it in place yourself)")
+            kept = extended_attributes(fd)
+            if kept:
+                return (f"refused: {path} carries extended attributes ({', '.join(kept)}: an access control list, "
+                        "typically), which a new file in its place would not; it is left as it was")
             chunks = []
             while True:
                 chunk = os.read(fd, 1 << 16)
                 if not chunk:
                     break
                 chunks.append(chunk)
+            edited = remove_assignments_from_bytes(b"".join(chunks), variable)
+            if isinstance(edited, str):
+                if edited.startswith("no assignment"):
+                    return f"no line of {path} sets {variable} any more"
+                return f"refused: {path} is left as it was: {edited}"
+
+            def unchanged() -> str | None:
+                now, seen = os.lstat(name, dir_fd=parent), os.fstat(fd)
+                if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+                    return "was replaced while it was edited; it is left as it is"
+                if (seen.st_size, seen.st_mtime_ns, seen.st_ctime_ns, seen.st_nlink) != (st.st_size, st.st_mtime_ns, st.st_ctime_ns, 1):
+                    return "was changed while it was edited; it is left as it is"
+                return None
+
+            problem = write_whole_file(parent, name, edited, stat.S_IMODE(st.st_mode), owner=(st.st_uid, st.st_gid), unchanged=unchanged)
         finally:
             os.close(fd)
-        lines = b"".join(chunks).split(b"\n")
-        pattern = _env_line_pattern(variable)
-        kept = [line for line in lines if not pattern.match(line)]
-        if len(kept) == len(lines):
-            return f"no line of {path} sets {variable} any more"
-        out = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
-                      0o600, dir_fd=parent)
-        try:
-            os.write(out, b"\n".join(kept))
-            os.fchmod(out, stat.S_IMODE(st.st_mode))
-            os.fsync(out)
-        finally:
-            os.close(out)
-        now = os.lstat(name, dir_fd=parent)
-        if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
-            os.unlink(temporary, dir_fd=parent)
-            return f"refused: {path} was replaced while it was edited"
-        os.rename(temporary, name, src_dir_fd=parent, dst_dir_fd=parent)
-        return None
+        if problem is None:
+            return None
+        return f"{'refused: ' if problem.refused else ''}{path} {problem.reason}"
     except OSError as exc:
-        try:
-            os.unlink(temporary, dir_fd=parent)
-        except OSError:
-            pass
         return _os_error(path, exc)
     finally:
         os.close(parent)

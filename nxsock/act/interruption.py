@@ -15,8 +15,10 @@ import signal
 import threading
 import typing as t
 
-__all__ = ["Interrupted", "StopRequest", "between_entries"]
+__all__ = ["HELD_SIGNALS", "Interrupted", "StopRequest", "between_entries", "signals_held"]
 
+#: What :func:`signals_held` defers: a Ctrl-C, a ``kill``, a closed terminal, a Ctrl-\\.  (``SIGKILL`` cannot be.)
+HELD_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT})
 
 
 class Interrupted(KeyboardInterrupt):
@@ -50,3 +52,19 @@ def between_entries() -> t.Iterator[StopRequest]:
         yield request
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def signals_held() -> t.Iterator[None]:
+    """Hold :data:`HELD_SIGNALS` off for a section that must be finished or undone, never left half-done.
+
+    The signals are blocked, not handled: one that comes meanwhile stays
+    pending and takes its ordinary effect (``KeyboardInterrupt``, the end of
+    the process) the moment the section is over, so what the section made is
+    complete or removed by then.  A section should be short and bounded.
+    """
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

@@ -18,6 +18,7 @@ from ..core.fsview import errno_name
 from ..core.layout import CONTAINER
 from ..core.trust import UntrustedPath, describe_distrust, open_trusted_directory
 from ..core.wording import PROVISION_COMMAND
+from .writing import write_whole_file
 
 __all__ = ["APPLY_TIMEOUT", "DROP_IN", "MARKER", "TmpfilesChange", "apply", "drop_in_text", "install", "uninstall"]
 
@@ -99,7 +100,8 @@ def install(*, dry_run: bool, path: str = DROP_IN) -> list[TmpfilesChange]:
 
     Everything happens relative to the drop-in directory's descriptor: the
     existing file is read ``O_NOFOLLOW | O_NONBLOCK`` and type-checked by
-    ``fstat``, the new one written beside it and renamed over it.
+    ``fstat``, the new one written whole beside it and renamed over it
+    (:func:`nxsock.act.writing.write_whole_file`).
     """
     place = _open_place(path)
     if isinstance(place, TmpfilesChange):
@@ -115,26 +117,9 @@ def install(*, dry_run: bool, path: str = DROP_IN) -> list[TmpfilesChange]:
             return [TmpfilesChange("refuse", path, "exists and was not written by nxsock; it is left as it is")]
         if dry_run:
             return [TmpfilesChange("write", path, "would write the drop-in")]
-        partial = f"{place.name}.nxsock-{os.getpid()}"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-        try:
-            fd = os.open(partial, flags, 0o644, dir_fd=place.dir_fd)
-        except OSError as exc:
-            return [TmpfilesChange("fail", path, f"cannot be written ({errno_name(exc.errno or 0)})")]
-        try:
-            try:
-                os.write(fd, text.encode("utf-8"))
-                os.fchmod(fd, 0o644)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(partial, place.name, src_dir_fd=place.dir_fd, dst_dir_fd=place.dir_fd)
-        except OSError as exc:
-            try:
-                os.unlink(partial, dir_fd=place.dir_fd)
-            except OSError:
-                pass
-            return [TmpfilesChange("fail", path, f"cannot be written ({errno_name(exc.errno or 0)})")]
+        problem = write_whole_file(place.dir_fd, place.name, text.encode("utf-8"), 0o644)
+        if problem is not None:
+            return [TmpfilesChange("refuse" if problem.refused else "fail", path, problem.reason)]
         return [TmpfilesChange("write", path, "wrote the drop-in")]
     finally:
         os.close(place.dir_fd)

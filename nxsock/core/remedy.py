@@ -96,7 +96,7 @@ class Step(t.NamedTuple):
     verb: Verb
     path: str | None = None  # the entry acted on; for edit-env-file the file
     variable: str | None = None  # unset, export, edit-env-file
-    value: str | None = None  # export's value; the arguments of run-nxsock and run-nx
+    value: str | None = None  # export's value; the arguments of run-nxsock and run-nx; edit-env-file's lines as sed reads them
     owner: int | None = None  # create, chown: the uid it will belong to
     group: int | None = None  # create, chown: the gid
     mode: int | None = None  # create, chmod
@@ -194,6 +194,19 @@ def _owner_word(uid: int | None) -> str:
     return "root" if uid == 0 else str(uid)
 
 
+def _env_edit_script(step: Step) -> str:
+    """The ``sed`` script of an ``edit-env-file`` step: the line numbers its value names, else the pattern of a line
+    that sets the variable (:func:`nxsock.core.dotenv.sed_pattern`); which one does exactly ``--fix``'s edit was
+    decided where the step was made, over the file's text."""
+    import re
+
+    from .dotenv import sed_pattern
+
+    if step.value is not None and re.fullmatch(r"[1-9][0-9]*(,[1-9][0-9]*)?d(;[1-9][0-9]*(,[1-9][0-9]*)?d)*", step.value):
+        return step.value
+    return f"/{sed_pattern(step.variable or '')}/d"
+
+
 def _step_text(step: Step) -> str:
     q = shell_quote(step.path) if step.path is not None else ""
     mode = None if step.mode is None else format(step.mode & 0o7777, "04o")
@@ -218,8 +231,7 @@ def _step_text(step: Step) -> str:
     elif verb == "export":
         text = f"export {step.variable}={shell_quote(step.value or '')}"
     elif verb == "edit-env-file":
-        pattern = rf"/^[[:space:]]*\(export[[:space:]]\+\)\?{step.variable}[[:space:]]*=/d"
-        text = f"sed -i -e {shell_quote(pattern)} -- {q}"
+        text = f"sed -i -e {shell_quote(_env_edit_script(step))} -- {q}"
     elif verb == "stop-process":
         text = f"kill -- {step.pid}"
     elif verb == "run-nxsock":

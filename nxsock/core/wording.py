@@ -245,29 +245,49 @@ def socket_export(ctx: RemedyContext) -> Remedy | Withheld:
     )
 
 
-def _env_file_line(ctx: RemedyContext, variable: str, path: str) -> int | None:
-    import re
+def _lines_of(lines: t.Sequence[tuple[int, int]], path: str) -> str:
+    """``line 2 of PATH``, ``lines 2–3 of PATH``, ``lines 2, 5 and 7–8 of PATH``."""
+    spans = [str(a) if a == b else f"{a}–{b}" for a, b in lines]
+    if not spans:
+        return path
+    word = "line" if len(lines) == 1 and lines[0][0] == lines[0][1] else "lines"
+    listed = spans[0] if len(spans) == 1 else f"{', '.join(spans[:-1])} and {spans[-1]}"
+    return f"{word} {listed} of {path}"
+
+
+def _env_file_fix(ctx: RemedyContext, variable: str, path: str, what: str) -> Remedy | Withheld:
+    """Delete *variable*'s assignments from the ``.env`` file *path*, with the ``sed`` that makes exactly the edit
+    ``--fix`` makes (:func:`nxsock.core.dotenv.remove_assignments`), or why there is no such command."""
+    from .dotenv import DOTENV_LIMIT, remove_assignments
 
     text = ctx.policy.view.read_text(path)
-    if isinstance(text, int):
-        return None
-    pattern = re.compile(rf"[ \t]*(?:export[ \t]+)?{re.escape(variable)}[ \t]*[=:]")
-    for number, line in enumerate(text.splitlines(), 1):
-        if pattern.match(line):
-            return number
-    return None
+    step = Step("edit-env-file", path, variable=variable)
+    if isinstance(text, int):  # not a file nxsock can read: the policy says why (a link, another user's), or sed cannot either
+        return Remedy((step,), f"{variable} is set in {path}; this deletes the lines there that set it, so Nx uses its default {what}.")
+    entry = ctx.policy.view.lstat(path)
+    if not isinstance(entry, int) and entry.size > DOTENV_LIMIT:  # what sed would do past what was read is unknown
+        return Withheld(f"No safe command: {variable} is set in {path}, which is larger than the {DOTENV_LIMIT} bytes nxsock "
+                        f"reads and edits; remove it there yourself, so Nx uses its default {what}.")
+    edit = remove_assignments(text, variable)
+    where = _lines_of(edit.lines, path)
+    if edit.text is None:
+        return Withheld(f"No safe command: {variable} is set in {where}, which nxsock does not edit: {edit.reason}; "
+                        f"remove it there yourself, so Nx uses its default {what}.")
+    if edit.sed is None:
+        return Withheld(f"No safe command: {variable} is set in {where}, and no sed command deletes exactly that: {edit.no_sed}; "
+                        f"delete it in an editor, so Nx uses its default {what}.")
+    return Remedy(
+        (step._replace(value=edit.sed or None),),
+        f"{variable} is set in {where}; this deletes {'that assignment' if len(edit.lines) == 1 else 'those assignments'} "
+        f"and nothing else, so Nx uses its default {what}.",
+    )
 
 
-def configuration_fix(ctx: RemedyContext, variable: str, what: str) -> Remedy:
-    """Unset *variable* where it was set: in this shell, or by deleting its lines from the ``.env`` file that set it."""
+def configuration_fix(ctx: RemedyContext, variable: str, what: str) -> Remedy | Withheld:
+    """Unset *variable* where it was set: in this shell, or by deleting its assignments from the ``.env`` file that set it."""
     source = ctx.source_of(variable)
     if source.startswith("/"):
-        line = _env_file_line(ctx, variable, source)
-        where = f"line {line} of {source}" if line else source
-        return Remedy(
-            (Step("edit-env-file", source, variable=variable),),
-            f"{variable} is set in {where}; this deletes the lines there that set it, so Nx uses its default {what}.",
-        )
+        return _env_file_fix(ctx, variable, source, what)
     return Remedy(
         (Step("unset", variable=variable),),
         f"Unsets {variable} in this shell, so Nx uses its default {what}; remove it too wherever your profile or CI sets it.",
