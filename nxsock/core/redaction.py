@@ -6,8 +6,9 @@ Two pure functions, used by every text ``doctor --report`` and ``doctor
 - :func:`redact` replaces what looks like a credential — GitHub tokens
   (``ghp_…``, ``gho_…``, ``ghu_…``, ``ghs_…``, ``ghr_…``, ``github_pat_…``), AWS
   access key ids (``AKIA…``) and secret keys, npm tokens (``npm_…``), Slack
-  tokens (``xox…-``), JWT-like strings (``eyJ….eyJ….``) and the credentials of
-  a URL (``scheme://user:pass@``) — by :data:`REDACTED`;
+  tokens (``xox…-``), JWT-like strings (``eyJ….eyJ….``), the credentials of
+  a URL (``scheme://user:pass@``) and a value after a name that says it is a
+  secret (``password=``, ``token:``, ``_authToken=``) — by :data:`REDACTED`;
 - :func:`withhold` shows each value a ``.env`` another user controls expanded
   from your environment (``${GITHUB_TOKEN}``) as it is written in the file.
 """
@@ -45,7 +46,7 @@ _SHAPES = re.compile(
 _URL_CREDENTIALS = re.compile(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*://)[^\s/@:'\"`]*:[^\s/@'\"`]*@")
 #: A value after a name that says it is a secret: ``aws_secret_access_key=…``, ``password: …``, ``token=…``.
 _NAMED = re.compile(
-    r"(?i)(?<![A-Za-z0-9])((?:aws_?)?secret(?:_?access)?_?key|password|passwd|api_?key|auth_?token|access_?token|"
+    r"(?i)(?<![A-Za-z0-9])((?:aws_?)?secret(?:_?access)?_?key|password|api_?key|auth_?token|access_?token|"
     r"client_?secret|_authToken|token|secret)(\s*[=:]\s*)(?![\s'\"]*<redacted>)([^\s'\"`,;]+)"
 )
 
