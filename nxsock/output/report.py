@@ -291,6 +291,8 @@ class Masks(t.NamedTuple):
 
 #: A run of text holding a ``/``: a path, as far as masking names goes.
 _PATH_TOKEN = re.compile(r"[^\s'\"`]*/[^\s'\"`]*")
+#: What ends a name inside a part of a path as prose shows it.
+_NAME_END = re.compile(r"([:;,()\[\]=<>!?])")
 #: The names Nx gives its own files and directories, and its commands: never masked, whoever the user is.
 _NX_OWN = re.compile(
     r"\.?nx|nx\.(?:json|bat)|nx-console\.sock|d|d\.sock|(?:fp|p|plugin)[^/]*\.sock|[^/]*\.node|node_modules|@nx|"
@@ -306,8 +308,11 @@ def _mask_name(text: str, name: str) -> str:
         return text
     piece = re.compile(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])")
 
-    def part(word: str) -> str:
-        return word if _NX_OWN.fullmatch(word) else piece.sub("<user>", word)
+    def word(text: str) -> str:  # a sentence's full stop after a name is not part of it
+        return text if _NX_OWN.fullmatch(text) or _NX_OWN.fullmatch(text.rstrip(".")) else piece.sub("<user>", text)
+
+    def part(text: str) -> str:  # a part of a path, split where punctuation ends a name: "/tmp/.nx:", "(/tmp/.nx)"
+        return "".join(word(w) if i % 2 == 0 else w for i, w in enumerate(_NAME_END.split(text)))
 
     return _PATH_TOKEN.sub(lambda m: "/".join(part(w) for w in m.group(0).split("/")), text)
 

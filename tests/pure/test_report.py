@@ -108,7 +108,7 @@ class TestMasks:
     def test_nx_s_own_names_are_never_masked(self, name: str) -> None:
         own = ("/tmp/.nx/1001/sockets/92e40815/nx-console.sock /tmp/.nx/1001/sockets/e2615158/d.sock "
                "/w/node_modules/@nx/nx-linux-x64-gnu/nx.linux-x64-gnu.node 24.0.6-008320a42b4e-nx.linux-x64-gnu.node "
-               "/w/nx.json nx reset /w/.nx/workspace-data/d/daemon.log")
+               "/w/nx.json nx reset /w/.nx/workspace-data/d/daemon.log, nothing recreates /tmp/.nx: (/tmp/.nx). /w/x.node.")
         assert Masks((), (name,)).apply(own) == own
 
     @pytest.mark.parametrize("name", ["nx", "node", "ada", "a"])

@@ -203,11 +203,12 @@ class TestMasksMaskOnlyTheUser:
         setup = (f"{_passwd_entry(name, USER, f'/home/{name}')}; install -d -o {USER} -g {USER} /home/{name}; "
                  f"install -d -o {USER} {ws} {nm} {nm}/nx {nm}/@nx {nm}/@nx/nx-linux-x64-gnu; echo '{{}}' > {ws}/nx.json; "
                  f"echo '{{\"version\": \"24.0.6\"}}' > {nm}/nx/package.json; echo bin > {nm}/@nx/nx-linux-x64-gnu/nx.linux-x64-gnu.node; "
-                 f"chown -R {USER} {ws}")
+                 f"chown -R {USER} {ws}; install -d -m 1777 /tmp/.nx")  # provisioned: its boot warning names /tmp/.nx in prose
         result = run_as_user(setup, ["doctor", "--report"], env={"HOME": f"/home/{name}", "USER": name, "LOGNAME": name}, cwd=ws)
         report = result.stdout
         assert "Traceback" not in result.stderr, result.stderr
         assert "`/tmp/.nx/" in report and "/nx-console.sock`" in report and "nx.linux-x64-gnu.node" in report, report
+        assert "recreates /tmp/.nx:" in report, report
         assert "/tmp/\\<user\\>-work" in report or "/tmp/<user>-work" in report, report  # the user's own name is masked
         assert f"/tmp/{name}-work" not in report
         garbled = [line for line in report.splitlines() if ".<user>" in line or "<user>-console" in line or "\\<user\\>-console" in line
