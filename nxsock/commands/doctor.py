@@ -301,18 +301,21 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
     status = status_of(findings, strict)
     if json_flag:
         from ..output.emit import write_json
+        from ..output.paths_json import withhold_values
         from ..output.report import doctor_document
 
-        write_json(doctor_document(results, status, explanation, answers))
+        write_json(withhold_values(doctor_document(results, status, explanation, answers), resolution.environment.withheld))
     elif report:
-        from ..output.report import NO_MASKS, doctor_markdown, masks_for, report_facts, report_paths
+        from ..output.report import Masks, doctor_markdown, masks_for, report_facts, report_paths
 
-        masks = NO_MASKS if no_redact else masks_for(resolution, os.environ)
+        masks = masks_for(resolution, os.environ, view)
+        if no_redact:  # the home and the name shown; secrets and what a refused .env drew from the environment never
+            masks = Masks((), (), masks.withheld)
         sys.stdout.write(doctor_markdown(results, status, report_facts(resolution, view, sandbox), report_paths(resolution), masks))
     elif output_format == "github":
         from ..output.report import github_annotations
 
-        sys.stdout.write(github_annotations(results))
+        sys.stdout.write(github_annotations(results, resolution.environment.withheld))
     else:
         from ..output.render import render_doctor
 

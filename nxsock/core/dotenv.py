@@ -220,8 +220,11 @@ def _sed_for(text: str, variable: str, edited: str, mine: list[Assignment]) -> t
     return None, "no sed command deletes exactly those lines"
 
 
-def _expand(value: str, lookup: t.Mapping[str, str]) -> str:
-    """``${VAR}``, ``$VAR``, ``${VAR:-default}`` and ``${VAR:+alt}`` as ``dotenv-expand`` reads them."""
+def _expand(value: str, lookup: t.Mapping[str, str], environ: t.Container[str] = (), drawn: list[str] | None = None) -> str:
+    """``${VAR}``, ``$VAR``, ``${VAR:-default}`` and ``${VAR:+alt}`` as ``dotenv-expand`` reads them.
+
+    Each name whose value came from *environ* (not from a file) is appended to *drawn*.
+    """
     expansion = re.compile(r"(?<!\\)\$\{([^{}]+)\}|(?<!\\)\$([A-Za-z_][A-Za-z0-9_]*)")
     for _ in range(64):  # self-reference stops, as it does there
         if len(value) > EXPANSION_LIMIT:  # a value built to exhaust memory: no real path is this long
@@ -239,6 +242,8 @@ def _expand(value: str, lookup: t.Mapping[str, str]) -> str:
             replacement = default if lookup.get(key) else ""
         else:
             replacement = lookup.get(key) or default
+            if drawn is not None and key in environ and lookup.get(key) and key not in drawn:
+                drawn.append(key)
         value = value[: match.start()] + replacement + value[match.end() :]
     return value.replace("\\$", "$")
 
@@ -250,6 +255,8 @@ def load_dotenv_variables(
 
     Only what is returned is expanded, each expansion bounded, so a file of
     many keys referring to one long value costs no more than its few wanted keys.
+    An expanded value keeps the text as written and the names it drew from
+    *environ* (:attr:`Variable.written`, :attr:`Variable.expanded_from`).
     """
     found: dict[str, Variable] = {}
     for name in DOTENV_FILES:
@@ -262,8 +269,11 @@ def load_dotenv_variables(
                 found[key] = Variable(value, path)
     lookup = {k: v.value for k, v in found.items()}
     lookup.update(environ)
-    return {
-        key: Variable(_expand(var.value, lookup), var.source)
-        for key, var in found.items()
-        if not environ.get(key) and (wanted is None or key in wanted)
-    }
+    loaded = {}
+    for key, var in found.items():
+        if environ.get(key) or (wanted is not None and key not in wanted):
+            continue
+        drawn: list[str] = []
+        value = _expand(var.value, lookup, environ, drawn)
+        loaded[key] = Variable(value, var.source, var.value, tuple(drawn)) if value != var.value else var
+    return loaded

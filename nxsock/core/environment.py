@@ -50,6 +50,10 @@ class Variable(t.NamedTuple):
 
     value: str
     source: str
+    #: The value as written in the ``.env`` file, when ``${VAR}`` expansion changed it; else ``None``.
+    written: str | None = None
+    #: The variables of the environment (not of a file) the expansion drew on, by name.
+    expanded_from: tuple[str, ...] = ()
 
 
 class Environment(t.NamedTuple):
@@ -72,6 +76,9 @@ class Environment(t.NamedTuple):
     #: Why nothing may be acted on for this uid: a variable nxsock reads is set in a file the trust rule refuses
     #: (another user's ``.env``), so Nx's levels are where that user says; judged when the snapshot is taken.
     steered: str | None = None
+    #: ``(expanded, written)`` text no public report may show expanded: what a ``.env`` the trust rule refuses drew
+    #: from this process's environment (``${GITHUB_TOKEN}``), each to be shown as written (:func:`~nxsock.core.redaction.withhold`).
+    withheld: tuple[tuple[str, str], ...] = ()
 
     def get(self, name: str) -> str | None:
         """A variable's value, or ``None`` when unset."""

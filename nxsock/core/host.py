@@ -12,7 +12,7 @@ from .environment import RELEVANT_VARIABLES, Environment, Variable
 from .fsview import FsView
 from .workspace import find_workspace_root, read_nx_version
 
-__all__ = ["host_environment"]
+__all__ = ["account", "host_environment"]
 
 
 def _passwd(uid: int) -> tuple[str | None, str | None, int | None]:
@@ -28,6 +28,19 @@ def _passwd(uid: int) -> tuple[str | None, str | None, int | None]:
     return entry.pw_name, entry.pw_dir, entry.pw_gid
 
 
+def account(who: int | str) -> tuple[str, str, int] | None:
+    """The passwd entry of a uid or a name as ``(name, home, uid)``, or ``None`` without one."""
+    try:
+        import pwd
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    try:
+        entry = pwd.getpwuid(who) if isinstance(who, int) else pwd.getpwnam(who)
+    except (KeyError, OverflowError, ValueError, TypeError):
+        return None
+    return entry.pw_name, entry.pw_dir, entry.pw_uid
+
+
 def _steering(variables: t.Mapping[str, Variable], uid: int) -> str | None:
     """Why a file another user controls chooses where Nx's levels are for *uid*, or ``None``.
 
@@ -39,6 +52,40 @@ def _steering(variables: t.Mapping[str, Variable], uid: int) -> str | None:
     from .trust import steering_reason
 
     return steering_reason(variables, RELEVANT_VARIABLES, uid)
+
+
+#: The shortest text :func:`_withheld` hides wherever it stands; a shorter one only where the whole value does.
+WITHHELD_MIN = 4
+
+
+def _withheld(variables: t.Mapping[str, Variable], environ: t.Mapping[str, str], uid: int) -> tuple[tuple[str, str], ...]:
+    """What a ``.env`` the trust rule refuses drew from *environ*, as ``(expanded, written)`` pairs for the reports.
+
+    Nx expands ``${GITHUB_TOKEN}`` in another user's ``.env`` with your
+    environment, and the prediction keeps that value (it is where Nx's
+    sockets would go); only what is shown differs: the whole value as written
+    in the file, and each value drawn from the environment as its reference.
+    Values nxsock reports in any case (``HOME``, ``TMPDIR``…) are not hidden
+    where they stand alone, only inside the value that drew them in.
+    """
+    from .trust import judge_source
+
+    refused: dict[str, bool] = {}
+    pairs: list[tuple[str, str]] = []
+    for var in variables.values():
+        if not var.expanded_from or var.written is None:
+            continue
+        if var.source not in refused:
+            refused[var.source] = judge_source(var.source, uid) is not None
+        if not refused[var.source]:
+            continue
+        if len(var.value) >= WITHHELD_MIN:
+            pairs.append((var.value, var.written))
+        for name in var.expanded_from:
+            drawn = environ.get(name) or ""
+            if len(drawn) >= WITHHELD_MIN and name not in RELEVANT_VARIABLES:
+                pairs.append((drawn, "${" + name + "}"))
+    return tuple(dict.fromkeys(pairs))
 
 
 def _umask() -> int:
@@ -93,6 +140,7 @@ def host_environment(
     for key, var in load_dotenv_variables(view, root, {**environ, **plain}, RELEVANT_VARIABLES).items():
         variables[key] = var
     installed = read_nx_version(view, root)
+    steered = _steering(variables, uid)
     return Environment(
         platform="darwin" if os.uname().sysname == "Darwin" else "linux",
         uid=uid,
@@ -107,5 +155,6 @@ def host_environment(
         nx_version_source="--nx-version" if nx_version else ("installed" if installed else None),
         variables=variables,
         umask=_umask(),
-        steered=_steering(variables, uid),
+        steered=steered,
+        withheld=() if steered is None else _withheld(variables, {**environ, **plain}, uid),
     )

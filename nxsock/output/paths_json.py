@@ -10,6 +10,7 @@ from __future__ import annotations
 import typing as t
 
 from .. import exitcodes
+from ..core.environment import Variable
 from ..core.fsview import OVERFLOW_UID, FsView
 from ..core.guards import Refusal
 from ..core.layout import node_string
@@ -30,7 +31,8 @@ from .emit import node_path as _p
 if t.TYPE_CHECKING:
     from ..core.wording import RemedyContext
 
-__all__ = ["paths_document", "paths_exit_code", "print_paths_json", "refusal_json", "remedy_context"]
+__all__ = ["paths_document", "paths_exit_code", "print_paths_json", "refusal_json", "remedy_context", "withheld_reason",
+           "withhold_values"]
 
 
 def remedy_context(resolution: Resolution, view: FsView | None = None) -> RemedyContext:
@@ -147,7 +149,7 @@ def paths_document(resolution: Resolution, view: FsView | None = None) -> Json:
     data = resolution.workspace_data
     record = resolution.daemon_record
     sandbox = resolution.user_namespace_sandbox
-    return {
+    document: Json = {
         "schema_version": SCHEMA_VERSION,
         "platform": env.platform,
         "uid": None if env.platform == "win32" else env.uid,
@@ -160,7 +162,8 @@ def paths_document(resolution: Resolution, view: FsView | None = None) -> Json:
         "layout_assumed": resolution.layout_assumed,
         "rules_release": resolution.rules.release,
         "rules": _rules_json(resolution),
-        "variables": {k: {"value": node_string(v.value), "source": _p(v.source)} for k, v in sorted(env.variables.items())},
+        "variables": {k: {"value": node_string(v.value), "source": _p(v.source), "withheld": withheld_reason(v, env.withheld)}
+                      for k, v in sorted(env.variables.items())},
         "socket_root": {
             "tier": root.tier,
             "root": _p(root.root),
@@ -207,6 +210,28 @@ def paths_document(resolution: Resolution, view: FsView | None = None) -> Json:
             "unix_sockets": [_p(p) for p in resolution.allowlist.unix_sockets],
         },
     }
+    return withhold_values(document, env.withheld) if env.withheld else document
+
+
+def withheld_reason(variable: Variable, withheld: t.Sequence[tuple[str, str]]) -> str | None:
+    """Why *variable* is shown as written in its ``.env`` rather than as Nx expands it, or ``None`` when it is not."""
+    if variable.written is None or not any(written == variable.written for _, written in withheld):
+        return None
+    return (f"shown as written in {variable.source}, a file the trust rule refuses: Nx expands it with "
+            f"{', '.join(variable.expanded_from)} from your environment, and no report shows that value")
+
+
+def withhold_values(value: t.Any, withheld: t.Sequence[tuple[str, str]]) -> t.Any:
+    """*value* (a document or any part of it) with every string's withheld text shown as written."""
+    from ..core.redaction import withhold
+
+    if isinstance(value, str):
+        return withhold(value, withheld)
+    if isinstance(value, dict):
+        return {k: withhold_values(v, withheld) for k, v in value.items()}
+    if isinstance(value, list):
+        return [withhold_values(v, withheld) for v in value]
+    return value
 
 
 def _client_refusal_json(refusal: Refusal, ctx: RemedyContext, sandbox: SandboxDaemon | None) -> Json:

@@ -8,6 +8,7 @@ four octal digits, errnos by name, paths as strings Node would print.
 from __future__ import annotations
 
 import os
+import re
 import typing as t
 
 from ..core.fsview import FsView
@@ -265,49 +266,155 @@ def fix_document(plan: t.Any, *, dry_run: bool, confirmed: bool, interrupted: bo
 
 
 class Masks(t.NamedTuple):
-    """What ``--report`` hides unless ``--no-redact``: the home directories (shown ``~``) and the user names (``<user>``)."""
+    """What ``--report`` hides: homes (shown ``~``, another's ``~<user>``) and user names (``<user>``) unless
+    ``--no-redact``; secret-shaped strings and what a refused ``.env`` drew from the environment, always.
 
-    homes: tuple[str, ...]
+    *homes* are ``(path, shown as)`` pairs, or plain paths (shown ``~``).  A
+    home is masked only where it is a whole path (not ``/x/home/ada``, not
+    ``/home/adam``), a name only as a whole part of a path or a piece of one
+    between ``-``, ``_`` or ``.`` (``/tmp/ada-work``), never inside a name Nx
+    gives its own files (``.nx``, ``nx-console.sock``, ``….node``,
+    ``node_modules``): a user called ``nx`` or ``node`` leaves those intact.
+    """
+
+    homes: tuple[str | tuple[str, str], ...]
     names: tuple[str, ...]
+    withheld: tuple[tuple[str, str], ...] = ()
 
     def apply(self, text: str) -> str:
-        import re
+        from ..core.redaction import redact, withhold
 
-        for home in sorted({h.rstrip("/") for h in self.homes if h and h.rstrip("/")}, key=len, reverse=True):
-            text = re.sub(re.escape(home) + r"(?![^/\s'\"`:;,)\]])", "~", text)
+        text = redact(withhold(text, self.withheld))
+        pairs = {}
+        for home in self.homes:
+            path, shown = (home, "~") if isinstance(home, str) else home
+            path = path.rstrip("/")
+            if path and path not in pairs:
+                pairs[path] = shown
+        for path in sorted(pairs, key=len, reverse=True):
+            text = re.sub(rf"(?<![^\s'\"`=:(\[,;]){re.escape(path)}(?![^/\s'\"`:;,)\]])", pairs[path].replace("\\", "\\\\"), text)
         for name in sorted(set(self.names), key=len, reverse=True):
-            if len(name) >= 3:
-                text = text.replace(name, "<user>")
-            else:  # a short name is masked where it stands alone, not inside every word that holds it
-                text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", "<user>", text)
+            text = _mask_name(text, name)
         return text
+
+
+#: A run of text holding a ``/``: a path, as far as masking names goes.
+_PATH_TOKEN = re.compile(r"[^\s'\"`]*/[^\s'\"`]*")
+#: What ends a name inside a part of a path as prose shows it.
+_NAME_END = re.compile(r"([:;,()\[\]=<>!?])")
+#: The names Nx gives its own files and directories, and its commands: never masked, whoever the user is.
+_NX_OWN = re.compile(
+    r"\.?nx|nx\.(?:json|bat)|nx-console\.sock|d|d\.sock|(?:fp|p|plugin)[^/]*\.sock|[^/]*\.node|node_modules|@nx|"
+    r"nx-(?:linux|darwin|win32|freebsd|android)-[a-z0-9-]+|nx-native-file-cache-[0-9a-f]+|native-cache|"
+    r"(?:nx-)?workspace-data|daemon(?:-error)?\.log|server-process\.json|disabled|sockets|\.cache|"
+    r"\.(?:local\.)?env(?:\.local)?|package\.json|lerna\.json|nxsock|npx|node"
+)
+
+
+def _mask_name(text: str, name: str) -> str:
+    """*name* as ``<user>`` in every path of *text*: a whole part, or a piece of one between non-alphanumerics."""
+    if not name.strip():
+        return text
+    piece = re.compile(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])")
+
+    def word(text: str) -> str:  # a sentence's full stop after a name is not part of it
+        return text if _NX_OWN.fullmatch(text) or _NX_OWN.fullmatch(text.rstrip(".")) else piece.sub("<user>", text)
+
+    def part(text: str) -> str:  # a part of a path, split where punctuation ends a name: "/tmp/.nx:", "(/tmp/.nx)"
+        return "".join(word(w) if i % 2 == 0 else w for i, w in enumerate(_NAME_END.split(text)))
+
+    return _PATH_TOKEN.sub(lambda m: "/".join(part(w) for w in m.group(0).split("/")), text)
 
 
 NO_MASKS = Masks((), ())
 
+#: Homes that are no one's in particular: masking them would turn ``/tmp/.nx`` into ``~/.nx``.
+_SHARED_HOMES = frozenset({"/", "/tmp", "/var/tmp", "/dev/shm", CONTAINER})
 
-def masks_for(resolution: Resolution, environ: t.Mapping[str, str]) -> Masks:
-    """The home and user name to mask: ``$HOME`` and the passwd home, the passwd name and *environ*'s ``USER``/``LOGNAME``."""
+
+def masks_for(resolution: Resolution, environ: t.Mapping[str, str], view: FsView | None = None) -> Masks:
+    """The homes and user names to mask, and the text a refused ``.env`` drew from the environment.
+
+    The audited user's ``$HOME`` and passwd home, each also by its real path
+    (a home reached through a link is shown by the kernel as its target);
+    its passwd name and *environ*'s ``USER``/``LOGNAME`` where they are that
+    user's (not ``USER=root`` under root's ``doctor --user``); under
+    ``sudo``, the invoking user's name and passwd home (``SUDO_USER``,
+    ``SUDO_UID``), shown ``~<user>``.  ``root`` is never masked: it is no
+    secret, and masking it would turn ``root:root`` into ``<user>:<user>``.
+    """
+    from ..core.host import account
+
     env = resolution.environment
-    homes = tuple(h for h in (env.get("HOME"), env.passwd_home, environ.get("HOME")) if h and h.startswith("/") and h != "/")
-    names = [n for n in (env.username, environ.get("USER"), environ.get("LOGNAME")) if n and n.strip()]
-    if env.uid == 0:  # root's name is no secret, and masking it would garble every root:root in a remedy
-        names = [n for n in names if n != "root"]
-    return Masks(homes, tuple(names))
+    simulated = env.simulated
+    homes: list[tuple[str, str]] = []
+    names: list[str] = []
+
+    def add_home(path: str | None, shown: str) -> None:
+        if not path or not path.startswith("/"):
+            return
+        forms = [path.rstrip("/") or "/"]
+        real = os.path.realpath(path) if view is None and not simulated else (path if view is None else view.realpath(path))
+        if isinstance(real, str):
+            forms.append(real.rstrip("/") or "/")
+        homes.extend((form, shown) for form in forms if form not in _SHARED_HOMES)
+
+    for home in (env.get("HOME"), env.passwd_home, environ.get("HOME")):
+        add_home(home, "~")
+    names.append(env.username or "")
+    for variable in ("USER", "LOGNAME"):
+        name = environ.get(variable)
+        if name and not simulated:
+            entry = account(name)
+            if (entry is None and env.username is None) or (entry is not None and entry[2] == env.uid):
+                names.append(name)
+    sudo_user, sudo_uid = environ.get("SUDO_USER"), environ.get("SUDO_UID")
+    if (sudo_user or sudo_uid) and not simulated:
+        entry = account(int(sudo_uid)) if sudo_uid and sudo_uid.isdigit() else None
+        entry = entry or (account(sudo_user) if sudo_user else None)
+        if entry is not None:
+            names.append(entry[0])
+            add_home(entry[1], "~<user>")
+        if sudo_user and (entry is None or sudo_user == entry[0]):
+            names.append(sudo_user)
+    names = [n for n in dict.fromkeys(names) if n and n.strip() and n != "root"]
+    return Masks(tuple(homes), tuple(names), env.withheld)
 
 
 _MARKDOWN_SPECIAL = frozenset("\\`*_[]<>|&~")
 
 
+#: What GitHub gives a meaning in text outside code: a mention (``@x``), a reference (``#1``, ``owner/repo#1``,
+#: ``GH-1``), an emoji (``:x:``).  Each run of them is shown as a code span, where GitHub reads none of them.
+_GITHUB_MEANING = re.compile(r"(?:@(?=[A-Za-z0-9])|#(?=[0-9])|(?<![A-Za-z0-9])(?i:gh-)(?=[0-9])"
+                             r"|:(?=[A-Za-z0-9_+-]+:))+")
+
+
 def md_text(text: str | None) -> str:
-    r"""*text* as Markdown that shows exactly it: terminal-unsafe characters escaped, Markdown punctuation backslashed.
+    r"""*text* as Markdown that shows exactly it: terminal-unsafe characters escaped, Markdown punctuation backslashed,
+    and nothing GitHub would read as a mention, a reference, an emoji or math.
+
+    A ``$`` is the character reference ``&#36;`` (which no parser takes for a
+    delimiter of math); ``@``, ``#``, ``GH-`` and ``:`` where GitHub would link or
+    draw them are each a code span, which GitHub leaves alone and which
+    copies as the same characters.
 
     >>> md_text("a|b <user> `x`\n# h")
     'a\\|b \\<user\\> \\`x\\`\\\\x0a# h'
+    >>> md_text("@ada fixed #12 :tada: for $5")
+    '`@`ada fixed `#`12 `:`tada: for &#36;5'
     """
     from ..core.terminal import printable
 
-    return "".join("\\" + ch if ch in _MARKDOWN_SPECIAL else ch for ch in printable(text))
+    def escaped(part: str) -> str:
+        return "".join("\\" + ch if ch in _MARKDOWN_SPECIAL else "&#36;" if ch == "$" else ch for ch in part)
+
+    shown, out, at = printable(text), [], 0
+    for match in _GITHUB_MEANING.finditer(shown):
+        out += [escaped(shown[at : match.start()]), f"`{match.group(0)}`"]
+        at = match.end()
+    out.append(escaped(shown[at:]))
+    return "".join(out)
 
 
 def md_code(text: str | None) -> str:
@@ -460,7 +567,13 @@ def doctor_markdown(results: t.Sequence[tuple[str, t.Any]], status: str, facts: 
     out.append("")
     if masks.homes or masks.names:
         out += ["The home directory is shown as `~` and the user name as `<user>`; `nxsock doctor --report --no-redact` shows them.", ""]
-    return "\n".join(out)
+    if masks.withheld:
+        out += ["A value set in a `.env` file another user could have written is shown as written there: Nx expands its "
+                "`${…}` with your environment, and this report does not show what that gives.", ""]
+    text = "\n".join(out)
+    if "<redacted>" in text or "\\<redacted\\>" in text:
+        text += "\nWhat looked like a credential (a token, a key, a password in a URL) is shown as `<redacted>`.\n"
+    return text
 
 
 # -- doctor --format github: workflow commands -------------------------------------------------
@@ -476,31 +589,37 @@ def _github_property(text: str) -> str:
     return _github_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def github_annotations(results: t.Sequence[tuple[str, t.Any]]) -> str:
+def github_annotations(results: t.Sequence[tuple[str, t.Any]], withheld: t.Sequence[tuple[str, str]] = ()) -> str:
     r"""One GitHub Actions workflow command per finding that is not ok: ``::error``, ``::warning``, ``::notice``.
 
     The title names the finding; the message carries the sentence, then the
     fix and the note on lines of their own.  ``%``, CR and LF are escaped as
     the runner reads them (``%25``, ``%0D``, ``%0A``), and ``:`` and ``,`` in
     the title too; names from disk are shown escaped first, so one cannot
-    start a workflow command of its own.
+    start a workflow command of its own.  What a refused ``.env`` drew from
+    the environment is shown as written (*withheld*), and secret-shaped
+    strings as ``<redacted>`` (:mod:`nxsock.core.redaction`): a log is public.
 
     >>> from nxsock.audit.findings import Finding
     >>> print(github_annotations([("g", Finding("sockets", "warn", "/x", "50% stale\nx", "nxsock reset"))]), end="")
     ::warning title=nxsock doctor%3A sockets::50%25 stale\x0ax%0Afix: nxsock reset
     """
+    from ..core.redaction import redact, withhold
     from ..core.terminal import printable
+
+    def shown(text: str) -> str:
+        return printable(redact(withhold(text, withheld)))
 
     lines = []
     for _, finding in results:
         level = _GITHUB_LEVEL.get(finding.severity)
         if level is None:
             continue
-        parts = [printable(finding.message)]
+        parts = [shown(finding.message)]
         if finding.remedy:
-            parts.append("fix: " + printable(finding.remedy))
+            parts.append("fix: " + shown(finding.remedy))
         if finding.hint:
-            parts.append("note: " + printable(finding.hint))
-        title = _github_property(f"nxsock doctor: {printable(finding.id)}")
+            parts.append("note: " + shown(finding.hint))
+        title = _github_property(f"nxsock doctor: {shown(finding.id)}")
         lines.append(f"::{level} title={title}::{_github_data(chr(10).join(parts))}")
     return "\n".join(lines) + ("\n" if lines else "")

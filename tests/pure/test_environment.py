@@ -28,6 +28,16 @@ def test_expansion_defaults() -> None:
     assert (found["A"].value, found["B"].value, found["C"].value) == ("fallback", "set", "$HOME")
 
 
+def test_an_expanded_value_keeps_what_was_written_and_what_it_drew_from_the_environment() -> None:
+    """What the reports need to show a refused file's value as written: the text, and the names read from the process."""
+    view = machine(files={"/home/ada/acme/.env": "A=/tmp/x-${TOKEN}-$B\nB=file\nC=${NONE:-d}\nD=plain\nE=${A}\n"})
+    found = load_dotenv_variables(view, "/home/ada/acme", {"TOKEN": "s3cret"})
+    assert found["A"] == ("/tmp/x-s3cret-file", "/home/ada/acme/.env", "/tmp/x-${TOKEN}-$B", ("TOKEN",))
+    assert found["C"].expanded_from == () and found["C"].written == "${NONE:-d}"
+    assert found["D"].written is None and found["D"].expanded_from == ()
+    assert found["E"].value == "/tmp/x-s3cret-file" and found["E"].expanded_from == ("TOKEN",)  # drawn through another key
+
+
 def test_workspace_root_markers_and_candidates() -> None:
     """A marker wins at once; node_modules/nx only makes a candidate and the outermost one wins."""
     nx_pkg = Entry("file", USER, USER, 0o644)

@@ -10,13 +10,14 @@ read back with a real CommonMark parser (markdown-it-py).
 """
 from __future__ import annotations
 
+import re
 import typing as t
 
 import pytest
 from markdown_it import MarkdownIt
 
 from nxsock.audit.findings import Finding
-from nxsock.output.report import Masks, doctor_markdown, github_annotations, md_code, md_text
+from nxsock.output.report import Masks, doctor_markdown, github_annotations, masks_for, md_code, md_text
 
 
 def _tokens(text: str) -> list[t.Any]:
@@ -50,9 +51,9 @@ class TestEscaping:
 
     def test_ok_findings_make_no_annotation_and_a_masked_report_says_so(self) -> None:
         assert github_annotations([("g", Finding("outcome", "ok", "/x", "fine"))]) == ""
-        report = doctor_markdown([("g", Finding("outcome", "ok", "/home/bo/x", "fine in /home/bo/x, bo"))], "ok", [], [],
-                                 Masks(("/home/bo",), ("bo",)))
-        assert "/home/bo" not in report and "in \\~/x, \\<user\\>" in report and "--no-redact" in report
+        report = doctor_markdown([("g", Finding("outcome", "ok", "/home/bo/x", "fine in /home/bo/x and /tmp/bo-w, bo"))], "ok",
+                                 [], [], Masks(("/home/bo",), ("bo",)))
+        assert "/home/bo" not in report and "in \\~/x and /tmp/\\<user\\>-w, bo" in report and "--no-redact" in report
 
     def test_a_report_printed_in_an_actions_log_holds_no_workflow_command(self) -> None:
         # The runner trims a line's leading blanks and reads "::" there as a workflow command.
@@ -66,3 +67,62 @@ class TestEscaping:
         assert "##[" not in spanned and "##\\x5badd-mask]x" in spanned
         blocks = [tok.content for tok in _tokens(report) if tok.type == "fence"]
         assert "\\x3a:error title=x::planted\n" in blocks[0] and "  \\x3a:add-mask::secret\n" in blocks[0]
+
+
+#: What GitHub gives a meaning outside code, as its renderer finds it in text: mentions, references, emoji, math.
+GITHUB_MEANING = r"(?<![A-Za-z0-9`])@[A-Za-z0-9]|#[0-9]|(?i:\bgh-[0-9])|:[a-z0-9_+-]+:|\$"
+
+
+class TestGitHubMeaning:
+    """Finding 10: attacker text in ``--report`` keeps no mention, reference, emoji or math (links, images and HTML
+    were neutralised before)."""
+
+    @pytest.mark.parametrize("name", ["@octocat", "cc @org/team", "fixes #123", "GH-123", "gh-9", "nrwl/nx#1", ":tada: :+1:",
+                                      "$x^2$", "$$\\sum$$", "a $ b $ c", "/w/node_modules/@nx/nx-linux-x64-gnu", "@@GH-1 #1#2",
+                                      "`@x`", "\\@x", "price $5 at 12:30:45"])
+    def test_text_keeps_no_github_meaning_and_shows_the_same_characters(self, name: str) -> None:
+        import re
+
+        from nxsock.core.terminal import printable
+
+        tokens = _tokens(md_text(name))
+        texts = [tok.content for tok in tokens if tok.type == "text"]
+        assert not [t for t in texts if re.search(GITHUB_MEANING, t.replace("$", ""))], (md_text(name), texts)
+        assert "$" not in md_text(name)  # a dollar is ``&#36;``, which no parser takes for a delimiter of math
+        shown = "".join(tok.content for tok in tokens if tok.type in ("text", "code_inline"))
+        assert shown == printable(name), md_text(name)
+        assert not [tok for tok in tokens if tok.type in ("html_inline", "link_open", "image")]
+
+    @pytest.mark.parametrize("name", ["@octocat", "#123", "GH-1", ":tada:", "$x$", "$$"])
+    def test_a_code_span_holds_them_as_code(self, name: str) -> None:
+        """GitHub reads nothing inside code; a code span's neighbours are the report's own words."""
+        tokens = _tokens(f"Path: {md_code(name)} (x)")
+        assert [tok.content for tok in tokens if tok.type == "code_inline"] == [name]
+        assert not [tok.content for tok in tokens if tok.type == "text" and re.search(GITHUB_MEANING, tok.content)]
+
+
+class TestMasks:
+    """Finding 7: a mask hides the user, never a name Nx gives its own files."""
+
+    @pytest.mark.parametrize("name", ["nx", "node", "sockets", "d"])
+    def test_nx_s_own_names_are_never_masked(self, name: str) -> None:
+        own = ("/tmp/.nx/1001/sockets/92e40815/nx-console.sock /tmp/.nx/1001/sockets/e2615158/d.sock "
+               "/w/node_modules/@nx/nx-linux-x64-gnu/nx.linux-x64-gnu.node 24.0.6-008320a42b4e-nx.linux-x64-gnu.node "
+               "/w/nx.json nx reset /w/.nx/workspace-data/d/daemon.log, nothing recreates /tmp/.nx: (/tmp/.nx). /w/x.node.")
+        assert Masks((), (name,)).apply(own) == own
+
+    @pytest.mark.parametrize("name", ["nx", "node", "ada", "a"])
+    def test_the_users_name_is_masked_as_a_whole_part_of_a_path(self, name: str) -> None:
+        masks = Masks((f"/home/{name}",), (name,))
+        assert masks.apply(f"/tmp/{name}-work/{name}_x/{name}.bak") == "/tmp/<user>-work/<user>_x/<user>.bak"
+        assert masks.apply(f"by {name}, /tmp/{name}x/x{name}") == f"by {name}, /tmp/{name}x/x{name}"  # prose and parts of words kept
+        assert masks.apply(f"/home/{name}/ws and /x/home/{name}-y /home/{name}2") == f"~/ws and /x/home/<user>-y /home/{name}2"
+
+    def test_root_stays_root_and_a_shared_home_is_not_a_home(self) -> None:
+        from nxsock.core.environment import Environment, Variable
+
+        env = Environment("linux", 0, 0, (), "root", "/root", "/w", "/w", "cwd", None, None, {"HOME": Variable("/tmp", "environment")})
+        from types import SimpleNamespace
+
+        masks = masks_for(t.cast(t.Any, SimpleNamespace(environment=env)), {"USER": "root", "HOME": "/tmp"})
+        assert masks.apply("sudo chown -h root:root -- /tmp/.nx") == "sudo chown -h root:root -- /tmp/.nx"

@@ -15,7 +15,7 @@ import shlex
 import typing as t
 
 import pytest
-from harness import USER, run_as_user
+from harness import PEER, USER, run_as_user
 from pure.test_report import _tokens
 
 from nxsock.output.report import Masks
@@ -107,3 +107,137 @@ class TestReport:
         assert "\r" not in runs["github"].stdout and "\x1b" not in runs["github"].stdout
         assert any("we`ir|d%2525 ``x\\x0a## planted heading\\x1b[31m" in line for line in lines)
         assert runs["github"].returncode == runs["json"].returncode
+
+
+# -- reports that leak nothing: issue 21, findings 6, 7 and 10 ---------------------------------------------------------
+
+#: Secrets in the victim's environment, each of a shape the redaction knows (none of them real).
+TOKENS = {
+    "GITHUB_TOKEN": "ghp_" + "R3dT3amF1nd1ngS1x" * 2 + "ab",
+    "AWS_ACCESS_KEY_ID": "AKIA" + "Q7W3E5R7T9Y1U3I5",
+    "NPM_TOKEN": "npm_" + "L3akM3N0tPl3as3" * 2 + "xyzAB1",
+    "SLACK_TOKEN": "xoxb-" + "1234567890-abcdefghij",
+}
+PEER_WS = "/tmp/peer-ws"
+#: The peer's .env: every variable nxsock reads set from the victim's secrets, as dotenv-expand would expand them.
+PEER_DOTENV = ("NX_SOCKET_DIR=/tmp/leak-${GITHUB_TOKEN}\n"
+               "NX_WORKSPACE_DATA_DIRECTORY=/tmp/data-$AWS_ACCESS_KEY_ID\n"
+               "NX_NATIVE_FILE_CACHE_DIRECTORY=/tmp/cache-${NPM_TOKEN:-none}-${SLACK_TOKEN}\n")
+
+
+def _peer_dotenv_run(args: t.Sequence[str]) -> t.Any:
+    setup = (f"install -d -o {USER} -g {USER} {HOME}; install -d -m 0755 -o {PEER} {PEER_WS}; echo '{{}}' > {PEER_WS}/nx.json; "
+             f"printf %s {shlex.quote(PEER_DOTENV)} > {PEER_WS}/.env; chown -R {PEER} {PEER_WS}")
+    result = run_as_user(setup, list(args), env={**ENV, **TOKENS}, cwd=PEER_WS)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.tree_before == result.tree_after
+    return result
+
+
+def _leaked(result: t.Any) -> list[str]:
+    """Each secret found anywhere in what the command printed, whole or as a good part of it."""
+    out = (result.stdout + result.stderr).encode()
+    return [name for name, value in TOKENS.items() if value.encode() in out or value[4:20].encode() in out]
+
+
+class TestAPeersDotenvLeaksNoSecretOfYours:
+    """Finding 6: a peer's ``.env`` holding ``NX_SOCKET_DIR=/tmp/leak-${GITHUB_TOKEN}`` is expanded with the victim's
+    environment (as Nx does), and the prediction keeps that value; no report shows it."""
+
+    @pytest.mark.parametrize("args", [["doctor", "--report"], ["doctor", "--report", "--no-redact"], ["doctor", "--format", "github"],
+                                      ["paths", "--json"], ["doctor", "--json"]], ids=" ".join)
+    def test_no_secret_appears_in_the_output(self, args: list[str]) -> None:
+        result = _peer_dotenv_run(args)
+        assert _leaked(result) == [], result.stdout
+        assert "/tmp/leak-${GITHUB_TOKEN}" in result.stdout, result.stdout  # shown as written in the file
+
+    def test_paths_json_says_why_and_predicts_with_the_value_nx_uses(self) -> None:
+        document = json.loads(_peer_dotenv_run(["paths", "--json"]).stdout)
+        variable = document["variables"]["NX_SOCKET_DIR"]
+        assert variable["value"] == "/tmp/leak-${GITHUB_TOKEN}" and variable["source"] == f"{PEER_WS}/.env"
+        assert "GITHUB_TOKEN" in variable["withheld"] and "trust rule" in variable["withheld"], variable
+        assert document["variables"]["HOME"]["withheld"] is None
+        daemon = document["sockets"]["daemon"]
+        assert daemon["path"] == "/tmp/leak-${GITHUB_TOKEN}/d.sock"
+        # the length is the one of the path Nx builds, with the token in it
+        assert daemon["length"] == len(f"/tmp/leak-{TOKENS['GITHUB_TOKEN']}/d.sock"), daemon
+
+
+#: A token URL as Nx's daemon log quotes a failing git fetch, and credentials of every shape the redaction knows.
+LOG_SECRET = "ghp_" + "D43m0nL0gT0k3n" * 2 + "abcdefgh"
+DAEMON_ERROR = ("Error: git fetch failed: https://x-access-token:" + LOG_SECRET + "@github.com/acme/repo.git\n"
+                "Messages from the log:\n"
+                "[NX Daemon Server] - 2026 - fetching https://deploy:hunter2hunter2@git.example.com/x.git\n"
+                "[NX Daemon Server] - 2026 - npm token npm_" + "Xx1" * 12 + " and AWS key AKIA" + "Z9X8C7V6B5N4M3L2\n"
+                "More information: /w/.nx/workspace-data/d/daemon.log\n")
+
+
+def test_a_token_in_the_daemons_log_is_quoted_redacted() -> None:
+    """Finding 6: Nx's own daemon log (the error file and the ``disabled`` reason) is quoted redacted, in both formats."""
+    d = f"{HOME}/ws/.nx/workspace-data/d"
+    setup = (f"install -d -o {USER} -g {USER} {HOME} {HOME}/ws {HOME}/ws/.nx {HOME}/ws/.nx/workspace-data; echo '{{}}' > {HOME}/ws/nx.json; "
+             f"install -d -m 0700 -o {USER} {d}; printf %s {shlex.quote(DAEMON_ERROR)} > {d}/daemon-error.log; "
+             f"printf %s {shlex.quote(DAEMON_ERROR)} > {d}/disabled; chown -R {USER} {HOME}/ws")
+    for args in (["doctor", "--report"], ["doctor", "--format", "github"], ["doctor", "--report", "--no-redact"]):
+        result = run_as_user(setup, args, env=ENV, cwd=f"{HOME}/ws")
+        out = result.stdout + result.stderr
+        assert "daemon-error" in out and "Traceback" not in out, out
+        for secret in (LOG_SECRET, "hunter2hunter2", "Xx1" * 12, "Z9X8C7V6B5N4M3L2"):
+            assert secret not in out, (args, secret, out)
+        assert "https://\\<redacted\\>@github.com" in out or "https://<redacted>@github.com" in out, out
+
+
+def _passwd_entry(name: str, uid: int, home: str) -> str:
+    """Shell: *name* as the passwd entry of *uid*, in a copy of /etc/passwd bound over it (this namespace only)."""
+    return (f"cp /etc/passwd /tmp/.passwd-{uid}; echo '{name}:x:{uid}:{uid}::{home}:/bin/sh' >> /tmp/.passwd-{uid}; "
+            f"mount --bind /tmp/.passwd-{uid} /etc/passwd")
+
+
+class TestMasksMaskOnlyTheUser:
+    """Finding 7: masks match whole path parts, never Nx's own names, and cover sudo's invoking user and a linked home."""
+
+    @pytest.mark.parametrize("name", ["nx", "node"])
+    def test_a_user_named_like_nx_s_own_files_leaves_them_intact(self, name: str) -> None:
+        ws = f"/tmp/{name}-work"
+        nm = f"{ws}/node_modules"
+        setup = (f"{_passwd_entry(name, USER, f'/home/{name}')}; install -d -o {USER} -g {USER} /home/{name}; "
+                 f"install -d -o {USER} {ws} {nm} {nm}/nx {nm}/@nx {nm}/@nx/nx-linux-x64-gnu; echo '{{}}' > {ws}/nx.json; "
+                 f"echo '{{\"version\": \"24.0.6\"}}' > {nm}/nx/package.json; echo bin > {nm}/@nx/nx-linux-x64-gnu/nx.linux-x64-gnu.node; "
+                 f"chown -R {USER} {ws}; install -d -m 1777 /tmp/.nx")  # provisioned: its boot warning names /tmp/.nx in prose
+        result = run_as_user(setup, ["doctor", "--report"], env={"HOME": f"/home/{name}", "USER": name, "LOGNAME": name}, cwd=ws)
+        report = result.stdout
+        assert "Traceback" not in result.stderr, result.stderr
+        assert "`/tmp/.nx/" in report and "/nx-console.sock`" in report and "nx.linux-x64-gnu.node" in report, report
+        assert "recreates /tmp/.nx:" in report, report
+        assert "/tmp/\\<user\\>-work" in report or "/tmp/<user>-work" in report, report  # the user's own name is masked
+        assert f"/tmp/{name}-work" not in report
+        garbled = [line for line in report.splitlines() if ".<user>" in line or "<user>-console" in line or "\\<user\\>-console" in line
+                   or ".\\<user\\>" in line]
+        assert garbled == [], garbled
+
+    def test_under_sudo_the_invoking_users_home_and_name_are_masked(self) -> None:
+        """Root's report, run through sudo from the user's workspace: the user's home (from passwd) and name are hidden."""
+        home = "/home/sudoer"
+        setup = (f"{_passwd_entry('sudoer', USER, home)}; install -d -o {USER} -g {USER} {home} {home}/ws; echo '{{}}' > {home}/ws/nx.json")
+        env = {"HOME": "/root", "USER": "root", "LOGNAME": "root", "SUDO_USER": "sudoer", "SUDO_UID": str(USER), "SUDO_GID": str(USER)}
+        result = run_as_user(setup, ["doctor", "--report"], env=env, uid=0, cwd=f"{home}/ws")
+        assert "Traceback" not in result.stderr, result.stderr
+        assert "sudoer" not in result.stdout, [line for line in result.stdout.splitlines() if "sudoer" in line]
+        assert "`~<user>/ws`" in result.stdout, result.stdout
+
+    def test_a_home_reached_through_a_link_is_masked_by_its_real_path(self) -> None:
+        setup = (f"install -d -o {USER} -g {USER} /tmp/real-home /tmp/real-home/ws; echo '{{}}' > /tmp/real-home/ws/nx.json; "
+                 f"rm -rf {HOME}; ln -s /tmp/real-home {HOME}")
+        result = run_as_user(setup, ["doctor", "--report"], env=ENV, cwd=f"{HOME}/ws")
+        assert "Traceback" not in result.stderr, result.stderr
+        assert "real-home" not in result.stdout, [line for line in result.stdout.splitlines() if "real-home" in line]
+        assert "`~/ws`" in result.stdout, result.stdout
+
+    def test_roots_report_for_a_user_keeps_root_root(self) -> None:
+        """``sudo nxsock doctor --user UID --report`` with ``USER=root``: the chown that hands /tmp/.nx to root says root:root."""
+        setup = f"install -d -m 1777 -o {PEER} /tmp/.nx; install -d -o {USER} /tmp/ws; echo '{{}}' > /tmp/ws/nx.json"
+        result = run_as_user(setup, ["doctor", "--user", str(USER), "--report"], env={"HOME": "/root", "USER": "root", "LOGNAME": "root"},
+                             uid=0, cwd="/tmp/ws")
+        assert "Traceback" not in result.stderr, result.stderr
+        assert "sudo chown -h root:root -- /tmp/.nx" in result.stdout, result.stdout
+        assert "<user>" not in result.stdout and "\\<user\\>" not in result.stdout, result.stdout

@@ -1,0 +1,100 @@
+"""The one redaction a public report goes through (``nxsock.core.redaction``), by properties over generated text."""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nxsock.core.redaction import REDACTED, redact, withhold
+
+ALNUM = string.ascii_letters + string.digits
+B64 = ALNUM + "/+"
+
+
+def _token(prefix: str, alphabet: str, low: int, high: int) -> st.SearchStrategy[str]:
+    return st.text(alphabet, min_size=low, max_size=high).map(lambda body: prefix + body)
+
+
+#: Every shape the redaction promises to hide, generated.
+SECRETS = st.one_of(
+    st.sampled_from("pousr").flatmap(lambda k: _token(f"gh{k}_", ALNUM, 36, 60)),
+    _token("github_pat_", ALNUM + "_", 22, 82),
+    st.sampled_from(["AKIA", "ASIA"]).flatmap(lambda p: _token(p, string.ascii_uppercase + string.digits, 16, 16)),
+    _token("npm_", ALNUM, 36, 36),
+    st.sampled_from("abpr").flatmap(lambda k: _token(f"xox{k}-", ALNUM + "-", 10, 50)),
+    st.tuples(*(st.text(ALNUM + "-_", min_size=8, max_size=40) for _ in range(3))).map(lambda p: f"eyJ{p[0]}.eyJ{p[1]}.{p[2]}"),
+    # an AWS secret access key: 40 of base64, with upper, lower case and a digit
+    st.tuples(st.text(B64, min_size=37, max_size=37), st.permutations("Aa1")).map(lambda p: "x" + "".join(p[1]) + p[0][1:]),
+)
+#: What may stand around a secret in a log line: words, paths, punctuation, other lines.
+AROUND = st.text(string.ascii_letters + string.digits + " /.:-=\n'\"()[]@#", max_size=40)
+#: Text that cannot hold a secret's shape: no upper case, no ``_``, ``:``, ``@``, ``=`` and no ``x``.
+PLAIN = st.text("abcdefghijklmnopqrstuvwyz0123456789 /.-,;()#\n", max_size=200)
+
+
+def _separated(before: str, after: str, secret: str) -> str:
+    """*secret* between *before* and *after*, a blank either side so it stands as a word, as logs print one."""
+    return f"{before} {secret} {after}"
+
+
+class TestRedact:
+    @given(AROUND, SECRETS, AROUND)
+    def test_no_secret_of_a_known_shape_survives(self, before: str, secret: str, after: str) -> None:
+        """Wherever a token stands in a line, the redacted line does not hold it."""
+        shown = redact(_separated(before, after, secret))
+        assert secret not in shown and REDACTED in shown
+
+    @given(AROUND, st.text(ALNUM + "-._~", min_size=1, max_size=20), st.text(ALNUM + "-._~!$&*+;=%", min_size=1, max_size=30),
+           st.sampled_from(["https", "http", "git+ssh", "redis", "postgres"]))
+    def test_the_credentials_of_a_url_are_hidden(self, before: str, user: str, password: str, scheme: str) -> None:
+        shown = redact(f"{before} {scheme}://{user}:{password}@example.com/x")
+        assert f":{password}@" not in shown and f"{scheme}://{REDACTED}@example.com/x" in shown
+
+    @given(st.text(max_size=300))
+    def test_it_is_idempotent_on_any_text(self, text: str) -> None:
+        once = redact(text)
+        assert redact(once) == once
+
+    @given(PLAIN)
+    def test_text_without_a_secrets_shape_is_unchanged(self, text: str) -> None:
+        assert redact(text) == text
+
+    @pytest.mark.parametrize("text", [
+        "/tmp/.nx/1001/sockets/e26151583e05690e0e3e/d.sock",
+        "/tmp/.nx/1001/native-cache/24.0.6/24.0.6-008320a42b4e-nx.linux-x64-gnu.node",
+        "commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+        "sudo chown -h root:root -- /tmp/.nx && test ! -L /tmp/.nx && sudo chmod 1777 -- /tmp/.nx",
+        "export NX_SOCKET_DIR=/home/ada/.nxs",
+        "git clone https://github.com/nrwl/nx.git",
+        "/home/ada/acme/node_modules/@nx/nx-linux-x64-gnu/nx.linux-x64-gnu.node",
+    ])
+    def test_nx_s_own_paths_and_commands_are_unchanged(self, text: str) -> None:
+        assert redact(text) == text
+
+    @pytest.mark.parametrize(("text", "secret"), [
+        ("https://x-access-token:ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/o/r.git", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+        ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+        ("//registry.npmjs.org/:_authToken=0123abcd-ef45-6789", "0123abcd-ef45-6789"),
+        ("NX_SOCKET_DIR=/tmp/leak-ghs_abcdefghijklmnopqrstuvwxyz0123456789", "ghs_abcdefghijklmnopqrstuvwxyz"),
+    ])
+    def test_secrets_in_nx_s_logs_and_variables(self, text: str, secret: str) -> None:
+        assert secret not in redact(text)
+
+
+class TestWithhold:
+    @given(st.text(max_size=60), st.text(string.ascii_letters + string.digits + "_-/.", min_size=1, max_size=40),
+           st.text(max_size=60), st.from_regex(r"\A[A-Z_][A-Z0-9_]{0,20}\Z"))
+    def test_a_withheld_value_is_shown_as_its_reference(self, before: str, value: str, after: str, name: str) -> None:
+        """A value drawn from the environment never survives, wherever it stands, unless its reference holds it."""
+        reference = "${" + name + "}"
+        shown = withhold(before + value + after, [(value, reference)])
+        if value not in reference:
+            assert value not in shown
+        assert reference in shown
+
+    def test_the_longest_is_replaced_first(self) -> None:
+        pairs = [("abc", "${A}"), ("/tmp/leak-abcdef", "/tmp/leak-${B}")]
+        assert withhold("/tmp/leak-abcdef/d.sock and abc", pairs) == "/tmp/leak-${B}/d.sock and ${A}"
