@@ -105,6 +105,7 @@ def test_the_mount_says_whether_loads_are_recorded(options: str, recorded: bool)
 
 def test_the_listing_document_gives_the_total_and_what_prune_reclaims() -> None:
     from documents import checked
+
     from nxsock.output.report import cache_list_document
 
     old = _entry("23.3.2-0123456789ab-nx.linux-x64-gnu.node", loaded_days_ago=40)
