@@ -19,6 +19,7 @@ from ..core._pathname import basename, join
 from ..core.environment import Environment
 from ..core.fsview import Entry, FsView
 from ..core.layout import short_hash
+from ..core.mounts import Mount, mount_of
 from ..core.releases import ReleaseRules, rules_for
 from ..core.remedy import Remedy, Step
 from ..core.resolver import Resolution
@@ -27,9 +28,11 @@ __all__ = [
     "Binding",
     "CacheEntry",
     "CacheListing",
+    "Loadability",
     "Unused",
     "find_binding",
     "list_cache",
+    "loadability",
     "parse_duration",
     "platform_triple",
     "prune_refusal",
@@ -187,7 +190,7 @@ def list_cache(resolution: Resolution, view: FsView, binding: Binding | None) ->
 
 def _records_access_times(view: FsView, directory: str | None) -> bool | None:
     """Whether the mount *directory* lies on updates access times (``relatime`` does, at least daily); None: unknown."""
-    from ..core.mounts import mount_of, parse_mountinfo
+    from ..core.mounts import parse_mountinfo
 
     if directory is None:
         return None
@@ -247,6 +250,42 @@ def _entry(
         mtime=stats.mtime,
         atime=stats.atime,
     )
+
+
+class Loadability(t.NamedTuple):
+    """Whether Nx can load its binding here, as its mounts allow (``noexec`` refuses every shared object on them).
+
+    *state*: ``ok``; ``cache-noexec`` (the copy fails to load and this release
+    does not fall back: every command fails); ``cache-noexec-falls-back`` (it
+    loads the binding in place instead); ``binding-noexec`` (Nx loads the
+    binding in place, and its own mount refuses it too).
+    """
+
+    state: t.Literal["ok", "cache-noexec", "cache-noexec-falls-back", "binding-noexec"]
+    cache_mount: str | None  # the mount point of a noexec mount the cache lies on
+    binding_mount: str | None  # the mount point of a noexec mount the binding lies on
+
+
+def loadability(rules: ReleaseRules, cache_dir: str | None, bypassed: bool, binding: str | None,
+                mounts: t.Sequence[Mount]) -> Loadability:
+    """Where Nx loads its binding from (its copy in *cache_dir*, else in place) and whether that mount allows it.
+
+    *cache_dir* and *binding*: real paths, or the nearest level of them that exists.
+    """
+    def noexec_mount(path: str | None) -> str | None:
+        mount = None if path is None else mount_of(mounts, path)
+        return mount.mount_point if mount is not None and mount.noexec else None
+
+    cache_mount = None if bypassed else noexec_mount(cache_dir)
+    binding_mount = noexec_mount(binding)
+    in_place = bypassed or cache_dir is None or (cache_mount is not None and rules.cache_dlopen_falls_back)
+    if cache_mount is not None and not rules.cache_dlopen_falls_back:
+        return Loadability("cache-noexec", cache_mount, binding_mount)
+    if in_place and binding_mount is not None:
+        return Loadability("binding-noexec", cache_mount, binding_mount)
+    if cache_mount is not None:
+        return Loadability("cache-noexec-falls-back", cache_mount, binding_mount)
+    return Loadability("ok", None, binding_mount)
 
 
 class Verdict(t.NamedTuple):

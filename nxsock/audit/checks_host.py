@@ -83,6 +83,11 @@ def check_native_cache(ctx: Context) -> list[Finding]:
         found.append(advised_finding("native-cache", "warn", cache.dir,
                               f"{cache.dir} is yours but mode {mode_text(level)}: Nx cannot copy its binding into it (EACCES) "
                               "and loads it in place.", advice))
+    loadable = _loadability_finding(ctx)
+    if loadable is not None:
+        found.append(loadable)
+        if loadable.severity == "error":
+            return found  # what else the cache holds does not matter while no binding loads
     if verdict is None or verdict.state in ("bypassed",):
         return found
     binding = ctx.cache_binding_size
@@ -101,6 +106,43 @@ def check_native_cache(ctx: Context) -> list[Finding]:
     else:
         found.append(Finding("native-cache", severity, verdict.entry or cache.dir, verdict.message))
     return found
+
+
+#: What Nx prints when its binding does not load: ``native-bindings.js`` catches the failure and exports nothing.
+NOT_A_CONSTRUCTOR = "every Nx command then fails with \"TypeError: WorkspaceContext is not a constructor\""
+
+
+def _loadability_finding(ctx: Context) -> Finding | None:
+    """A binding cache or a binding on a ``noexec`` mount, judged as the release in hand loads it."""
+    loads = ctx.loadability
+    if loads is None or loads.state == "ok":
+        return None
+    cache, release = ctx.resolution.native_cache, ctx.resolution.rules.release
+    if loads.state == "cache-noexec":
+        message = (f"{cache.dir} lies on {loads.cache_mount}, mounted noexec: Nx {release} copies its binding there but "
+                   f"cannot load the copy (ERR_DLOPEN_FAILED, \"failed to map segment from shared object\"), and "
+                   f"{NOT_A_CONSTRUCTOR}.")
+        if loads.binding_mount is None:
+            skip = Remedy((Step("export", variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
+                          "Nx then loads its binding in place, from node_modules, whose mount allows it.")
+            return advised_finding("native-cache", "error", cache.dir, message, ctx.remedies.offer(skip))
+        return Finding("native-cache", "error", cache.dir, message, None,
+                       f"No safe command: node_modules is on {loads.binding_mount}, mounted noexec too, so loading in place "
+                       "fails as well. Point NX_NATIVE_FILE_CACHE_DIRECTORY at a directory of your own on a filesystem "
+                       "mounted exec, or remount one of them with exec (as root).")
+    if loads.state == "binding-noexec":
+        how = "it does not cache it here" if cache.bypass_reason is not None else "its cached copy cannot load either"
+        hint = ("No safe command: nxsock does not remount filesystems or reinstall packages. Install node_modules on a "
+                f"filesystem mounted exec, or remount {loads.binding_mount} with exec (as root)")
+        if cache.bypass_reason is not None and "NX_SKIP_NATIVE_FILE_CACHE" in cache.bypass_reason:
+            hint += "; or unset NX_SKIP_NATIVE_FILE_CACHE, so Nx loads its copy from a cache mounted exec"
+        return Finding("native-cache", "error", cache.dir or loads.binding_mount,
+                       f"Nx's binding lies on {loads.binding_mount}, mounted noexec, and Nx loads it in place ({how}): "
+                       f"{NOT_A_CONSTRUCTOR}.", None, hint + ".")
+    return Finding("native-cache", "info", cache.dir,
+                   f"{cache.dir} lies on {loads.cache_mount}, mounted noexec: Nx {release} cannot load its copy there and "
+                   "loads the binding in place, from node_modules, instead.",
+                   hint="`export NX_SKIP_NATIVE_FILE_CACHE=true` spares it the copy it cannot use.")
 
 
 def check_leftovers(ctx: Context) -> list[Finding]:

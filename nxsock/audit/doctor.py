@@ -26,6 +26,9 @@ from .checks_levels import (
 from .checks_sockets import check_daemon, check_socket_owner, check_sockets, check_unix_sockets, survey_sockets
 from .findings import Context, Finding
 
+if t.TYPE_CHECKING:
+    from .binding_cache import Loadability
+
 __all__ = ["CHECKS", "FINDING_IDS", "gather", "run_checks", "status_of"]
 
 
@@ -108,7 +111,35 @@ def gather(resolution: Resolution, view: FsView, sandbox: str | None = None, *, 
     room = _free_bytes(resolution.native_cache.dir) if not env.simulated and resolution.native_cache.dir else None
     size = binding.size if binding is not None else None
     unix = _unix_socket_refusal() if not env.simulated else None
-    return Context(resolution, view, remedies, verdict, leftovers, dead, legacy, sockets, sandbox, room, size, unix)
+    loads = None if env.simulated else _loadability(resolution, view, binding.path if binding is not None else None)
+    return Context(resolution, view, remedies, verdict, leftovers, dead, legacy, sockets, sandbox, room, size, unix, loads)
+
+
+def _loadability(resolution: Resolution, view: FsView, binding: str | None) -> Loadability | None:
+    """Whether this machine's mounts let Nx load its binding (``noexec``), judged from the mount table."""
+    from ..core.mounts import parse_mountinfo
+    from .binding_cache import loadability
+
+    table = view.read_text("/proc/self/mountinfo")
+    if isinstance(table, int):
+        return None
+    cache = resolution.native_cache
+    return loadability(resolution.rules, _real_level(view, cache.dir), cache.bypass_reason is not None,
+                       _real_level(view, binding), parse_mountinfo(table))
+
+
+def _real_level(view: FsView, path: str | None) -> str | None:
+    """*path* resolved, or its nearest level that exists, resolved (a cache directory Nx has yet to create)."""
+    if path is None:
+        return None
+    level = path
+    while True:
+        real = view.realpath(level)
+        if isinstance(real, str):
+            return real if level == path else real.rstrip("/") + path[len(level):]
+        if dirname(level) == level:
+            return None
+        level = dirname(level)
 
 
 def _free_bytes(directory: str) -> int | None:

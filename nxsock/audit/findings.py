@@ -13,7 +13,7 @@ from ..core.wording import Advice, RemedyContext, describe, remedy_for
 
 if t.TYPE_CHECKING:
     from ..act.cleanup import ResetItem
-    from .binding_cache import Verdict
+    from .binding_cache import Loadability, Verdict
 
 __all__ = ["SANDBOX_MARKERS", "Context", "Finding", "Severity", "advised_finding", "mode_text", "offer_remedy", "refusal_finding"]
 
@@ -49,6 +49,7 @@ class Context(t.NamedTuple):
     cache_room: int | None = None  # bytes free where the binding cache is copied to, where known
     cache_binding_size: int | None = None  # the size of the binding Nx copies there
     unix_sockets: str | None = None  # the errno name when this process may not even create a unix socket (a policy)
+    loadability: Loadability | None = None  # whether the mounts let Nx load its binding; None where not judged
 
 
 def refusal_finding(check: str, refusal: Refusal, severity: Severity, ctx: Context, purpose: str = "sockets") -> Finding:

@@ -87,6 +87,7 @@ class ReleaseRules(t.NamedTuple):
     cache_key_hashes_binding: bool  # entries named <version>-<H12(binding)>-<file> in per-version dirs; else <version>-<file>
     cache_freshness_by_mtime: bool  # fresh needs mtime ≥ the source's as well as equal size
     cache_entry_trust_checked: bool  # an entry not a regular file of yours without group/other write is re-copied
+    cache_dlopen_falls_back: bool  # an entry that fails to load (ERR_DLOPEN_FAILED: a noexec mount) is loaded in place
     socket_mode: int | None  # the daemon socket's mode Nx leaves (plugin and task sockets keep the umask's); None: the umask's
 
 
@@ -121,6 +122,7 @@ BASELINE: dict[str, object] = {
     "cache_key_hashes_binding": False,
     "cache_freshness_by_mtime": False,
     "cache_entry_trust_checked": False,
+    "cache_dlopen_falls_back": False,
     "socket_mode": None,
 }
 
@@ -147,6 +149,7 @@ CHANGES: tuple[Change, ...] = (
     Change("24.0.5", "walk_configured_ancestry", True, "binding: ensure_safe_ancestry for NX_SOCKET_DIR"),
     Change("24.0.5", "walk_cache_dir_ancestry", True, "native/native-file-cache-location.js: ensureSafeAncestry(dirname(dir))"),
     Change("24.0.5", "client_socket_check", True, "daemon/socket-utils.js: connectToDaemonSocket"),
+    Change("24.0.5", "cache_dlopen_falls_back", True, "native/index.js: loadFromCache catches ERR_DLOPEN_FAILED, not only EACCES/EPERM"),
     Change("24.0.6", "untrusted_data_dir_refused", True, "utils/cache-directory.js: UntrustedDataDirectoryError"),
     Change("24.0.6", "shared_data_home_test", "at-or-under", "utils/nx-tmp-dir.js: homeDirIsDistinctFromSharedTmp, at or under /tmp"),
     Change("24.0.6", "cache_entry_trust_checked", True, "native/index.js: isTrustedCacheEntry"),

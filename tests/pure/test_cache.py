@@ -113,3 +113,29 @@ def test_the_listing_document_gives_the_total_and_what_prune_reclaims() -> None:
     checked(document, "cache-list")
     assert (document["total_size"], document["reclaimable"], document["access_times"]) == (18, {"entries": 1, "size": 9}, True)
     assert document["entries"][0]["last_loaded"] == NOW - 40 * DAY
+
+
+_MOUNTS = ("20 1 0:20 / / rw,relatime - ext4 /dev/vda rw\n"
+           "30 20 0:27 / /tmp rw,nosuid,noexec,relatime - tmpfs tmpfs rw\n"
+           "31 20 0:28 / /mnt/ro rw,noexec - ext4 /dev/vdb rw\n")
+_TMP_CACHE, _HOME_CACHE = "/tmp/.nx/1000/native-cache/24.0.6", "/home/u/.nx/native-cache/24.0.6"
+_BINDING, _NOEXEC_BINDING = "/home/u/ws/node_modules/@nx/nx-linux-x64-gnu/nx.linux-x64-gnu.node", "/mnt/ro/nm/nx.node"
+
+
+@pytest.mark.parametrize(("release", "cache", "bypassed", "binding", "state"), [
+    ("24.0.2", _TMP_CACHE, False, _BINDING, "cache-noexec"),  # every command fails
+    ("23.1.1", "/tmp/nx-native-file-cache-abc", False, _BINDING, "cache-noexec"),
+    ("24.0.5", _TMP_CACHE, False, _BINDING, "cache-noexec-falls-back"),  # loads in place
+    ("24.0.6", _TMP_CACHE, False, _NOEXEC_BINDING, "binding-noexec"),  # ... where it fails too
+    ("24.0.2", _TMP_CACHE, True, _BINDING, "ok"),  # NX_SKIP_NATIVE_FILE_CACHE: in place, an exec mount
+    ("24.0.2", _TMP_CACHE, True, _NOEXEC_BINDING, "binding-noexec"),
+    ("24.0.2", _HOME_CACHE, False, _NOEXEC_BINDING, "ok"),  # its copy loads from an exec mount
+    ("24.0.6", _HOME_CACHE, False, _BINDING, "ok"),
+])
+def test_where_nx_loads_its_binding_from_and_whether_the_mount_lets_it(
+        release: str, cache: str, bypassed: bool, binding: str, state: str) -> None:
+    from nxsock.audit.binding_cache import loadability
+    from nxsock.core.mounts import parse_mountinfo
+    from nxsock.core.releases import rules_for
+
+    assert loadability(rules_for(release), cache, bypassed, binding, parse_mountinfo(_MOUNTS)).state == state
