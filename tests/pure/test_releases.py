@@ -56,6 +56,7 @@ class TestTheTable:
             ("walk_configured_ancestry", "24.0.5"),
             ("walk_cache_dir_ancestry", "24.0.5"),
             ("client_socket_check", "24.0.5"),
+            ("cache_dlopen_falls_back", "24.0.5"),
             ("untrusted_data_dir_refused", "24.0.6"),
         ],
     )
