@@ -487,8 +487,12 @@ def run_as_user(
     uid: int = USER,
     post: str = "",
     cwd: str | None = None,
+    timeout: float = 60,
 ) -> UserRun:
-    """``nxsock ARGS`` as *uid* in a fresh namespace after *setup* (as root); the tree around it."""
+    """``nxsock ARGS`` as *uid* in a fresh namespace after *setup* (as root); the tree around it.
+
+    *timeout* only guards against a hang: a scenario that loops a thousand times gives itself more.
+    """
     python, pythonpath = stage_nxsock()
     command = (
         f"{as_user_prefix(uid, env)} PYTHONPATH={shlex.quote(pythonpath)} "
@@ -512,7 +516,7 @@ echo '<<<POST'; {post or "true"}
         cwd="/",  # never a working directory inside the /tmp or /home that the scenario replaces
         capture_output=True,
         stdin=subprocess.DEVNULL,
-        timeout=60,
+        timeout=timeout,
     )
     sections = proc.stdout.decode("utf-8", "replace").split("<<<")
     trees = [x[len("TREE\n") :] for x in sections if x.startswith("TREE\n")]

@@ -21,6 +21,8 @@ from harness import (
 )
 
 ITERATIONS = 1500
+#: A scenario of a thousand runs, as a hang guard only: on a loaded machine the loop takes minutes, not one.
+LOOP_GUARD = 900
 
 FLIPPER = textwrap.dedent("""
     import os, signal, sys, time
@@ -91,7 +93,7 @@ def test_provision_as_root_never_changes_a_links_target() -> None:
         print("violations", bad, "provisioned", provisioned)
     """)
     setup = f"install -d -m 0700 -o {THIRD} /home/precious; touch /home/precious/keep; {_flipper('/tmp/.nx', '/home/precious', 60)} sleep 0.3"
-    result = run_as_user(setup, ["--version"], post=f"{driver}; pkill -u {PEER} python3; sleep 0.2; cat /tmp/flips.out; stat -c '%u %a' /home/precious")
+    result = run_as_user(setup, ["--help"], timeout=LOOP_GUARD, post=f"{driver}; pkill -u {PEER} python3; sleep 0.2; cat /tmp/flips.out; stat -c '%u %a' /home/precious")
     words = result.post.split()
     print(" ".join(words[:6]))  # the figures, for the record (pytest -s)
     assert words[words.index("violations") + 1] == "0", result.post
@@ -121,7 +123,7 @@ def test_reset_legacy_never_deletes_through_a_peers_link() -> None:
         f"python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"{precious}/d.sock\")'; chown -R {USER} {precious}; "
         f"{_flipper('/tmp/0123456789abcdef0123', precious, 90)} sleep 0.3"
     )
-    result = run_as_user(setup, ["--version"], post=f"{as_user_prefix()} {driver}; pkill -u {PEER} python3; sleep 0.2; cat /tmp/flips.out")
+    result = run_as_user(setup, ["--help"], timeout=LOOP_GUARD, post=f"{as_user_prefix()} {driver}; pkill -u {PEER} python3; sleep 0.2; cat /tmp/flips.out")
     words = result.post.split()
     print(" ".join(words[:6]))  # the figures, for the record (pytest -s)
     assert words[words.index("violations") + 1] == "0", result.post
@@ -152,7 +154,7 @@ def test_cache_prune_never_deletes_through_a_peers_link() -> None:
         f"chown -R {USER} {precious}; {_flipper('/tmp/shared-cache', precious, 120)} sleep 0.3"
     )
     post = f"cd /home/u{USER}; {as_user_prefix()} {driver}; pkill -u {PEER} python3; sleep 0.2; cat /tmp/flips.out"
-    result = run_as_user(setup, ["--version"], post=f"{post}; echo @@DOCUMENTS; cat /tmp/race-documents")
+    result = run_as_user(setup, ["--help"], timeout=LOOP_GUARD, post=f"{post}; echo @@DOCUMENTS; cat /tmp/race-documents")
     figures, documents = result.post.split("@@DOCUMENTS\n", 1)
     _check_documents(documents, ["cache", "prune", "--json"], ITERATIONS)
     result = result._replace(post=figures)
@@ -182,7 +184,7 @@ def test_doctor_never_blocks_or_changes_anything_while_the_container_flips() -> 
     setup = (f"install -d -m 0700 -o {THIRD} /home/precious; mkfifo /home/precious/fifo; "
              f"{_flipper('/tmp/.nx', '/home/precious', 120)} sleep 0.3")
     post = f"cd /home/u{USER}; {as_user_prefix()} {driver}; pkill -u {PEER} python3; sleep 0.2; cat /tmp/flips.out; stat -c '%u %a' /home/precious"
-    result = run_as_user(setup, ["--version"], post=f"{post}; echo @@DOCUMENTS; cat /tmp/race-documents")
+    result = run_as_user(setup, ["--help"], timeout=LOOP_GUARD, post=f"{post}; echo @@DOCUMENTS; cat /tmp/race-documents")
     figures, documents = result.post.split("@@DOCUMENTS\n", 1)
     _check_documents(documents, ["doctor", "--json"], 1000)
     result = result._replace(post=figures)
