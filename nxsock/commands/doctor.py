@@ -295,9 +295,10 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
     status = status_of(findings, strict)
     if json_flag:
         from ..output.emit import write_json
+        from ..output.paths_json import daemon_json
         from ..output.report import doctor_document
 
-        write_json(doctor_document(results, status, explanation, answers))
+        write_json(doctor_document(results, status, explanation, answers, daemon_json(resolution)))
     elif report:
         from ..output.report import NO_MASKS, doctor_markdown, masks_for, report_facts, report_paths
 

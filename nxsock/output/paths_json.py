@@ -30,7 +30,7 @@ from .emit import node_path as _p
 if t.TYPE_CHECKING:
     from ..core.wording import RemedyContext
 
-__all__ = ["paths_document", "paths_exit_code", "print_paths_json", "refusal_json", "remedy_context"]
+__all__ = ["daemon_json", "paths_document", "paths_exit_code", "print_paths_json", "refusal_json", "remedy_context"]
 
 
 def remedy_context(resolution: Resolution, view: FsView | None = None) -> RemedyContext:
@@ -201,12 +201,21 @@ def paths_document(resolution: Resolution, view: FsView | None = None) -> Json:
             "client_refusal": None if record.client_refusal is None else _client_refusal_json(record.client_refusal, ctx(), sandbox),
         },
         "user_namespace_sandbox": _sandbox_json(resolution, ctx),
+        "daemon": daemon_json(resolution),
         "actions": [{"verb": a.verb, "path": _p(a.path), "mode": format_mode(a.mode)} for a in resolution.actions],
         "allowlist": {
             "write": [_p(p) for p in resolution.allowlist.write],
             "unix_sockets": [_p(p) for p in resolution.allowlist.unix_sockets],
         },
     }
+
+
+def daemon_json(resolution: Resolution) -> Json:
+    """Whether Nx's client uses its daemon, as the release in hand decides, and every cause that keeps it off."""
+    verdict = resolution.daemon
+    if verdict is None:  # a Resolution made by hand, not by resolve()
+        return {"enabled": None, "reasons": []}
+    return {"enabled": verdict.enabled, "reasons": list(verdict.reasons)}
 
 
 def _client_refusal_json(refusal: Refusal, ctx: RemedyContext, sandbox: SandboxDaemon | None) -> Json:
