@@ -20,7 +20,7 @@ from .findings import Context, Finding, advised_finding
 __all__ = ["DAEMON_ONLY_FINDINGS", "check_daemon_enabled", "off_sentence", "when_daemon_runs"]
 
 #: The findings that matter only to a running daemon: no warning where Nx keeps its daemon off.
-DAEMON_ONLY_FINDINGS = frozenset({"daemon-record", "sandbox-daemon"})
+DAEMON_ONLY_FINDINGS = frozenset({"daemon-record", "sandbox-daemon"})  # not daemon-disabled: the marker outlasts the rest
 
 #: What to do, in words, for a cause no variable overrides.
 _BY_HAND = {
@@ -87,12 +87,12 @@ def _already_daemonless(finding: Finding) -> bool:
 def _settle(finding: Finding, verdict: DaemonSwitch) -> Finding:
     """*finding* as it matters where Nx keeps its daemon off: information, saying why; no NX_DAEMON=false advice
     where it is already so."""
-    if finding.id == "daemon-disabled":
+    if finding.id == "daemon-disabled":  # still a warning: the marker outlasts what else keeps the daemon off now
         others = [r for r in verdict.reasons if r != "disabled-marker"]
-        if not others or finding.severity not in ("warn", "error"):
+        if not others:
             return finding
         why = "; ".join(reason_sentence(r, verdict) for r in others)
-        return finding._replace(severity="info", message=f"{finding.message} Removing it alone does not turn the daemon on: {why}.")
+        return finding._replace(message=f"{finding.message} Removing it alone does not turn the daemon on here: {why}.")
     if finding.id not in DAEMON_ONLY_FINDINGS:
         return finding
     if verdict.facts.nx_daemon == "false" and _already_daemonless(finding):

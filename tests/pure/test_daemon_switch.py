@@ -183,7 +183,7 @@ class TestPathsAndDoctor:
         finding = next(f for f in _doctor({"CI": "true"}, files={marker: "failed"}) if f.id == "daemon-enabled")
         assert finding.remedy == "nxsock reset --daemon-marker && export NX_DAEMON=true", finding
         marker_finding = next(f for f in _doctor({"CI": "true"}, files={marker: "failed"}) if f.id == "daemon-disabled")
-        assert marker_finding.severity == "info" and "Removing it alone does not turn the daemon on" in marker_finding.message
+        assert marker_finding.severity == "warn" and "Removing it alone does not turn the daemon on" in marker_finding.message
         alone = next(f for f in _doctor(files={marker: "failed"}) if f.id == "daemon-disabled")
         assert alone.severity == "warn"
 
