@@ -44,6 +44,12 @@ def off_sentence(verdict: DaemonSwitch) -> str:
     return f"Nx {verdict.release} keeps its daemon off here: {_reasons_text(verdict)}."
 
 
+def _unread(verdict: DaemonSwitch) -> str:
+    """A sentence where nx.json exists but Nx reads no setting from it (unparsable, an unresolvable extends)."""
+    problem = verdict.facts.nx_json_problem
+    return "" if problem is None else f" Its useDaemonProcess counts as unset: {problem}."
+
+
 def check_daemon_enabled(ctx: Context) -> list[Finding]:
     """``daemon-enabled``: on or off, why, and how to change it."""
     verdict = ctx.resolution.daemon
@@ -53,7 +59,7 @@ def check_daemon_enabled(ctx: Context) -> list[Finding]:
         advice = ctx.remedies.offer(Remedy((Step("export", variable="NX_DAEMON", value="false"),),
                                            "Turns the daemon off for the Nx you run from this shell."))
         message = (f"Nx {verdict.release} uses its daemon here: no CI variable, container, NX_DAEMON=false, "
-                   "useDaemonProcess: false or disabled marker turns it off.")
+                   "useDaemonProcess: false or disabled marker turns it off." + _unread(verdict))
         return [advised_finding("daemon-enabled", "info", None, message, advice)]
     steps: list[Step] = []
     words = [_BY_HAND[r] for r in verdict.reasons if r in _BY_HAND]
@@ -65,7 +71,7 @@ def check_daemon_enabled(ctx: Context) -> list[Finding]:
     path = verdict.facts.marker if "disabled-marker" in verdict.reasons else None
     if not steps:
         hint = "To turn it on: " + "; ".join(words) + "."
-        return [Finding("daemon-enabled", "info", path, off_sentence(verdict), None, hint)]
+        return [Finding("daemon-enabled", "info", path, off_sentence(verdict) + _unread(verdict), None, hint)]
     changes = []
     if "disabled-marker" in verdict.reasons:
         changes.append("Removes the disabled marker")
@@ -75,7 +81,7 @@ def check_daemon_enabled(ctx: Context) -> list[Finding]:
     if words:
         changes.append("it stays off until you also " + "; ".join(words))
     advice = ctx.remedies.offer(Remedy(tuple(steps), "; ".join(changes) + "."))
-    return [advised_finding("daemon-enabled", "info", path, off_sentence(verdict), advice)]
+    return [advised_finding("daemon-enabled", "info", path, off_sentence(verdict) + _unread(verdict), advice)]
 
 
 def _already_daemonless(finding: Finding) -> bool:

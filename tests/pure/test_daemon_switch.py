@@ -173,6 +173,12 @@ class TestPathsAndDoctor:
         assert finding.severity == "info" and "uses its daemon" in finding.message
         assert finding.remedy == "export NX_DAEMON=false"
 
+    def test_doctor_says_when_nx_reads_no_setting_from_nx_json(self) -> None:
+        view = machine(files={f"{WS}/nx.json": '{"useDaemonProcess": false'})
+        found = [f for _, f in run_checks(gather(resolve(environment(), view), view))]
+        finding = next(f for f in found if f.id == "daemon-enabled")
+        assert "uses its daemon" in finding.message and "is not valid JSON, so Nx reads no settings" in finding.message
+
     def test_doctor_says_off_why_and_how(self) -> None:
         finding = next(f for f in _doctor({"CI": "true"}, {"/.dockerenv": ROOT_FILE}) if f.id == "daemon-enabled")
         assert finding.severity == "info" and "CI says this is CI" in finding.message and "/.dockerenv exists" in finding.message
