@@ -1,6 +1,6 @@
 """nxsock's daemon verdict agrees with each release's own ``DaemonClient.enabled()``, cell by cell.
 
-For every release of :data:`nxsock.core.releases.KNOWN_RELEASES`, one private mount
+For every release of :data:`nxsock.core.releases.KNOWN_RELEASES` (or those ``NXSOCK_RELEASES`` names), one private mount
 namespace builds a grid of workspaces (``nx.json`` with and without
 ``useDaemonProcess``, with comments, unparsable, absent, extended; the
 ``disabled`` marker; no installed Nx), and runs, as an unprivileged user, the
@@ -27,7 +27,7 @@ import pytest
 from documents import checked
 from harness import USER, as_user_prefix, install_nx, stage_nxsock, stage_oracle
 
-from nxsock.core.releases import KNOWN_RELEASES
+from oracle.test_conformance import selected_releases
 
 ORACLE = Path(__file__).with_name("daemon_switch.js")
 DRIVER = Path(__file__).with_name("daemon_driver.py")
@@ -83,26 +83,45 @@ def _cells(full: bool) -> list[Cell]:
     return cells
 
 
+#: Run as root by python3: one workspace per cell under /tmp/c, the user's, and the cells' list (one process, not
+#: hundreds of mkdir and printf).
+_BUILD = """
+import json, os, sys
+spec, nx, uid = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+listing = []
+for index, cell in enumerate(spec):
+    ws = f"/tmp/c/{index}"
+    os.makedirs(ws)
+    files = dict(cell["files"])
+    if cell["nx_json"] is not None:
+        files["nx.json"] = cell["nx_json"]
+    if cell["marker"]:
+        os.makedirs(f"{ws}/.nx/workspace-data/d")
+        files[".nx/workspace-data/d/disabled"] = "failed to start\\n"
+    for name, text in files.items():
+        with open(f"{ws}/{name}", "w") as f:
+            f.write(text)
+    if cell["installed"]:
+        os.mkdir(f"{ws}/node_modules")
+        os.symlink(f"{nx}/node_modules/nx", f"{ws}/node_modules/nx")
+    for root, dirs, names in os.walk(ws):
+        for name in [*dirs, *names]:
+            os.lchown(os.path.join(root, name), uid, uid)
+    os.lchown(ws, uid, uid)
+    listing.append({"ws": ws, "env": cell["env"]})
+os.chown("/tmp/c", uid, uid)
+with open("/tmp/cells.json", "w") as f:
+    json.dump(listing, f)
+os.chmod("/tmp/cells.json", 0o644)
+"""
+
+
 def _setup(cells: t.Sequence[Cell], nx: Path) -> str:
-    """Shell, as root: one workspace per cell under /tmp/c, the user's, and the cells' list."""
-    q = shlex.quote
-    lines = ["mkdir -p /tmp/c"]
-    listing = []
-    for index, cell in enumerate(cells):
-        ws = f"/tmp/c/{index}"
-        lines.append(f"mkdir -p {ws}")
-        if cell.nx_json is not None:
-            lines.append(f"printf %s {q(cell.nx_json)} > {ws}/nx.json")
-        for name, text in cell.files:
-            lines.append(f"printf %s {q(text)} > {ws}/{name}")
-        if cell.installed:
-            lines.append(f"mkdir -p {ws}/node_modules && ln -s {q(str(nx / 'node_modules' / 'nx'))} {ws}/node_modules/nx")
-        if cell.marker:
-            lines.append(f"mkdir -p {ws}/.nx/workspace-data/d && echo 'failed to start' > {ws}/.nx/workspace-data/d/disabled")
-        listing.append({"ws": ws, "env": cell.env})
-    lines.append(f"chown -R {USER}:{USER} /tmp/c")
-    lines.append(f"printf %s {q(json.dumps(listing))} > /tmp/cells.json && chmod 644 /tmp/cells.json")
-    return "\n".join(lines)
+    """Shell, as root: build every cell's workspace (:data:`_BUILD`)."""
+    spec = [{"env": c.env, "nx_json": c.nx_json, "installed": c.installed, "marker": c.marker, "files": list(c.files)}
+            for c in cells]
+    return (f"mkdir -p /tmp/c && python3 -c {shlex.quote(_BUILD)} {shlex.quote(json.dumps(spec))} "
+            f"{shlex.quote(str(nx))} {USER}")
 
 
 # Into /srv, a tmpfs in this namespace: every top-level entry of / but /.dockerenv, each directory bind-mounted.
@@ -213,7 +232,7 @@ def _check(mode: str, cells: list[Cell], sections: dict[str, str], release: str,
     return wrong
 
 
-@pytest.mark.parametrize("release", KNOWN_RELEASES)
+@pytest.mark.parametrize("release", selected_releases())  # NXSOCK_RELEASES=24.0.5,24.0.6 narrows it
 def test_daemon_verdict_matches_the_release(release: str) -> None:
     full, hidden = _cells(True), _cells(False)
     run = _run(release, full, hidden)
