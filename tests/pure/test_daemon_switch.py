@@ -84,6 +84,15 @@ class TestNxJson:
         assert verdict(nx_json='{"useDaemonProcess": false') == (True, ())
         assert verdict(nx_json="/* never closed {") == (True, ())
 
+    def test_hostile_nx_json_is_no_setting_and_costs_little(self) -> None:
+        import time
+
+        for text in ("[" * 100_000 + "]" * 100_000, '{"useDaemonProcess": false, "x": "\\', "/*" * 300_000,
+                     "//\n" * 300_000 + "{,}"):
+            started = time.monotonic()
+            assert verdict(nx_json=text) == (True, ()), text[:40]
+            assert time.monotonic() - started < 2, text[:40]
+
     def test_absent(self) -> None:
         assert verdict(nx_json=None) == (False, ("no-nx-json",))
 
