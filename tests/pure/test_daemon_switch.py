@@ -12,7 +12,7 @@ import pytest
 from conftest import USER, environment, machine, mine
 
 from nxsock.audit.doctor import gather, run_checks
-from nxsock.core.daemon_switch import REASONS, ci_variable, decide, docker_evidence, parse_jsonc
+from nxsock.core.daemon_switch import REASONS, JsoncError, ci_variable, decide, docker_evidence, parse_jsonc
 from nxsock.core.daemon_switch import gather as gather_facts
 from nxsock.core.environment import Variable
 from nxsock.core.fsview import Entry
@@ -79,6 +79,12 @@ class TestNxJson:
         assert parse_jsonc(text) == {"useDaemonProcess": False, "x": "/* kept */ // kept"}
         assert verdict(nx_json=text) == (False, ("useDaemonProcess",))
         assert verdict({"NX_DAEMON": "true"}, nx_json=text) == (True, ())
+
+    @pytest.mark.parametrize("text", ["[,]", "{,}", '{"a": [1,,]}', '{"a": 1 /* never closed', "{'a': 1}"])
+    def test_only_a_trailing_comma_after_a_value_is_forgiven(self, text: str) -> None:
+        with pytest.raises(JsoncError):
+            parse_jsonc(text)
+        assert parse_jsonc('{"a": [1, 2 , ], "b": {"c": 1 ,\n},\n}') == {"a": [1, 2], "b": {"c": 1}}
 
     def test_unparsable_is_no_setting(self) -> None:
         assert verdict(nx_json='{"useDaemonProcess": false') == (True, ())
