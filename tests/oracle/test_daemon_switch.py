@@ -79,6 +79,8 @@ def _cells(full: bool) -> list[Cell]:
         Cell("extends a base that turns it off", {"NX_DAEMON": "false"}, '{"extends": "./base.json"}\n',
              files=(("base.json", '{"useDaemonProcess": false}\n'),)),
         Cell("extends a base that does not resolve", {}, '{"extends": "./nowhere.json", "useDaemonProcess": false}\n'),
+        Cell("a comma after no value", {}, '{"useDaemonProcess": false, "a": [,]}\n'),
+        Cell("useDaemonProcess null, NX_DAEMON=false", {"NX_DAEMON": "false"}, '{"useDaemonProcess": null}\n'),
     ]
     return cells
 
