@@ -12,6 +12,7 @@ import typing as t
 from ..core._pathname import dirname
 from ..core.fsview import FsView
 from ..core.resolver import Resolution
+from .checks_daemon import check_daemon_enabled, when_daemon_runs
 from .checks_host import check_boot_persistence, check_leftovers, check_native_cache, check_workspace_data
 from .checks_levels import (
     check_configuration,
@@ -35,7 +36,7 @@ __all__ = ["CHECKS", "FINDING_IDS", "gather", "run_checks", "status_of"]
 #: id → (group, check).  The order is the order of the report.
 CHECKS: dict[str, tuple[str, t.Callable[[Context], list[Finding]]]] = {
     "environment": ("Environment", check_environment),
-    "user-namespace": ("Environment", check_user_namespace),
+    "user-namespace": ("Environment", when_daemon_runs(check_user_namespace)),
     "tmpdir": ("Environment", check_tmpdir),
     "unix-sockets": ("Environment", check_unix_sockets),
     "container": ("Shared container", check_container),
@@ -46,7 +47,8 @@ CHECKS: dict[str, tuple[str, t.Callable[[Context], list[Finding]]]] = {
     "path-budget": ("Outcome", check_path_budget),
     "sockets": ("Sockets", check_sockets),
     "socket-owner": ("Sockets", check_socket_owner),
-    "daemon": ("Daemon", check_daemon),
+    "daemon-enabled": ("Daemon", check_daemon_enabled),
+    "daemon": ("Daemon", when_daemon_runs(check_daemon)),
     "native-cache": ("Native cache", check_native_cache),
     "leftovers": ("Leftovers", check_leftovers),
     "boot-persistence": ("Boot", check_boot_persistence),
@@ -59,7 +61,7 @@ FINDING_IDS = {
     "unix-sockets": ("unix-sockets",), "workspace-data": ("workspace-data",),
     "container": ("container",), "levels": ("ancestry", "private-levels"), "outcome": ("outcome",),
     "configuration": ("configuration",), "path-budget": ("path-budget",), "sockets": ("sockets",),
-    "socket-owner": ("socket-owner",), "daemon": ("daemon-record", "daemon-disabled", "daemon-error"),
+    "socket-owner": ("socket-owner",), "daemon-enabled": ("daemon-enabled",), "daemon": ("daemon-record", "daemon-disabled", "daemon-error"),
     "native-cache": ("native-cache",), "leftovers": ("leftovers",), "boot-persistence": ("boot-persistence",),
 }
 

@@ -13,6 +13,7 @@ from ._pathname import is_absolute, normalize, resolve
 from .host_overrides import Platform
 
 __all__ = [
+    "DAEMON_SWITCH_VARIABLES",
     "RELEVANT_VARIABLES",
     "Environment",
     "Variable",
@@ -44,6 +45,32 @@ RELEVANT_VARIABLES = (
     "CODEX_SANDBOX_NETWORK_DISABLED",
     "CURSOR_SANDBOX",
 )
+
+#: Variables Nx's client reads only to decide whether its daemon is on (``nxsock.core.daemon_switch``): the CI
+#: markers of ``isCI()`` and the binding loader's ``NAPI_RS_FORCE_WASI``.  Reported and read from ``.env`` files like
+#: the others, but no place Nx puts anything depends on them, so the trust rule does not judge them.
+DAEMON_SWITCH_VARIABLES = (
+    "CI",
+    "TF_BUILD",
+    "GITHUB_ACTIONS",
+    "BUILDKITE",
+    "CIRCLECI",
+    "CIRRUS_CI",
+    "TRAVIS",
+    "bamboo.buildKey",
+    "bamboo_buildKey",
+    "CODEBUILD_BUILD_ID",
+    "GITLAB_CI",
+    "HEROKU_TEST_RUN_ID",
+    "BUILD_ID",
+    "BUILD_NUMBER",
+    "BUILD_BUILDID",
+    "TEAMCITY_VERSION",
+    "JENKINS_URL",
+    "HUDSON_URL",
+    "NAPI_RS_FORCE_WASI",
+)
+
 
 class Variable(t.NamedTuple):
     """A variable's value and where it came from: ``environment``, an option, or a ``.env`` path."""

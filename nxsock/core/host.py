@@ -8,7 +8,7 @@ import os
 import typing as t
 
 from .dotenv import load_dotenv_variables
-from .environment import RELEVANT_VARIABLES, Environment, Variable
+from .environment import DAEMON_SWITCH_VARIABLES, RELEVANT_VARIABLES, Environment, Variable
 from .fsview import FsView
 from .workspace import find_workspace_root, read_nx_version
 
@@ -128,7 +128,8 @@ def host_environment(
         uid, gid, groups = os.getuid(), os.getgid(), tuple(os.getgroups())
     else:  # another user's view of this host: their primary group only
         gid, groups = (uid if passwd_gid is None else passwd_gid), ()
-    variables = {k: Variable(v, "environment") for k, v in environ.items() if k in RELEVANT_VARIABLES}
+    read = (*RELEVANT_VARIABLES, *DAEMON_SWITCH_VARIABLES)
+    variables = {k: Variable(v, "environment") for k, v in environ.items() if k in read}
     for name, value in (("HOME", home), ("TMPDIR", tmpdir)):
         if value is not None:
             variables[name] = Variable(value, f"--{name.lower()}")
@@ -137,7 +138,7 @@ def host_environment(
     else:
         root, source = find_workspace_root(view, cwd, environ.get("NX_WORKSPACE_ROOT_PATH"))
     plain = {k: v.value for k, v in variables.items()}
-    for key, var in load_dotenv_variables(view, root, {**environ, **plain}, RELEVANT_VARIABLES).items():
+    for key, var in load_dotenv_variables(view, root, {**environ, **plain}, read).items():
         variables[key] = var
     installed = read_nx_version(view, root)
     steered = _steering(variables, uid)

@@ -80,6 +80,7 @@ class ReleaseRules(t.NamedTuple):
     # -- the daemon's client
     client_socket_check: bool  # connectToDaemonSocket: refuse a recorded socket in an unsafe directory
     sandboxed_error_spares_marker: bool  # with a sandbox marker set, an internal daemon error disables it for that run only
+    sandbox_disables_daemon: bool  # DaemonClient.enabled(): an agent sandbox's variable turns the daemon off (unless NX_DAEMON=true)
     # -- the data directories
     untrusted_data_dir_refused: bool  # UntrustedDataDirectoryError for NX_WORKSPACE_DATA_DIRECTORY / NX_CACHE_DIRECTORY
     shared_data_home_test: str | None  # "same-path" | "at-or-under": when ~/.nx is too close to /tmp for shared data
@@ -117,6 +118,7 @@ BASELINE: dict[str, object] = {
     "empty_home_uses_passwd": False,
     "client_socket_check": False,
     "sandboxed_error_spares_marker": False,
+    "sandbox_disables_daemon": True,
     "untrusted_data_dir_refused": False,
     "shared_data_home_test": None,
     "cache_key_hashes_binding": False,
@@ -135,6 +137,7 @@ CHANGES: tuple[Change, ...] = (
     Change("23.1.2", "cache_freshness_by_mtime", True, "native/index.js: isFresh needs size and mtime"),
     Change("23.1.2", "socket_mode", 0o600, "daemon/server: chmod of the socket after listen"),
     Change("23.2.0", "sandboxed_error_spares_marker", True, "project-graph.js: disableDaemonForThisProcess when isSandbox()"),
+    Change("23.2.0", "sandbox_disables_daemon", False, "daemon/client/client.js: enabled() no longer asks isSandbox()"),
     Change("23.2.0", "shared_data_home_test", "same-path", "utils/cache-directory.js: homeDirIsDistinctFromSharedTmp, same path only"),
     Change("24.0.0", "generation", "native", "the socket paths come from the binding (resolveDaemonSocketPath)"),
     Change("24.0.0", "native_sockets", True, "the socket paths come from the binding"),

@@ -69,7 +69,8 @@ CONFIGURED_VARIABLES = (
 )
 #: Variables a remedy may unset or export (a directory for the first ones, ``true`` for the last).
 _EXPORTABLE_DIRS = ("NX_SOCKET_DIR", "NX_NATIVE_FILE_CACHE_DIRECTORY", "NX_WORKSPACE_DATA_DIRECTORY")
-_EXPORTABLE_FLAGS = {"NX_SKIP_NATIVE_FILE_CACHE": "true", "NX_DAEMON": "false", "NX_ISOLATE_PLUGINS": "false"}
+#: The flags a remedy may export, each with the values nxsock suggests (NX_DAEMON=true: where only it turns the daemon on).
+_EXPORTABLE_FLAGS = {"NX_SKIP_NATIVE_FILE_CACHE": ("true",), "NX_DAEMON": ("false", "true"), "NX_ISOLATE_PLUGINS": ("false",)}
 _UNSETTABLE = (*CONFIGURED_VARIABLES, "NX_CACHE_DIRECTORY", "TMPDIR", "TMP", "TEMP", "NX_SKIP_NATIVE_FILE_CACHE")
 #: The ``nxsock paths --format`` values that write a sandbox's allowlist (read-only: they print, they change nothing).
 ALLOWLIST_FORMATS = ("text", "srt", "claude", "codex", "codex-profile", "seatbelt", "bwrap", "docker", "flatpak")
@@ -520,7 +521,7 @@ def _step_problem(policy: Policy, step: Step, earlier: t.Sequence[Step]) -> tupl
         return None, step._replace(needs_root=False)
     if verb == "export":
         if step.variable in _EXPORTABLE_FLAGS:
-            ok = step.value == _EXPORTABLE_FLAGS[step.variable]
+            ok = step.value in _EXPORTABLE_FLAGS[step.variable]
             return (None if ok else f"{step.variable}={step.value!r} is not a setting nxsock suggests"), step._replace(needs_root=False)
         if step.variable not in _EXPORTABLE_DIRS or step.value is None:
             return f"{step.variable} is not a variable nxsock suggests", step

@@ -13,6 +13,8 @@ import typing as t
 from . import layout
 from ._pathname import dirname, is_absolute, join
 from ._pathname import resolve as resolve_path
+from .daemon_switch import DaemonSwitch
+from .daemon_switch import judge as _judge_daemon
 from .environment import Environment, Variable, home_directory
 from .fsview import Entry, FsView, errno_name
 from .guards import (
@@ -155,6 +157,7 @@ class Resolution(t.NamedTuple):
     allowlist: Allowlist
     rules: ReleaseRules  # the release table's rules this prediction followed
     user_namespace_sandbox: SandboxDaemon | None = None  # Linux: whether the daemon serves a client inside bwrap/srt/codex
+    daemon: DaemonSwitch | None = None  # whether Nx's client uses its daemon at all, and why not (core/daemon_switch.py)
 
 
 class _Roots(t.NamedTuple):
@@ -190,8 +193,10 @@ def resolve(env: Environment, view: FsView, *, layout_override: str | None = Non
     rules = rules_in_force(env, layout_override)
     sim = Simulation(view, env.uid, env.gid, env.groups, env.umask)
     data = _workspace_data(env, view, rules)
+    # The release in hand decides, whatever layout --layout forces.
+    switch = _judge_daemon(env, view, rules_for(env.nx_version), data.daemon_dir)
     if env.platform == "win32":
-        return _resolve_windows(env, rules, data)
+        return _resolve_windows(env, rules, data)._replace(daemon=switch)
     native_cache = _native_cache(env, sim, rules)
     if not rules.current_layout:
         root, sockets = _legacy_sockets(env, sim, data)
@@ -221,6 +226,7 @@ def resolve(env: Environment, view: FsView, *, layout_override: str | None = Non
         user_namespace_sandbox=judge_sandbox(view, env.uid, env.gid, env.nx_version, data.daemon_dir)
         if env.platform == "linux"
         else None,
+        daemon=switch,
     )
 
 

@@ -31,8 +31,8 @@ from .emit import node_path as _p
 if t.TYPE_CHECKING:
     from ..core.wording import RemedyContext
 
-__all__ = ["paths_document", "paths_exit_code", "print_paths_json", "refusal_json", "remedy_context", "withheld_reason",
-           "withhold_values"]
+__all__ = ["daemon_json", "paths_document", "paths_exit_code", "print_paths_json", "refusal_json", "remedy_context",
+           "withheld_reason", "withhold_values"]
 
 
 def remedy_context(resolution: Resolution, view: FsView | None = None) -> RemedyContext:
@@ -204,6 +204,7 @@ def paths_document(resolution: Resolution, view: FsView | None = None) -> Json:
             "client_refusal": None if record.client_refusal is None else _client_refusal_json(record.client_refusal, ctx(), sandbox),
         },
         "user_namespace_sandbox": _sandbox_json(resolution, ctx),
+        "daemon": daemon_json(resolution),
         "actions": [{"verb": a.verb, "path": _p(a.path), "mode": format_mode(a.mode)} for a in resolution.actions],
         "allowlist": {
             "write": [_p(p) for p in resolution.allowlist.write],
@@ -232,6 +233,14 @@ def withhold_values(value: t.Any, withheld: t.Sequence[tuple[str, str]]) -> t.An
     if isinstance(value, list):
         return [withhold_values(v, withheld) for v in value]
     return value
+
+
+def daemon_json(resolution: Resolution) -> Json:
+    """Whether Nx's client uses its daemon, as the release in hand decides, and every cause that keeps it off."""
+    verdict = resolution.daemon
+    if verdict is None:  # a Resolution made by hand, not by resolve()
+        return {"enabled": None, "reasons": []}
+    return {"enabled": verdict.enabled, "reasons": list(verdict.reasons)}
 
 
 def _client_refusal_json(refusal: Refusal, ctx: RemedyContext, sandbox: SandboxDaemon | None) -> Json:

@@ -112,6 +112,10 @@ def render_paths(resolution: Resolution) -> None:
     for name, var in sorted(env.variables.items()):
         if name.startswith("NX_"):
             out.print(Text(f"  {printable(name)}={printable(var.value)}  (from {printable(var.source)})", style="dim"))
+    daemon = doc["daemon"]
+    if daemon["enabled"] is not None:
+        out.print(Text("Daemon: on" if daemon["enabled"] else "Daemon: off (" + ", ".join(daemon["reasons"]) + "): `nxsock doctor` says why",
+                       style="" if daemon["enabled"] else "yellow"))
     out.print()
 
     root = doc["socket_root"]

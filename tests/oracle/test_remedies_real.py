@@ -106,10 +106,11 @@ STALE = State("stale-record-after-kill-9", "", "daemon-record", lambda r: r == "
 
 
 def prove(state: State, version: str, **extra: t.Any) -> dict[str, t.Any]:
+    # NX_DAEMON=true: these states are about the real daemon, which Nx (and so doctor) keeps off in a container.
     nx = install_nx(version)
     python, pylib = stage_nxsock()
     ws = state.workspace
-    config = {"uid": USER, "workspace": ws, "nx": str(nx), "python": python, "pylib": pylib, "env": dict(state.env),
+    config = {"uid": USER, "workspace": ws, "nx": str(nx), "python": python, "pylib": pylib, "env": {"NX_DAEMON": "true", **state.env},
               "finding": state.finding, "kill9": state is STALE, "allowed": list(state.allowed_after), **extra}
     q = shlex.quote
     script = f"""

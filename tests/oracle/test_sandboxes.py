@@ -95,7 +95,7 @@ REFUSED_SCRIPT = f"""cd {WS}
 NX_DAEMON=true timeout -s KILL {CLIENT_BOUND} {NX} show projects >/dev/null 2>&1; echo "@@SHOW $?"
 node -e {shlex.quote(RAW_CONNECT)} {DATA_D}/server-process.json
 echo "@@RECEIVED $({RECEIVED})"
-echo "@@DOCTOR $($NXSOCK doctor --json --only daemon-record --only sandbox-daemon)"
+echo "@@DOCTOR $(NX_DAEMON=true $NXSOCK doctor --json --only daemon-record --only sandbox-daemon)"
 pid=$({PID}); [ -n "$pid" ] && kill "$pid"
 true
 """

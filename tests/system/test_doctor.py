@@ -132,13 +132,16 @@ class TestStates:
     def test_the_disabled_marker_is_reported_with_its_reason_until_removed(self) -> None:
         d = f"{WS}/.nx/workspace-data/d"
         setup = (f"install -d -m 0700 -o {USER} {d}; echo 'inotify_add_watch failed' > {d}/disabled; "
-                 f"echo 'Error: listen EACCES: permission denied {d}/d.sock' > {d}/daemon-error.log; chown -R {USER} {d}")
-        document, _ = doctor(setup)
+                 f"echo 'Error: listen EACCES: permission denied {d}/d.sock' > {d}/daemon-error.log; chown -R {USER} {d}; "
+                 f"install -d {WS}/node_modules/nx; echo '{{\"version\": \"24.0.6\"}}' > {WS}/node_modules/nx/package.json")
+        # Nx installed and NX_DAEMON=true (this host may be a container): the marker is all that keeps the daemon off.
+        on = {"NX_DAEMON": "true"}
+        document, _ = doctor(setup, env=on)
         marker = finding(document, "daemon-disabled")
         assert marker["detail"] == ["inotify_add_watch failed"] and marker["remedy"] == f"rm -- {d}/disabled"
         log = next(f for f in document["findings"] if f["id"] == "daemon-error")
         assert "refused by a permission or policy" in log["message"]
-        fixed, _ = doctor(f"{setup}; rm {d}/disabled")
+        fixed, _ = doctor(f"{setup}; rm {d}/disabled", env=on)
         assert not [p for p in problems(fixed) if p[0] == "daemon-disabled"]
 
     def test_a_dead_daemon_record_is_reported(self) -> None:

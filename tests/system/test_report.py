@@ -33,14 +33,16 @@ WS = "/tmp/ada-work/we`ir|d%25 ``x\n## planted heading\x1b[31m"
 
 
 REASON = "```\n# planted\n<script>alert(1)</script> | a | b |\x1b]0;title\x07\n~~~"
-ENV = {"HOME": HOME, "USER": NAME, "LOGNAME": NAME}
+#: NX_DAEMON=true and Nx installed: the marker is all that keeps the daemon off, even on a host that is a container.
+ENV = {"HOME": HOME, "USER": NAME, "LOGNAME": NAME, "NX_DAEMON": "true"}
 
 
 def _setup() -> str:
     ws, d = shlex.quote(WS), shlex.quote(f"{WS}/.nx/workspace-data/d")
     return (f"install -d -o {USER} -g {USER} {HOME}; install -d -o {USER} -g {USER} /tmp/ada-work {ws}; "
             f"echo '{{}}' > {ws}/nx.json; install -d -o {USER} {ws}/.nx {ws}/.nx/workspace-data; install -d -m 0700 -o {USER} {d}; "
-            f"printf %s {shlex.quote(REASON)} > {d}/disabled; chown -R {USER}:{USER} {ws}")
+            f"printf %s {shlex.quote(REASON)} > {d}/disabled; install -d {ws}/node_modules/nx; "
+            f"echo '{{\"version\": \"24.0.6\"}}' > {ws}/node_modules/nx/package.json; chown -R {USER}:{USER} {ws}")
 
 
 def _doctor(*args: str) -> t.Any:

@@ -29,7 +29,8 @@ class TestLiveUserNamespace:
                   "open(sys.argv[1]+'.up','w').close(); time.sleep(30)")
         post = (f"cd {ws}; {as_user_prefix()} {python} -c \"{listen}\" {d}/d.sock & listener=$!; "
                 f"for i in $(seq 50); do [ -e {d}/d.sock.up ] && break; sleep 0.1; done; "
-                f"{as_user_prefix()} unshare -U --map-current-user env PYTHONPATH={pylib} {python} -m nxsock doctor --json "
+                # NX_DAEMON=true: Nx would use its daemon here even if this host is a container
+                f"{as_user_prefix()} unshare -U --map-current-user env PYTHONPATH={pylib} NX_DAEMON=true {python} -m nxsock doctor --json "
                 f"--only daemon-record --only sandbox-daemon; kill $listener")
         result = run_as_user(setup, ["--version"], post=post)
         findings = parsed(result.post, "doctor")["findings"]
