@@ -25,7 +25,7 @@ from system.test_hostile import COUNTS, HEX20, HOME, OLD, STALE, P, U, _legacy_s
 WS = f"{HOME}/ws"
 PEER_WS = f"/home/u{P}/ws"
 SOCKS = f"/tmp/.nx/{U}/sockets"
-TIME_LIMIT = 10  # seconds; a command past it has hung
+TIME_LIMIT = 30  # seconds; a command past it has hung (a loaded 2-core machine takes a few)
 EXIT_CODES = {0, 1, 2, 73, 77, 78}
 
 
@@ -434,7 +434,8 @@ class TestFloods:
         assert violations(cells) == []
         human, machine = cells[0], cells[1]
         print(f"flood: reset {human.elapsed_ms} ms, reset --json {machine.elapsed_ms} ms, {len(human.stdout.splitlines())} lines")
-        assert human.elapsed_ms < 6000 and machine.elapsed_ms < 6000
+        # A hang guard, not a speed test: the flood costs about a second; a line a entry (quadratic) would be minutes.
+        assert human.elapsed_ms < 30_000 and machine.elapsed_ms < 30_000
         assert len(human.stdout.splitlines()) < 50 and "99990 entries owned by other users" in human.stdout
         kept = document(machine)["kept"]
         assert len(kept) <= 11 and sum(k["count"] for k in kept) == 100000

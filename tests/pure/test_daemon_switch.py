@@ -97,7 +97,7 @@ class TestNxJson:
                      "//\n" * 300_000 + "{,}"):
             started = time.monotonic()
             assert verdict(nx_json=text) == (True, ()), text[:40]
-            assert time.monotonic() - started < 2, text[:40]
+            assert time.monotonic() - started < 20, text[:40]  # a hang guard: linear is milliseconds, quadratic hours
 
     def test_absent(self) -> None:
         assert verdict(nx_json=None) == (False, ("no-nx-json",))

@@ -177,7 +177,7 @@ def test_doctor_never_blocks_or_changes_anything_while_the_container_flips() -> 
             start = time.monotonic()
             result = runner.invoke(cli, ["doctor", "--json", "--only", "container", "--only", "ancestry", "--only", "outcome"])
             documents.write(result.stdout)
-            slow += time.monotonic() - start > 5
+            slow += time.monotonic() - start > 30  # blocked on the FIFO, not merely slow on a loaded machine
             errors += result.exit_code not in (0, 1)
         print("violations", slow + errors)
     """)
