@@ -72,6 +72,9 @@ class Environment(t.NamedTuple):
     #: Why nothing may be acted on for this uid: a variable nxsock reads is set in a file the trust rule refuses
     #: (another user's ``.env``), so Nx's levels are where that user says; judged when the snapshot is taken.
     steered: str | None = None
+    #: A ``version`` that is not a version by semver's grammar, and where it was read (``--nx-version`` or the
+    #: ``package.json``): kept to be reported, escaped, never used — ``nx_version`` is then ``None``.
+    nx_version_rejected: tuple[str, str] | None = None
 
     def get(self, name: str) -> str | None:
         """A variable's value, or ``None`` when unset."""

@@ -11,7 +11,7 @@ import errno as _errno
 import typing as t
 
 from . import layout
-from ._pathname import dirname, is_absolute, join
+from ._pathname import basename, dirname, is_absolute, join
 from ._pathname import resolve as resolve_path
 from .environment import Environment, Variable, home_directory
 from .fsview import Entry, FsView, errno_name
@@ -28,7 +28,7 @@ from .guards import (
 )
 from .host_overrides import Layout
 from .json_input import JsonInputError, parse_json
-from .releases import NEWEST_KNOWN, Generation, ReleaseRules, rules_for, rules_of_generation
+from .releases import NEWEST_KNOWN, Generation, ReleaseRules, is_version, rules_for, rules_of_generation
 from .sandbox_daemon import SandboxDaemon, client_refusal, judge_sandbox
 
 __all__ = [
@@ -312,8 +312,19 @@ def legacy_cache_name(env: Environment, version: str) -> str:
     return "nx-native-file-cache-" + layout.short_hash(parts, 7)
 
 
+def _cache_version(env: Environment, rules: ReleaseRules) -> str:
+    """The version the cache directory is named after: the installed one when it is a version, else the release's.
+
+    The snapshot already refuses a ``version`` that is not one
+    (``Environment.nx_version_rejected``); this is the second look, where the
+    name becomes a path.
+    """
+    version = env.nx_version
+    return version if version is not None and is_version(version) else rules.release
+
+
 def _native_cache(env: Environment, sim: Simulation, rules: ReleaseRules) -> NativeCache:
-    version = env.nx_version or rules.release
+    version = _cache_version(env, rules)
     configured = env.nonempty("NX_NATIVE_FILE_CACHE_DIRECTORY")
     if not rules.current_layout:
         # One flat directory of ``<version>-<file>`` entries, created at the umask, nothing judged.
@@ -337,6 +348,8 @@ def _native_cache(env: Environment, sim: Simulation, rules: ReleaseRules) -> Nat
         return NativeCache(directory, None, (), True, directory)
     roots = _roots(env, rules)
     version_dir = join(roots.native_cache, version)
+    if dirname(version_dir) != roots.native_cache or basename(version_dir) != version:  # never reached: is_version holds
+        return NativeCache(None, "the version is not a plain name", (), False, roots.native_cache)
     refusal = establish_shared_root(sim, roots.container)
     for level in (roots.user, roots.native_cache, version_dir):
         refusal = refusal or establish_private_dir(sim, level)
@@ -695,7 +708,7 @@ def _resolve_windows(env: Environment, rules: ReleaseRules, data: WorkspaceData)
             else:
                 spot = _Spot(tier, root_dir, ntpath.join(root_dir, leaves[kind]))
             sockets[kind] = _placement(kind, spot, rules, "\\", layout.PIPE_PREFIX, env.username or "")
-    version = env.nx_version or rules.release
+    version = _cache_version(env, rules)
     configured_cache = env.nonempty("NX_NATIVE_FILE_CACHE_DIRECTORY")
     if env.get("NX_SKIP_NATIVE_FILE_CACHE") == "true":
         cache = NativeCache(None, "NX_SKIP_NATIVE_FILE_CACHE=true", (), False)
