@@ -354,6 +354,8 @@ def _nx_file_in_configured(policy: Policy, path: str) -> bool:
     """A socket or cache entry Nx wrote directly in a configured directory: Nx's own file, not the directory."""
     parent = dirname(path)
     name = path.rsplit("/", 1)[-1]
+    if parent in SYSTEM_PATHS:  # ``NX_SOCKET_DIR=/tmp`` or ``/etc``: Nx refuses it, and what lies there is not Nx's
+        return False
     for variable, directory, real in policy.configured:
         if parent not in (directory, real):
             continue

@@ -11,7 +11,7 @@ import errno as _errno
 import typing as t
 
 from . import layout
-from ._pathname import basename, dirname, is_absolute, join
+from ._pathname import basename, dirname, is_absolute, join, normalize
 from ._pathname import resolve as resolve_path
 from .environment import Environment, Variable, home_directory
 from .fsview import Entry, FsView, errno_name
@@ -780,6 +780,11 @@ def _daemon_record(view: FsView, daemon_dir: str, uid: int, rules: ReleaseRules)
     pid = pid if isinstance(pid, int) and not isinstance(pid, bool) else None
     socket_path = data.get("socketPath")
     socket_path = socket_path if isinstance(socket_path, str) and is_absolute(socket_path) else None
+    if socket_path is not None and (normalize(socket_path) != socket_path or "\0" in socket_path or not socket_path.endswith(".sock")):
+        # Whoever wrote the record chose it: a path that climbs (``..``) or names no socket is not Nx's, and no directory
+        # is surveyed, probed or offered from it.
+        return DaemonRecord(file=path, problem="names a socketPath that is not a plain path to a socket",
+                            client_checks_socket=rules.client_socket_check)
     version = data.get("nxVersion")
     version = version if isinstance(version, str) else None
     alive = view.pid_alive(pid) if pid is not None else None
