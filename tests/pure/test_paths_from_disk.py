@@ -7,6 +7,7 @@ directory ``/tmp/.nx`` (and ``doctor`` offered ``chmod 0700`` of it); one of
 from __future__ import annotations
 
 import json
+import typing as t
 
 import pytest
 from conftest import PEER, USER, environment, machine
@@ -110,7 +111,12 @@ class TestThePolicyKnowsTheSharedContainer:
         assert not _shown(Step("chmod", "/tmp/.nx", mode=0o700), 0, TMPDIR="/tmp/")
         assert not isinstance(vet(Remedy((Step("remove-tree", "/tmp/.nx"),), "x"), _policy(0)), Remedy)
 
-    def test_the_acting_code_refuses_it_too_before_touching_anything(self) -> None:
+    def test_the_acting_code_refuses_it_too_before_touching_anything(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        def reached(*args: object, **kwargs: object) -> t.NoReturn:
+            raise AssertionError(f"the acting code went to the disk: {args}")
+
+        monkeypatch.setattr(acting, "_on_the_entry", reached)  # a regression fails here, never on the machine's /tmp/.nx
+        monkeypatch.setattr(acting, "_parent_of", reached)
         assert (acting.change_mode("/tmp/.nx", 0o700, 0) or "").startswith("refused: ")
         assert (acting.change_owner("/tmp/.nx", USER, USER, 0) or "").startswith("refused: ")
         assert (acting.create_directory("/tmp/.nx", 0o700, 0) or "").startswith("refused: ")
