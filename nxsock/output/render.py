@@ -7,6 +7,7 @@ with a newline or a terminal escape in it cannot forge output.
 
 from __future__ import annotations
 
+import json
 import typing as t
 
 from rich.console import Console
@@ -100,6 +101,8 @@ def render_paths(resolution: Resolution) -> None:
     refusals = _Refusals(out)
     env = resolution.environment
     version = env.nx_version or ("not given (--nx-version)" if env.simulated else "not installed")
+    if env.nx_version_rejected is not None:  # quoted as JSON: one line, whatever the file holds
+        version = f"unknown: {json.dumps(env.nx_version_rejected[0][:60])} in {env.nx_version_rejected[1]} is not a version"
     assumed = ""
     if resolution.layout_assumed:
         newer = f"{printable(env.nx_version)} is newer than any it knows" if env.nx_version else "no version known"
