@@ -32,10 +32,10 @@ from .findings import (
 
 
 def quoted_value(text: str, limit: int = 60) -> str:
-    """A value read from disk as one short line: JSON-quoted (controls, quotes, non-ASCII escaped), cut at *limit*."""
-    import json
+    """A value read from disk as one short line, quoted: controls, C1 and format characters shown as escapes."""
+    from ..core.terminal import printable
 
-    return json.dumps(text[:limit]) + ("…" if len(text) > limit else "")
+    return '"' + printable(text[:limit]) + '"' + ("…" if len(text) > limit else "")
 
 
 __all__ = ["check_configuration", "check_container", "check_environment", "check_levels", "check_outcome", "check_path_budget", "check_tmpdir", "check_user_namespace"]

@@ -200,7 +200,7 @@ def resolve(env: Environment, view: FsView, *, layout_override: str | None = Non
     record = _daemon_record(view, data.daemon_dir, env.uid, rules)
     sockets = dict(sockets)
     daemon = sockets["daemon"]
-    if record is not None and record.socket_path:
+    if record is not None and record.socket_path and record.problem is None:
         daemon = daemon._replace(path=record.socket_path, dir=dirname(record.socket_path), client_refusal=record.client_refusal)
     elif rules.client_socket_check and daemon.root is not None:
         daemon = daemon._replace(client_refusal=_predicted_client_refusal(env, view, daemon))
@@ -781,12 +781,12 @@ def _daemon_record(view: FsView, daemon_dir: str, uid: int, rules: ReleaseRules)
     socket_path = data.get("socketPath")
     socket_path = socket_path if isinstance(socket_path, str) and is_absolute(socket_path) else None
     if socket_path is not None and (normalize(socket_path) != socket_path or "\0" in socket_path or not socket_path.endswith(".sock")):
-        # Whoever wrote the record chose it: a path that climbs (``..``) or names no socket is not Nx's, and no directory
-        # is surveyed, probed or offered from it.
-        return DaemonRecord(file=path, problem="names a socketPath that is not a plain path to a socket",
+        # Whoever wrote the record chose it: a path that climbs (``..``) or names no socket is not Nx's.  It is
+        # reported as the record's problem; nothing is probed, surveyed or offered from it.
+        return DaemonRecord(file=path, pid=pid, socket_path=socket_path, problem="names a socketPath that is not a plain path to a socket",
                             client_checks_socket=rules.client_socket_check)
     version = data.get("nxVersion")
-    version = version if isinstance(version, str) else None
+    version = version if isinstance(version, str) and is_version(version) else None  # a version, or not known
     alive = view.pid_alive(pid) if pid is not None else None
     connect = view.probe_socket(socket_path) if socket_path is not None else None
     refusal = None

@@ -7,7 +7,6 @@ with a newline or a terminal escape in it cannot forge output.
 
 from __future__ import annotations
 
-import json
 import typing as t
 
 from rich.console import Console
@@ -102,7 +101,7 @@ def render_paths(resolution: Resolution) -> None:
     env = resolution.environment
     version = env.nx_version or ("not given (--nx-version)" if env.simulated else "not installed")
     if env.nx_version_rejected is not None:  # quoted as JSON: one line, whatever the file holds
-        version = f"unknown: {json.dumps(env.nx_version_rejected[0][:60])} in {env.nx_version_rejected[1]} is not a version"
+        version = f'unknown: "{env.nx_version_rejected[0][:60]}" in {env.nx_version_rejected[1]} is not a version'
     assumed = ""
     if resolution.layout_assumed:
         newer = f"{printable(env.nx_version)} is newer than any it knows" if env.nx_version else "no version known"
@@ -174,7 +173,8 @@ def render_paths(resolution: Resolution) -> None:
     if record:
         state = {True: "alive", False: "not running", None: "unknown"}[record["alive"]]
         if record["problem"]:
-            out.print(Text(f"Daemon record: {printable(record['file'])} {printable(record['problem'])}", style="yellow"))
+            named = f": {printable(record['socket_path'])}" if record["socket_path"] else ""
+            out.print(Text(f"Daemon record: {printable(record['file'])} {printable(record['problem'])}{named}", style="yellow"))
         else:
             answer = {"answers": "answers", "ECONNREFUSED": "stale: nothing listens (ECONNREFUSED)"}.get(
                 record["connect"], record["connect"] or "not probed"

@@ -140,3 +140,38 @@ class TestACreateIsVettedLikeEveryStep:
         assert not _shown(Step("create", "/tmp/other", mode=0o700), USER, TMPDIR="/tmp/missing")
         assert not _shown(Step("create", "/etc/nologin"), 0, TMPDIR="/etc/nologin")
         assert not _shown(Step("create", "/var/tmp"), 0, TMPDIR="/var/tmp")
+
+
+class TestTheDaemonsRecordNamesNoPlace:
+    """``server-process.json`` is written by whoever can write ``<workspace-data>/d``: its fields are data, not places."""
+
+    D = f"{WS}/.nx/workspace-data/d"
+
+    def _resolved(self, record: dict[str, object], uid: int = USER, **variables: str):  # type: ignore[no-untyped-def]
+        view = machine({**PROVISIONED, f"{WS}/.nx": Entry("dir", USER, USER, 0o755),
+                        f"{WS}/.nx/workspace-data": Entry("dir", USER, USER, 0o755), self.D: Entry("dir", USER, USER, 0o700),
+                        "/etc": Entry("dir", 0, 0, 0o755), "/etc/x.sock": Entry("socket", PEER, PEER, 0o600),
+                        f"{self.D}/server-process.json": Entry("file", USER, USER, 0o644)},
+                       files={f"{self.D}/server-process.json": json.dumps(record)})
+        return resolve(environment({"HOME": "/home/ada", **variables}, uid=uid, gid=uid), view), view
+
+    @pytest.mark.parametrize("socket_path", ["/tmp/.nx/1000/sockets/../../../../etc/x.sock", "/etc/x", "/etc//x.sock"])
+    def test_a_socket_path_that_climbs_or_names_no_socket_is_the_records_problem(self, socket_path: str) -> None:
+        resolution, _ = self._resolved({"processId": 2, "socketPath": socket_path, "nxVersion": "24.0.6"})
+        record = resolution.daemon_record
+        assert record is not None and record.problem is not None and record.socket_path == socket_path
+        assert resolution.sockets["daemon"].path != socket_path and record.connect is None
+
+    def test_a_recorded_socket_outside_the_socket_root_is_not_surveyed(self) -> None:
+        from nxsock.audit.checks_sockets import survey_sockets
+
+        resolution, view = self._resolved({"processId": 2, "socketPath": "/etc/x.sock"}, NX_SOCKET_DIR="/etc")
+        assert [path for path, _, _ in survey_sockets(resolution, view) if path.startswith("/etc")] == []
+
+    def test_a_system_directory_is_never_a_configured_one_whose_sockets_are_nx_s(self) -> None:
+        assert not _shown(Step("remove", "/etc/x.sock"), USER, NX_SOCKET_DIR="/etc")
+        assert not _shown(Step("remove", "/tmp/x.sock"), USER, NX_SOCKET_DIR="/tmp")
+
+    def test_a_recorded_version_that_is_none_is_not_known(self) -> None:
+        resolution, _ = self._resolved({"processId": 2, "socketPath": f"{self.D}/d.sock", "nxVersion": "../..\n"})
+        assert resolution.daemon_record is not None and resolution.daemon_record.nx_version is None

@@ -166,11 +166,12 @@ def judge(step: Step, policy: Policy) -> list[str]:
     socket_dir=values, cache_dir=values, data_dir=values, tmpdir=values,
     from_dotenv=st.booleans(),
     uid=st.sampled_from([USER, USER, 0]),
+    past_the_snapshot=st.booleans(),
 )
 def test_no_remedy_and_no_act_names_a_path_read_from_disk(
     version: str | None, record: tuple[str | None, int, str] | None, link: tuple[str, str, int] | None,
     container: int | None, container_owner: int, socket_dir: str | None, cache_dir: str | None, data_dir: str | None,
-    tmpdir: str | None, from_dotenv: bool, uid: int,
+    tmpdir: str | None, from_dotenv: bool, uid: int, past_the_snapshot: bool,
 ) -> None:
     """Whatever the checkout, the record, the variables and the links say, every step stays on the user's own levels."""
     view = view_of(version, record, link, container, container_owner)
@@ -184,6 +185,8 @@ def test_no_remedy_and_no_act_names_a_path_read_from_disk(
         env = env._replace(variables={k: Variable(v.value, f"{WS}/.env") if k != "HOME" else v for k, v in env.variables.items()})
     if version is not None and env.nx_version is not None:
         assert env.nx_version == version and "/" not in version and ".." not in version
+    if past_the_snapshot and version:  # a caller's own Environment: the resolver and the policy must hold without it
+        env = env._replace(nx_version=version, nx_version_rejected=None)
     recorder = Recorder()
     original = wording.vet
     wording.vet = recorder  # type: ignore[assignment]
@@ -208,5 +211,5 @@ def test_no_remedy_and_no_act_names_a_path_read_from_disk(
             again = vet(Remedy((step,), ""), policy)
             if isinstance(again, Remedy):
                 assert judge(again.steps[0], policy) == [], (render(again), judge(again.steps[0], policy))
-    for finding in findings:
+    for finding in findings if not past_the_snapshot else ():  # what the snapshot read is said in one line
         assert "\n" not in finding.message and "\x1b" not in finding.message, finding.message
