@@ -139,9 +139,11 @@ def judge(step: Step, policy: Policy) -> list[str]:
     temp = step.verb == "create" and path == policy.temp_dir and step.owner is None
     if not (path == "/tmp/.nx" or any(_beneath(path, top) for top in own) or in_configured or temp):
         problems.append(f"{step.verb} outside the user's Nx levels: {path!r}")
-    for target in TARGETS:
-        if _beneath(path, target) or _beneath(target, path):
+    for target in TARGETS:  # a socket Nx binds in the directory the user's own NX_SOCKET_DIR names is Nx's, wherever
+        if (_beneath(path, target) or _beneath(target, path)) and not in_configured:
             problems.append(f"{step.verb} names the target {target}: {path!r}")
+    if in_configured and dirname(path) in ("/", "/etc", "/tmp", "/usr", "/root"):
+        problems.append(f"a system directory taken for a configured one: {path!r}")
     if path == "/tmp/.nx":
         if step.verb == "chmod" and step.mode != 0o1777:
             problems.append(f"lowers /tmp/.nx to {step.mode:04o}")
@@ -156,7 +158,7 @@ def judge(step: Step, policy: Policy) -> list[str]:
     return problems
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     version=st.one_of(st.none(), versions),
     record=st.one_of(st.none(), st.tuples(socket_paths, st.integers(2, 99999), versions)),
