@@ -85,7 +85,8 @@ class TestAVersionThatIsNoneIsAFinding:
 
 def _policy(uid: int = USER, **variables: str):  # type: ignore[no-untyped-def]
     view = machine({**PROVISIONED, "/tmp/.nx/1000": Entry("dir", USER, USER, 0o700),
-                    "/home/ada/.ssh": Entry("dir", USER, USER, 0o700), "/etc": Entry("dir", 0, 0, 0o755)})
+                    "/home/ada/.ssh": Entry("dir", USER, USER, 0o700), "/etc": Entry("dir", 0, 0, 0o755),
+                    "/etc/x.sock": Entry("socket", USER, USER, 0o600), "/tmp/x.sock": Entry("socket", USER, USER, 0o600)})
     env = environment({"HOME": "/home/ada", **variables}, uid=uid, gid=uid)
     return context_for(resolve(env, view), view).policy
 
