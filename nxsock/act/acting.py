@@ -18,9 +18,10 @@ import os
 import stat
 import typing as t
 
-from ..core._pathname import basename, dirname
+from ..core._pathname import basename, dirname, normalize
 from ..core.fsview import errno_name
 from ..core.guards import Action, Refusal
+from ..core.layout import CONTAINER
 from ..core.trust import UntrustedPath, open_trusted_directory
 
 __all__ = [
@@ -247,6 +248,8 @@ def remove_tree(path: str, uid: int) -> str | None:
 def create_directory(path: str, mode: int | None, uid: int, owner: tuple[int, int] | None = None) -> str | None:
     """Create *path*: one level at *mode* (set through its descriptor and read back), or with no mode every
     missing level as ``mkdir -p`` does; an entry found there (someone made it since the audit) is refused."""
+    if normalize(path) in _SHARED_CONTAINERS and (mode is None or _container_refusal(path, mode=mode, owner=owner or (0, 0))):
+        return f"refused: {path} is the container every user shares; it is created 1777, for root or as Nx makes it"
     if mode is None:
         missing = []
         level = path
@@ -341,8 +344,26 @@ def _on_the_entry(path: str, uid: int, act: t.Callable[[int, bool], str | None])
         os.close(parent)
 
 
+#: The shared container under each spelling: whatever a plan says, it only ever becomes ``1777`` and root's.
+_SHARED_CONTAINERS = frozenset({CONTAINER, "/private/tmp/.nx"})
+
+
+def _container_refusal(path: str, mode: int | None = None, owner: tuple[int, int] | None = None) -> str | None:
+    """The last word on the shared container, after the policy's: no mode but ``1777``, no owner but root."""
+    if normalize(path) not in _SHARED_CONTAINERS:
+        return None
+    if mode is not None and mode & 0o7777 != 0o1777:
+        return f"refused: {path} is the container every user shares; its mode stays 1777"
+    if owner is not None and owner != (0, 0):
+        return f"refused: {path} is the container every user shares; it belongs to root or stays as it is"
+    return None
+
+
 def change_mode(path: str, mode: int, uid: int) -> str | None:
     """Set *path*'s mode through a descriptor of the very entry (never through a link) and read it back."""
+    refused = _container_refusal(path, mode=mode)
+    if refused is not None:
+        return refused
 
     def chmod(fd: int, by_path: bool) -> str | None:
         if by_path:
@@ -357,6 +378,9 @@ def change_mode(path: str, mode: int, uid: int) -> str | None:
 
 def change_owner(path: str, owner: int, group: int, uid: int) -> str | None:
     """Hand *path* to *owner*:*group* through a descriptor of the very entry, never following a link."""
+    refused = _container_refusal(path, owner=(owner, group))
+    if refused is not None:
+        return refused
 
     def chown(fd: int, by_path: bool) -> str | None:
         if by_path:

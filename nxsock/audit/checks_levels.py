@@ -30,6 +30,14 @@ from .findings import (
     refusal_finding,
 )
 
+
+def quoted_value(text: str, limit: int = 60) -> str:
+    """A value read from disk as one short line, quoted: controls, C1 and format characters shown as escapes."""
+    from ..core.terminal import printable
+
+    return '"' + printable(text[:limit]) + '"' + ("…" if len(text) > limit else "")
+
+
 __all__ = ["check_configuration", "check_container", "check_environment", "check_levels", "check_outcome", "check_path_budget", "check_tmpdir", "check_user_namespace"]
 
 
@@ -44,7 +52,13 @@ def check_environment(ctx: Context) -> list[Finding]:
         Finding("environment", "info", None, f"platform {env.platform}, uid {env.uid}, HOME {shown('HOME')}, "
                 f"TMPDIR {shown('TMPDIR')}, workspace {env.workspace_root} (found by {env.workspace_source})"),
     ]
-    if env.nx_version is None:
+    if env.nx_version_rejected is not None:
+        text, where = env.nx_version_rejected
+        found.append(Finding("environment", "warn", None if where == "--nx-version" else where,
+                             f"The version {quoted_value(text)} in {where} "
+                             f"is not a version: nxsock names nothing after it and predicts Nx {res.rules.release}.",
+                             hint="Reinstall Nx (npm ci); a package.json you did not write may be hostile."))
+    elif env.nx_version is None:
         found.append(Finding("environment", "info", env.workspace_root,
                              f"No Nx is installed in this workspace; predicted as Nx {res.rules.release}, the newest release nxsock knows.",
                              hint="Run nxsock in the workspace (or pass --workspace DIR), or pass --nx-version V to audit for that release."))

@@ -37,12 +37,18 @@ def _socket_dirs(res: Resolution, view: FsView) -> list[str]:
         if placement.root is None:
             continue
         if placement.dir is not None:
-            dirs.append(placement.dir)
+            # The daemon's directory may come from its record: surveyed only where Nx would place it, beneath the root.
+            if _beneath(placement.dir, placement.root):
+                dirs.append(placement.dir)
         else:  # per-run directories: every one under the root
             names = view.listdir(placement.root)
             if not isinstance(names, int):
                 dirs += [join(placement.root, n) for n in names if re.fullmatch(r"[0-9a-f]{20}", n)]
     return list(dict.fromkeys(dirs))
+
+
+def _beneath(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip("/") + "/")
 
 
 def survey_sockets(res: Resolution, view: FsView) -> list[tuple[str, Entry, str | None]]:

@@ -106,6 +106,9 @@ class Environment(t.NamedTuple):
     #: ``(expanded, written)`` text no public report may show expanded: what a ``.env`` the trust rule refuses drew
     #: from this process's environment (``${GITHUB_TOKEN}``), each to be shown as written (:func:`~nxsock.core.redaction.withhold`).
     withheld: tuple[tuple[str, str], ...] = ()
+    #: A ``version`` that is not a version by semver's grammar, and where it was read (``--nx-version`` or the
+    #: ``package.json``): kept to be reported, escaped, never used — ``nx_version`` is then ``None``.
+    nx_version_rejected: tuple[str, str] | None = None
 
     def get(self, name: str) -> str | None:
         """A variable's value, or ``None`` when unset."""

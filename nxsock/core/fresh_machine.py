@@ -4,6 +4,7 @@ from ._pathname import join, normalize
 from .environment import Environment, Variable, dirname_of
 from .fsview import Entry, MemoryView
 from .host_overrides import Platform
+from .workspace import checked_version
 
 __all__ = ["DARWIN_USER_TMPDIR", "fresh_environment", "fresh_machine"]
 
@@ -58,10 +59,11 @@ def fresh_environment(
         cwd=workspace,
         workspace_root=workspace,
         workspace_source=workspace_source,
-        nx_version=nx_version,
-        nx_version_source="--nx-version" if nx_version else None,
+        nx_version=checked_version(nx_version, "--nx-version")[0],
+        nx_version_source="--nx-version" if checked_version(nx_version, "--nx-version")[0] else None,
         variables=variables,
         simulated=True,
+        nx_version_rejected=checked_version(nx_version, "--nx-version")[1],
     )
 
 

@@ -7,10 +7,11 @@ other side, a machine that is not this one.
 import os
 import typing as t
 
+from ._pathname import join
 from .dotenv import load_dotenv_variables
 from .environment import DAEMON_SWITCH_VARIABLES, RELEVANT_VARIABLES, Environment, Variable
 from .fsview import FsView
-from .workspace import find_workspace_root, read_nx_version
+from .workspace import checked_version, find_workspace_root, read_nx_version
 
 __all__ = ["account", "host_environment"]
 
@@ -142,6 +143,8 @@ def host_environment(
         variables[key] = var
     installed = read_nx_version(view, root)
     steered = _steering(variables, uid)
+    manifest = join(root, "node_modules", "nx", "package.json")
+    chosen, rejected = checked_version(nx_version or installed, "--nx-version" if nx_version else manifest)
     return Environment(
         platform="darwin" if os.uname().sysname == "Darwin" else "linux",
         uid=uid,
@@ -152,10 +155,11 @@ def host_environment(
         cwd=cwd,
         workspace_root=root,
         workspace_source=source,
-        nx_version=nx_version or installed,
-        nx_version_source="--nx-version" if nx_version else ("installed" if installed else None),
+        nx_version=chosen,
+        nx_version_source=None if chosen is None else "--nx-version" if nx_version else "installed",
         variables=variables,
         umask=_umask(),
         steered=steered,
         withheld=() if steered is None else _withheld(variables, {**environ, **plain}, uid),
+        nx_version_rejected=rejected,
     )

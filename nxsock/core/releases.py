@@ -31,6 +31,7 @@ __all__ = [
     "NEWEST_KNOWN",
     "Change",
     "ReleaseRules",
+    "is_version",
     "parse_version",
     "rules_for",
     "rules_of_generation",
@@ -157,6 +158,29 @@ CHANGES: tuple[Change, ...] = (
     Change("24.0.6", "shared_data_home_test", "at-or-under", "utils/nx-tmp-dir.js: homeDirIsDistinctFromSharedTmp, at or under /tmp"),
     Change("24.0.6", "cache_entry_trust_checked", True, "native/index.js: isTrustedCacheEntry"),
 )
+
+
+#: A version as npm's ``semver.valid`` accepts it (a leading ``v`` or ``=`` as its loose form does): three numbers
+#: without leading zeros, then ``-pre.release`` and ``+build`` identifiers of ``[0-9A-Za-z-]``.  Nothing else —
+#: no ``/``, no ``..``, no space, no control character — so a version is always one plain name.
+_NUMBER = r"(?:0|[1-9][0-9]{0,15})"
+_PRE = r"(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)"
+_SEMVER = re.compile(rf"[v=]?{_NUMBER}\.{_NUMBER}\.{_NUMBER}(?:-{_PRE}(?:\.{_PRE})*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?")
+_SEMVER_MAX_LENGTH = 256  # semver's MAX_LENGTH
+
+
+def is_version(text: str) -> bool:
+    """Whether *text* is a version by semver's grammar — and so a single, plain path component.
+
+    Nx names its binding-cache directory after the ``version`` of the
+    installed ``package.json``; whoever wrote that file chose the string.
+
+    >>> is_version("24.0.6"), is_version("v23.3.2-beta.1+build.7")
+    (True, True)
+    >>> is_version("../.."), is_version("24.0.6/../../x"), is_version("01.2.3"), is_version(" 24.0.6")
+    (False, False, False, False)
+    """
+    return len(text) <= _SEMVER_MAX_LENGTH and _SEMVER.fullmatch(text) is not None
 
 
 def parse_version(version: str) -> tuple[int, int, int] | None:

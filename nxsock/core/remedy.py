@@ -135,6 +135,9 @@ class Policy(t.NamedTuple):
     #: ``.env``), so every level, record and pid is that user's choice (``Environment.steered``).  Only a change to
     #: your own shell or ``.env`` file (its own rule judges whose it is) and ``nxsock paths --format`` are still shown.
     steered: str | None = None
+    #: The directory ``$TMPDIR`` (``$TMP``, ``$TEMP``) names, absolute, when one is set: the one directory outside
+    #: Nx's levels a remedy may create (Nx 23 needs it to exist), and whose ``.nx`` is kept as shared as ``/tmp/.nx``.
+    temp_dir: str | None = None
 
     @property
     def daemon_dir(self) -> str:
@@ -320,14 +323,52 @@ def _is_nx_level(policy: Policy, path: str, verb: str) -> bool:
         return True
     if _beneath(path, policy.daemon_dir):
         return True
-    # <ws>/.nx and <ws>/.nx/workspace-data: removed (root's leftovers of ``sudo nx``), never re-owned
-    return nx_level_root(policy, path) is not None and verb in ("remove", "remove-tree")
+    # <ws>/.nx and <ws>/.nx/workspace-data: created, or removed (root's leftovers of ``sudo nx``), never re-owned
+    return nx_level_root(policy, path) is not None and verb in ("remove", "remove-tree", "create")
+
+
+def _shared_containers(policy: Policy) -> frozenset[str]:
+    """The shared container under each spelling a step could name: ``/tmp/.nx``, its real path, the temp dir's ``.nx``."""
+    names = {CONTAINER, "/private/tmp/.nx", _canonical(policy.view, CONTAINER)}
+    if policy.temp_dir is not None:
+        names |= {join(policy.temp_dir, ".nx"), _canonical(policy.view, join(policy.temp_dir, ".nx"))}
+    return frozenset(names)
+
+
+def _container_problem(policy: Policy, step: Step) -> str | None:
+    """The shared container is every user's: it only ever becomes root's or stays, and is never anything but ``1777``."""
+    path = step.path or ""
+    if path not in _shared_containers(policy):
+        return None
+    if step.verb == "chmod" and step.mode != 0o1777:
+        return f"{path} is the container every user shares: its mode stays 1777"
+    if step.verb == "chown" and (step.owner, step.group) != (0, 0):
+        return f"{path} is the container every user shares: it is handed to root alone"
+    if step.verb == "create" and (step.mode != 0o1777 or step.owner not in (None, 0) or step.group not in (None, 0)):
+        return f"{path} is the container every user shares: it is created 1777, for root or as Nx makes it"
+    if step.verb == "remove-tree":
+        return f"{path} is the container every user shares: it holds every user's levels"
+    return None
+
+
+#: Where a missing temp directory may be created (the one ``create`` outside Nx's levels): temp trees and the home.
+_TEMP_TREES = ("/tmp", "/var/tmp", "/private/tmp", "/private/var/folders")
+
+
+def _creates_temp_dir(policy: Policy, path: str) -> bool:
+    """A ``create`` of exactly the temp directory this shell names, in a temp tree or the home, never a system path."""
+    if policy.temp_dir is None or path != policy.temp_dir:
+        return False
+    trees = [*_TEMP_TREES, *([dirname(policy.home_nx)] if policy.home_nx else [])]
+    return any(path != tree and _beneath(path, tree) for tree in trees if tree not in ("/",))
 
 
 def _nx_file_in_configured(policy: Policy, path: str) -> bool:
     """A socket or cache entry Nx wrote directly in a configured directory: Nx's own file, not the directory."""
     parent = dirname(path)
     name = path.rsplit("/", 1)[-1]
+    if parent in SYSTEM_PATHS:  # ``NX_SOCKET_DIR=/tmp`` or ``/etc``: Nx refuses it, and what lies there is not Nx's
+        return False
     for variable, directory, real in policy.configured:
         if parent not in (directory, real):
             continue
@@ -419,8 +460,15 @@ def _filesystem_problem(policy: Policy, step: Step, earlier: t.Sequence[Step]) -
         return f"{path!r} is not a plain absolute path", step.needs_root
     verb = step.verb
     creates_owned = verb == "create" and step.owner is not None
-    acts = verb in ("remove", "remove-tree", "chown", "chmod") or creates_owned
-    if acts:
+    # Every verb that changes the disk, a plain ``mkdir`` too: a created directory is a place someone chose.
+    container = _container_problem(policy, step)
+    if container is not None:
+        return container, step.needs_root
+    if verb == "create" and not creates_owned and _creates_temp_dir(policy, path):
+        conflict = _system_conflict(policy, path)
+        if conflict:
+            return conflict, step.needs_root
+    else:
         if not (_is_nx_level(policy, path, verb) or (verb == "remove" and _nx_file_in_configured(policy, path))):
             return f"{path} is not one of Nx's own directories; nxsock changes nothing else", step.needs_root
         conflict = _configured_conflict(policy, path) if not _nx_file_in_configured(policy, path) else None

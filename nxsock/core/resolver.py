@@ -11,7 +11,7 @@ import errno as _errno
 import typing as t
 
 from . import layout
-from ._pathname import dirname, is_absolute, join
+from ._pathname import basename, dirname, is_absolute, join, normalize
 from ._pathname import resolve as resolve_path
 from .daemon_switch import DaemonSwitch
 from .daemon_switch import judge as _judge_daemon
@@ -30,7 +30,7 @@ from .guards import (
 )
 from .host_overrides import Layout
 from .json_input import JsonInputError, parse_json
-from .releases import NEWEST_KNOWN, Generation, ReleaseRules, rules_for, rules_of_generation
+from .releases import NEWEST_KNOWN, Generation, ReleaseRules, is_version, rules_for, rules_of_generation
 from .sandbox_daemon import SandboxDaemon, client_refusal, judge_sandbox
 
 __all__ = [
@@ -205,7 +205,7 @@ def resolve(env: Environment, view: FsView, *, layout_override: str | None = Non
     record = _daemon_record(view, data.daemon_dir, env.uid, rules)
     sockets = dict(sockets)
     daemon = sockets["daemon"]
-    if record is not None and record.socket_path:
+    if record is not None and record.socket_path and record.problem is None:
         daemon = daemon._replace(path=record.socket_path, dir=dirname(record.socket_path), client_refusal=record.client_refusal)
     elif rules.client_socket_check and daemon.root is not None:
         daemon = daemon._replace(client_refusal=_predicted_client_refusal(env, view, daemon))
@@ -318,8 +318,19 @@ def legacy_cache_name(env: Environment, version: str) -> str:
     return "nx-native-file-cache-" + layout.short_hash(parts, 7)
 
 
+def _cache_version(env: Environment, rules: ReleaseRules) -> str:
+    """The version the cache directory is named after: the installed one when it is a version, else the release's.
+
+    The snapshot already refuses a ``version`` that is not one
+    (``Environment.nx_version_rejected``); this is the second look, where the
+    name becomes a path.
+    """
+    version = env.nx_version
+    return version if version is not None and is_version(version) else rules.release
+
+
 def _native_cache(env: Environment, sim: Simulation, rules: ReleaseRules) -> NativeCache:
-    version = env.nx_version or rules.release
+    version = _cache_version(env, rules)
     configured = env.nonempty("NX_NATIVE_FILE_CACHE_DIRECTORY")
     if not rules.current_layout:
         # One flat directory of ``<version>-<file>`` entries, created at the umask, nothing judged.
@@ -343,6 +354,8 @@ def _native_cache(env: Environment, sim: Simulation, rules: ReleaseRules) -> Nat
         return NativeCache(directory, None, (), True, directory)
     roots = _roots(env, rules)
     version_dir = join(roots.native_cache, version)
+    if dirname(version_dir) != roots.native_cache or basename(version_dir) != version:  # never reached: is_version holds
+        return NativeCache(None, "the version is not a plain name", (), False, roots.native_cache)
     refusal = establish_shared_root(sim, roots.container)
     for level in (roots.user, roots.native_cache, version_dir):
         refusal = refusal or establish_private_dir(sim, level)
@@ -701,7 +714,7 @@ def _resolve_windows(env: Environment, rules: ReleaseRules, data: WorkspaceData)
             else:
                 spot = _Spot(tier, root_dir, ntpath.join(root_dir, leaves[kind]))
             sockets[kind] = _placement(kind, spot, rules, "\\", layout.PIPE_PREFIX, env.username or "")
-    version = env.nx_version or rules.release
+    version = _cache_version(env, rules)
     configured_cache = env.nonempty("NX_NATIVE_FILE_CACHE_DIRECTORY")
     if env.get("NX_SKIP_NATIVE_FILE_CACHE") == "true":
         cache = NativeCache(None, "NX_SKIP_NATIVE_FILE_CACHE=true", (), False)
@@ -773,8 +786,13 @@ def _daemon_record(view: FsView, daemon_dir: str, uid: int, rules: ReleaseRules)
     pid = pid if isinstance(pid, int) and not isinstance(pid, bool) else None
     socket_path = data.get("socketPath")
     socket_path = socket_path if isinstance(socket_path, str) and is_absolute(socket_path) else None
+    if socket_path is not None and (normalize(socket_path) != socket_path or "\0" in socket_path or not socket_path.endswith(".sock")):
+        # Whoever wrote the record chose it: a path that climbs (``..``) or names no socket is not Nx's.  It is
+        # reported as the record's problem; nothing is probed, surveyed or offered from it.
+        return DaemonRecord(file=path, pid=pid, socket_path=socket_path, problem="names a socketPath that is not a plain path to a socket",
+                            client_checks_socket=rules.client_socket_check)
     version = data.get("nxVersion")
-    version = version if isinstance(version, str) else None
+    version = version if isinstance(version, str) and is_version(version) else None  # a version, or not known
     alive = view.pid_alive(pid) if pid is not None else None
     connect = view.probe_socket(socket_path) if socket_path is not None else None
     refusal = None

@@ -20,6 +20,7 @@ from .remedy import CONFIGURED_VARIABLES, Policy, Remedy, Step, Withheld, render
 from .terminal import format_mode
 
 if t.TYPE_CHECKING:
+    from .environment import Environment
     from .resolver import Resolution
 
 __all__ = [
@@ -172,8 +173,18 @@ def context_for(resolution: Resolution, view: FsView, *, pasted_by_root: bool = 
         configured=tuple(configured),
         pasted_by_root=pasted_by_root,
         steered=env.steered,
+        temp_dir=_temp_dir(env),
     )
     return RemedyContext(policy, resolution)
+
+
+def _temp_dir(env: Environment) -> str | None:
+    """The directory ``$TMPDIR`` (``$TMP``, ``$TEMP``) names, absolute; ``None`` when none is set or on Windows."""
+    from ._pathname import resolve as resolve_path
+
+    if env.platform == "win32" or not any(env.nonempty(name) for name in ("TMPDIR", "TMP", "TEMP")):
+        return None
+    return resolve_path(env.node_tmpdir(), env.cwd)
 
 
 def plain_context(view: FsView, uid: int, gid: int, home: str | None = None) -> RemedyContext:

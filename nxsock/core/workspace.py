@@ -3,8 +3,9 @@
 from ._pathname import join
 from .fsview import FsView
 from .json_input import JsonInputError, parse_json
+from .releases import is_version
 
-__all__ = ["find_workspace_root", "read_nx_version"]
+__all__ = ["checked_version", "find_workspace_root", "read_nx_version"]
 
 
 def _is_file(view: FsView, path: str) -> bool:
@@ -40,3 +41,15 @@ def read_nx_version(view: FsView, workspace_root: str) -> str | None:
     except (JsonInputError, AttributeError):
         return None
     return version if isinstance(version, str) and version else None
+
+
+def checked_version(version: str | None, where: str) -> tuple[str | None, tuple[str, str] | None]:
+    """``(version, None)`` for a version by semver's grammar, ``(None, (the text, where))`` for anything else.
+
+    Nx names a directory after the version (``native-cache/<version>``); a
+    ``package.json`` is written by whoever wrote the checkout, so ``../..`` is
+    refused here, once, and nothing downstream ever builds a path from it.
+    """
+    if version is None or is_version(version):
+        return version, None
+    return None, (version, where)

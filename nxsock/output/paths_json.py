@@ -97,7 +97,7 @@ def _socket_json(placement: SocketPlacement, resolution: Resolution, ctx: t.Call
     }
     if placement.kind == "daemon":
         record = resolution.daemon_record
-        doc["recorded"] = record is not None and record.socket_path is not None
+        doc["recorded"] = record is not None and record.socket_path is not None and record.problem is None
         doc["alive"] = None if record is None else record.alive
         doc["answers"] = None if record is None or record.connect is None else record.connect == "answers"
         # Nx ≥ 24.0.5's client dials only a socket whose directory and ancestry it trusts.

@@ -100,6 +100,8 @@ def render_paths(resolution: Resolution) -> None:
     refusals = _Refusals(out)
     env = resolution.environment
     version = env.nx_version or ("not given (--nx-version)" if env.simulated else "not installed")
+    if env.nx_version_rejected is not None:  # quoted as JSON: one line, whatever the file holds
+        version = f'unknown: "{env.nx_version_rejected[0][:60]}" in {env.nx_version_rejected[1]} is not a version'
     assumed = ""
     if resolution.layout_assumed:
         newer = f"{printable(env.nx_version)} is newer than any it knows" if env.nx_version else "no version known"
@@ -175,7 +177,8 @@ def render_paths(resolution: Resolution) -> None:
     if record:
         state = {True: "alive", False: "not running", None: "unknown"}[record["alive"]]
         if record["problem"]:
-            out.print(Text(f"Daemon record: {printable(record['file'])} {printable(record['problem'])}", style="yellow"))
+            named = f": {printable(record['socket_path'])}" if record["socket_path"] else ""
+            out.print(Text(f"Daemon record: {printable(record['file'])} {printable(record['problem'])}{named}", style="yellow"))
         else:
             answer = {"answers": "answers", "ECONNREFUSED": "stale: nothing listens (ECONNREFUSED)"}.get(
                 record["connect"], record["connect"] or "not probed"

@@ -218,8 +218,8 @@ def test_planted_escapes_and_markup_are_shown_escaped_never_obeyed(args: list[st
     assert "OWNED" not in _window_title(PLANTED, args)
 
 
-#: The installed version, as the workspace's package.json says it, holding a title OSC and markup; prune keeps
-#: nothing of another version, and says why in words that quote that version.
+#: The installed version, as the workspace's package.json says it, holding a title OSC and markup: not a version, so
+#: prune removes nothing of another release by it, and paths says it, escaped.
 VERSION_PLANTED = f"""
 install -d -m 1777 /tmp/.nx
 install -d -m 0700 -o {USER} -g {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/native-cache /tmp/.nx/{USER}/native-cache/23.3.2
@@ -231,14 +231,17 @@ printf '%s' '{{"version": "24.0.6\\u001b]0;OWNED\\u0007[bold]v"}}' > {WS}/node_m
 """
 
 
-def test_a_planted_version_is_shown_escaped_by_cache_prune() -> None:
-    """Finding 6's ``cache prune`` case: the version read from package.json is a name from disk like any other."""
+def test_a_planted_version_is_shown_escaped_and_decides_nothing() -> None:
+    """Finding 6's ``cache prune`` case, and issue 21's: a ``version`` that is not a version (here escapes and markup)
+    decides nothing — ``cache prune`` keeps the other release's entry — and where it is said it is shown escaped."""
     views = show(VERSION_PLANTED, ["cache", "prune", "--dry-run"], widths=(200,))
     assert views.codes["200"] < 70 and views.codes["pipe"] < 70, views
-    assert "23.3.2-aaaaaaaaaaaa-nx.linux-x64-gnu.node" in views.pipe, views.pipe
-    assert "\\x1b]0;OWNED\\x07[bold]v" in views.pipe, views.pipe
+    assert "Would remove 0 entries" in views.pipe, views.pipe
     assert "\x1b" not in views.pipe and "\x07" not in views.pipe
-    assert "OWNED" not in _window_title(VERSION_PLANTED, ["cache", "prune", "--dry-run"])
+    said = show(VERSION_PLANTED, ["paths"], widths=(200,))
+    assert "\\x1b]0;OWNED\\x07[bold]v" in said.pipe and "is not a version" in said.pipe, said.pipe
+    assert "\x1b" not in said.pipe and "\x07" not in said.pipe
+    assert "OWNED" not in _window_title(VERSION_PLANTED, ["paths"])
 
 
 def _window_title(setup: str, args: t.Sequence[str]) -> str:
