@@ -300,6 +300,14 @@ def _installed_version(env: Environment, view: FsView) -> str | None:
     return None
 
 
+def _running_version(env: Environment) -> str | None:
+    """The Nx that runs: the installed one, as the string Nx compares — even one nxsock refuses to build a path from
+    (``env.nx_version_rejected``), which the same ``package.json`` gives both sides, so it is no mismatch."""
+    if env.nx_version is None and env.nx_version_rejected is not None:
+        return env.nx_version_rejected[0]
+    return env.nx_version
+
+
 def gather(env: Environment, view: FsView, daemon_dir: str) -> DaemonFacts:
     """Read what the client looks at, over *view* (this host, or a simulated machine); *daemon_dir* is
     ``<workspace-data>/d``."""
@@ -327,7 +335,7 @@ def gather(env: Environment, view: FsView, daemon_dir: str) -> DaemonFacts:
         use_daemon_process=setting,
         nx_json_problem=problem,
         installed_version=_installed_version(env, view),
-        running_version=env.nx_version,
+        running_version=_running_version(env),
         wasm=wasm,
     )
 
