@@ -78,6 +78,8 @@ _WRAPPED = ("user-namespace", "unix-sockets", "configuration", "path-budget", "w
 #: The checks that see why Nx's binding does not load: the package for this host missing, a noexec mount, a cut-short copy.
 _BINDING_CHECKS = ("binding", "native-cache")
 #: The messages of a binding that did not load: on this machine the finding that shows why is their cause.
+_NO_PLATFORM_BINDING = ("Nx could not load the native binding for this platform: its package is missing (optional "
+                        "dependencies skipped, a node_modules from another host), or it does not load here.")
 _BINDING_KINDS = frozenset(("native-binding-broken", "binding-module-missing", "missing-platform-dependency"))
 
 # (id, pattern, cause, checks).  Order matters only where two patterns match the same text: the first wins.
@@ -116,9 +118,8 @@ _KINDS: tuple[tuple[str, re.Pattern[str], str, tuple[str, ...]], ...] = (
     ("binding-module-missing", re.compile(r"Cannot find module '(?P<detail>@nx/nx-[a-z0-9-]{1,60})'"),
      "Nx's binding package for a platform is not installed (an install that skipped optional dependencies, or a "
      "node_modules installed on another host).", _BINDING_CHECKS),
-    ("missing-platform-dependency", re.compile(r"Missing Platform Dependency|Cannot find native binding\."),
-     "Nx could not load the native binding for this platform: its package is missing (optional dependencies skipped, "
-     "a node_modules from another host), or it does not load here.", _BINDING_CHECKS),
+    ("missing-platform-dependency", re.compile(r"Missing Platform Dependency"), _NO_PLATFORM_BINDING, _BINDING_CHECKS),
+    ("missing-platform-dependency", re.compile(r"Cannot find native binding\."), _NO_PLATFORM_BINDING, _BINDING_CHECKS),
     ("fs-errno", re.compile(rf"\b{_ERRNO}: [a-z ]{{1,60}}, (?P<detail>[a-z]{{1,20}}) '(?P<path>/[^'\n]{{1,4096}})'"),
      "", ("workspace-data", "tmpdir", "configuration", "daemon", "native-cache")),
     ("os-permission-denied", re.compile(r"Permission denied \(os error 13\)"),
