@@ -292,7 +292,7 @@ def _host_words(triple: str) -> str:
 
 def _instead_words(triple: str, others: t.Sequence[str]) -> str:
     """What the other ``@nx/nx-*`` packages installed say about how the tree was made."""
-    names = ", ".join(others)
+    names = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
     here = triple.split("-")
     foreign = [o.removeprefix("@nx/nx-") for o in others]
     if any(f.split("-")[:2] == here[:2] for f in foreign):

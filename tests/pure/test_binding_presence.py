@@ -151,3 +151,8 @@ def test_explain_names_the_missing_binding_seen_here_and_never_skips_the_cache_f
     if matched != "native-binding-broken":  # with nothing seen here, a missing package is never answered by skipping the cache
         general = general_advice(messages[0], {}, "linux", context_for(resolve(environment(), machine()), machine()))
         assert general.command is None and "NX_SKIP_NATIVE_FILE_CACHE" not in (general.command or "")
+
+
+def test_a_flood_of_other_packages_is_named_five_and_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    (finding,) = _findings(_tree(*(f"p{i}" for i in range(7))), "linux-x64-gnu", monkeypatch)
+    assert "@nx/nx-p4 and 2 more" in finding.message and "@nx/nx-p5" not in finding.message
