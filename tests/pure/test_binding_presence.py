@@ -156,3 +156,16 @@ def test_explain_names_the_missing_binding_seen_here_and_never_skips_the_cache_f
 def test_a_flood_of_other_packages_is_named_five_and_counted(monkeypatch: pytest.MonkeyPatch) -> None:
     (finding,) = _findings(_tree(*(f"p{i}" for i in range(7))), "linux-x64-gnu", monkeypatch)
     assert "@nx/nx-p4 and 2 more" in finding.message and "@nx/nx-p5" not in finding.message
+
+
+def test_explain_names_a_noexec_cache_seen_here_as_the_cause_of_workspace_context() -> None:
+    from nxsock.audit.findings import Finding
+
+    noexec = Finding("native-cache", "error", "/tmp/.nx/1000/native-cache",
+                     "/tmp/.nx/1000/native-cache lies on /tmp, mounted noexec: Nx 24.0.2 copies its binding there but cannot load it.",
+                     "export NX_SKIP_NATIVE_FILE_CACHE=true", "Nx then loads its binding in place.")
+    messages = explain("TypeError: WorkspaceContext is not a constructor").messages
+    ctx = context_for(resolve(environment(), machine()), machine())
+    (answer,) = answer_all(messages, [noexec], FINDING_IDS, lambda m: general_advice(m, {}, "linux", ctx))
+    assert answer.finding == "native-cache" and answer.remedy == "export NX_SKIP_NATIVE_FILE_CACHE=true"
+    assert answer.message.cause.startswith("On this machine: ") and "mounted noexec" in answer.message.cause
