@@ -138,6 +138,30 @@ def install_nx(version: str) -> Path:
     return target
 
 
+def pack_nx_binding(triple: str, version: str) -> Path:
+    """``npm pack @nx/nx-<triple>@version`` once into the cache (the platform package as npm fetches it); its tarball.
+
+    What a test installs a binding from without the network after its first run: a package of another C library
+    (``linux-x64-musl``) to stand for a wrong one, or this host's own to restore the one a test removed."""
+    target = cache_dir() / "nx-bindings" / f"nx-nx-{triple}-{version}.tgz"
+    with _Lock(cache_dir() / ".lock"):
+        if not target.exists():
+            target.parent.mkdir(mode=0o755, exist_ok=True)
+            staging = target.parent / f".{os.getpid()}"
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir()
+            result = subprocess.run(["npm", "pack", "--silent", "--pack-destination", str(staging), f"@nx/nx-{triple}@{version}"],
+                                    cwd=staging, capture_output=True, text=True, timeout=600)
+            packed = list(staging.glob("*.tgz"))
+            if result.returncode != 0 or len(packed) != 1:
+                shutil.rmtree(staging, ignore_errors=True)
+                raise RuntimeError(f"npm pack @nx/nx-{triple}@{version} failed:\n{result.stderr[-2000:]}")
+            packed[0].chmod(0o644)
+            packed[0].replace(target)
+            shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
 def stage_oracle(script: Path = ORACLE_SCRIPT) -> Path:
     """A script of the tests (an oracle, a driver), copied where a scenario can reach it: the checkout may be
     under /tmp, which a scenario's fresh tmpfs hides, or in a home the scenario's uid cannot enter."""

@@ -15,7 +15,7 @@ from .binding_cache import entry_removal
 from .checks_sockets import reset_remedy
 from .findings import Context, Finding, Severity, advised_finding, mode_text, offer_remedy, refusal_finding
 
-__all__ = ["GOOD_TMPFILES_LINE", "TMPFILES_DIRS", "TmpfilesLine", "check_boot_persistence", "check_leftovers", "check_native_cache", "check_workspace_data"]
+__all__ = ["GOOD_TMPFILES_LINE", "TMPFILES_DIRS", "TmpfilesLine", "check_binding", "check_boot_persistence", "check_leftovers", "check_native_cache", "check_workspace_data"]
 
 
 TMPFILES_DIRS = ("/etc/tmpfiles.d", "/run/tmpfiles.d", "/usr/local/lib/tmpfiles.d", "/usr/lib/tmpfiles.d")
@@ -281,3 +281,56 @@ def check_boot_persistence(ctx: Context) -> list[Finding]:
                     f"The tmpfiles.d rule `{rule}` in {where}{more} would clear or age /tmp, but systemd does not run here "
                     "(no /run/systemd/system), so nothing applies it now.",
                     hint="If this host boots with systemd, `sudo nxsock provision --tmpfiles --install` keeps /tmp/.nx across it.")]
+
+
+def _host_words(triple: str) -> str:
+    """``linux-x64-musl`` → ``linux, x64, musl``: the platform, architecture and C library the binding is built for."""
+    parts = triple.split("-")
+    libc = {"gnu": "glibc", "musl": "musl", "gnueabihf": "glibc (armhf)", "msvc": "MSVC"}
+    return ", ".join([*parts[:2], *(libc.get(p, p) for p in parts[2:])])
+
+
+def _instead_words(triple: str, others: t.Sequence[str]) -> str:
+    """What the other ``@nx/nx-*`` packages installed say about how the tree was made."""
+    names = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+    here = triple.split("-")
+    foreign = [o.removeprefix("@nx/nx-") for o in others]
+    if any(f.split("-")[:2] == here[:2] for f in foreign):
+        other_libc = "glibc" if here[-1] == "musl" else "musl"
+        return (f" Installed instead: {names}, the {other_libc} build, which does not load here "
+                "(a node_modules installed on another distribution, or one that resolved the wrong C library).")
+    if any(f.startswith("win32-") for f in foreign) and here[0] == "linux":
+        return f" Installed instead: {names}: this node_modules was installed from Windows (a checkout shared with WSL)."
+    return f" Installed instead: {names}: this node_modules was installed on another host (copied, or a mounted volume)."
+
+
+def check_binding(ctx: Context) -> list[Finding]:
+    """The binding this host needs (``@nx/nx-<triple>``), missing: Nx cannot load any binding, and every command fails."""
+    presence = ctx.binding_presence
+    if presence is None or presence.state != "missing" or presence.triple is None or presence.package is None:
+        return []
+    triple, package = presence.triple, presence.package
+    message = (f"Nx needs {package} on this host ({_host_words(triple)}), and neither it nor nx.{triple}.node beside "
+               f"node_modules/nx is installed: {NOT_A_CONSTRUCTOR}.")
+    if presence.others:
+        message += _instead_words(triple, presence.others)
+    lockfile = presence.lockfile
+    if lockfile is not None and presence.locked and presence.others:
+        message += f" {lockfile} lists it: an install on this host restores it."
+    elif lockfile is not None and presence.locked:
+        message += f" {lockfile} lists it: the install skipped optional dependencies (--omit=optional, --no-optional, --ignore-optional)."
+    elif lockfile is not None and presence.locked is False:
+        message += f" {lockfile} does not list it: it was written on a host that resolved only its own platform's package."
+    version = ctx.resolution.environment.nx_version
+    if version is None:
+        return [Finding("binding", "error", presence.nx_dir, message, None,
+                        f"No command: the installed Nx version is unknown. Install {package} at the version of node_modules/nx.")]
+    if presence.manager == "yarn-berry":
+        return [Finding("binding", "error", presence.nx_dir, message, None,
+                        "No command: yarn 2+ installs only the architectures its supportedArchitectures names. Add this "
+                        f"host's to .yarnrc.yml, remove node_modules, and run `yarn install`; or `yarn add -D {package}@{version}`.")]
+    what = "Installs the one package, leaving package.json and the lockfile as they are" if presence.manager == "npm" else \
+        f"Reinstalls node_modules from {lockfile}, optional dependencies included"
+    advice = offer_remedy(ctx, [Step("install-package", variable=presence.manager, value=f"{package}@{version}")],
+                          f"{what}; nxsock never runs a package manager itself.")
+    return [advised_finding("binding", "error", presence.nx_dir, message, advice)]

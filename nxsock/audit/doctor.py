@@ -13,7 +13,13 @@ from ..core._pathname import dirname
 from ..core.fsview import FsView
 from ..core.resolver import Resolution
 from .checks_daemon import check_daemon_enabled, when_daemon_runs
-from .checks_host import check_boot_persistence, check_leftovers, check_native_cache, check_workspace_data
+from .checks_host import (
+    check_binding,
+    check_boot_persistence,
+    check_leftovers,
+    check_native_cache,
+    check_workspace_data,
+)
 from .checks_levels import (
     check_configuration,
     check_container,
@@ -49,6 +55,7 @@ CHECKS: dict[str, tuple[str, t.Callable[[Context], list[Finding]]]] = {
     "socket-owner": ("Sockets", check_socket_owner),
     "daemon-enabled": ("Daemon", check_daemon_enabled),
     "daemon": ("Daemon", when_daemon_runs(check_daemon)),
+    "binding": ("Binding", check_binding),
     "native-cache": ("Native cache", check_native_cache),
     "leftovers": ("Leftovers", check_leftovers),
     "boot-persistence": ("Boot", check_boot_persistence),
@@ -62,7 +69,7 @@ FINDING_IDS = {
     "container": ("container",), "levels": ("ancestry", "private-levels"), "outcome": ("outcome",),
     "configuration": ("configuration",), "path-budget": ("path-budget",), "sockets": ("sockets",),
     "socket-owner": ("socket-owner",), "daemon-enabled": ("daemon-enabled",), "daemon": ("daemon-record", "daemon-disabled", "daemon-error"),
-    "native-cache": ("native-cache",), "leftovers": ("leftovers",), "boot-persistence": ("boot-persistence",),
+    "binding": ("binding",), "native-cache": ("native-cache",), "leftovers": ("leftovers",), "boot-persistence": ("boot-persistence",),
 }
 
 
@@ -96,13 +103,16 @@ def gather(resolution: Resolution, view: FsView, sandbox: str | None = None, *, 
     from ..act.cleanup import reset
     from ..core.wording import context_for
     from .binding_cache import entry_removal, find_binding, host_triple, list_cache, prune_plan, verify
+    from .binding_presence import binding_presence
     env = resolution.environment
     remedies = context_for(resolution, view, pasted_by_root=pasted_by_root)
 
     def remove_command(path: str) -> str | None:
         return remedies.offer(entry_removal(path)).command
 
-    binding = find_binding(env, view, host_triple(), resolution.rules)
+    triple = host_triple()
+    binding = find_binding(env, view, triple, resolution.rules)
+    presence = None if env.simulated else binding_presence(env, view, triple, binding is not None)
     listing = list_cache(resolution, view, binding)
     verdict = verify(listing, remove_command, resolution.rules, env.nx_version) if env.nx_version is not None else None
     leftovers = len(prune_plan(listing, env.nx_version, env.uid))
@@ -114,7 +124,7 @@ def gather(resolution: Resolution, view: FsView, sandbox: str | None = None, *, 
     size = binding.size if binding is not None else None
     unix = _unix_socket_refusal() if not env.simulated else None
     loads = None if env.simulated else _loadability(resolution, view, binding.path if binding is not None else None)
-    return Context(resolution, view, remedies, verdict, leftovers, dead, legacy, sockets, sandbox, room, size, unix, loads)
+    return Context(resolution, view, remedies, verdict, leftovers, dead, legacy, sockets, sandbox, room, size, unix, loads, presence)
 
 
 def _loadability(resolution: Resolution, view: FsView, binding: str | None) -> Loadability | None:

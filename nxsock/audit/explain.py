@@ -75,6 +75,13 @@ _SOCKET_CHECKS = ("unix-sockets", "sockets", "socket-owner", "levels", "containe
 #: What a wrapper message (one that carries another) checks on this machine before it borrows the carried message's answer.
 _WRAPPED = ("user-namespace", "unix-sockets", "configuration", "path-budget", "workspace-data", "sockets")
 
+#: The checks that see why Nx's binding does not load: the package for this host missing, a noexec mount, a cut-short copy.
+_BINDING_CHECKS = ("binding", "native-cache")
+#: The messages of a binding that did not load: on this machine the finding that shows why is their cause.
+_NO_PLATFORM_BINDING = ("Nx could not load the native binding for this platform: its package is missing (optional "
+                        "dependencies skipped, a node_modules from another host), or it does not load here.")
+_BINDING_KINDS = frozenset(("native-binding-broken", "binding-module-missing", "missing-platform-dependency"))
+
 # (id, pattern, cause, checks).  Order matters only where two patterns match the same text: the first wins.
 # Every run that could go on is bounded ({0,200}, {1,4096}): a paste is another program's output and may be
 # built to make an unbounded run backtrack across the whole text, message after message.
@@ -104,8 +111,15 @@ _KINDS: tuple[tuple[str, re.Pattern[str], str, tuple[str, ...]], ...] = (
     ("native-cache-copy", re.compile(r"Failed to copy native module to cache[^(\n]*(?:\((?P<errno>E[A-Z0-9]+)\))?"),
      "Nx could not copy its binding into the cache and loads it in place.", ("native-cache", "levels")),
     ("native-binding-broken", re.compile(r"TypeError: (?:\(0 , )?(?:native_1\.\w+\)?|WorkspaceContext) is not a (?:function|constructor)"),
-     "Nx's native binding did not load whole: a cut-short copy in the binding cache (a full disk), typically.",
-     ("native-cache",)),
+     "Nx's native binding did not load, so its loader exported nothing: the package for this platform is missing "
+     "(an install that skipped optional dependencies, a node_modules from another host), the binding or its cached copy "
+     "lies on a noexec mount, or the copy in the binding cache was cut short (a full disk).",
+     _BINDING_CHECKS),
+    ("binding-module-missing", re.compile(r"Cannot find module '(?P<detail>@nx/nx-[a-z0-9-]{1,60})'"),
+     "Nx's binding package for a platform is not installed (an install that skipped optional dependencies, or a "
+     "node_modules installed on another host).", _BINDING_CHECKS),
+    ("missing-platform-dependency", re.compile(r"Missing Platform Dependency"), _NO_PLATFORM_BINDING, _BINDING_CHECKS),
+    ("missing-platform-dependency", re.compile(r"Cannot find native binding\."), _NO_PLATFORM_BINDING, _BINDING_CHECKS),
     ("fs-errno", re.compile(rf"\b{_ERRNO}: [a-z ]{{1,60}}, (?P<detail>[a-z]{{1,20}}) '(?P<path>/[^'\n]{{1,4096}})'"),
      "", ("workspace-data", "tmpdir", "configuration", "daemon", "native-cache")),
     ("os-permission-denied", re.compile(r"Permission denied \(os error 13\)"),
@@ -334,6 +348,9 @@ def general_remedy(
             return (_pasted(missing, Step("create"), "Creates the directory TMPDIR names."),
                     _unset("TMPDIR", changes="Nx then uses /tmp as its temp directory."))
         return (_doctor_instead(f"{errno_name} on {shell_quote(path)} has more than one cause"),)
+    if kind in ("binding-module-missing", "missing-platform-dependency"):
+        return (_doctor_instead("which package this host needs, and the package manager that restores it, show only on the "
+                                "machine (NX_SKIP_NATIVE_FILE_CACHE cannot help: there is no binding to load)"),)
     if kind == "native-binding-broken":
         return (Remedy((Step("export", variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
                        "Nx then loads its binding in place; free space where the cache is, and `nxsock reset --legacy` "
@@ -387,6 +404,8 @@ class _Finding(t.Protocol):
     def remedy(self) -> str | None: ...
     @property
     def hint(self) -> str | None: ...
+    @property
+    def message(self) -> str: ...
 
 
 def answer_all(
@@ -436,5 +455,7 @@ def answer(
         hint = best.hint
         if best.remedy is None and not (hint or "").startswith(NO_SAFE_COMMAND):
             hint = f"{NO_SAFE_COMMAND}: {hint}"
+        if message.matched in _BINDING_KINDS:  # why the binding does not load here, as the audit sees it
+            message = message._replace(cause=f"On this machine: {best.message}")
         return Answer(message, best.remedy, hint, "this machine", best.id)
     return Answer(message, general.command, general.hint, "general", None)

@@ -14,6 +14,7 @@ from ..core.wording import Advice, RemedyContext, describe, remedy_for
 if t.TYPE_CHECKING:
     from ..act.cleanup import ResetItem
     from .binding_cache import Loadability, Verdict
+    from .binding_presence import BindingPresence
 
 __all__ = ["SANDBOX_MARKERS", "Context", "Finding", "Severity", "advised_finding", "mode_text", "offer_remedy", "refusal_finding"]
 
@@ -50,6 +51,7 @@ class Context(t.NamedTuple):
     cache_binding_size: int | None = None  # the size of the binding Nx copies there
     unix_sockets: str | None = None  # the errno name when this process may not even create a unix socket (a policy)
     loadability: Loadability | None = None  # whether the mounts let Nx load its binding; None where not judged
+    binding_presence: BindingPresence | None = None  # whether the binding this host needs is installed; None where not judged
 
 
 def refusal_finding(check: str, refusal: Refusal, severity: Severity, ctx: Context, purpose: str = "sockets") -> Finding:

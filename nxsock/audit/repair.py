@@ -38,6 +38,7 @@ __all__ = [
 NEEDS_ROOT = "needs root: nxsock never runs sudo; run it yourself"
 SHELL = "changes your shell's environment, which no program can do for its parent; run it in your shell (and your profile)"
 RUNS_NX = "runs Nx; run it yourself"
+INSTALLS = "runs a package manager, which nxsock never does (it fetches and runs the packages' code); run it yourself"
 SIGNALS = "signals a process; run it yourself"
 ADVICE = "advice, not a remedy nxsock applies"
 
@@ -95,6 +96,8 @@ def _why_not(steps: t.Sequence[Step]) -> str | None:
         return SHELL
     if any(s.verb == "run-nx" for s in steps):
         return RUNS_NX
+    if any(s.verb == "install-package" for s in steps):
+        return INSTALLS
     if any(s.verb == "stop-process" for s in steps):
         return SIGNALS
     if any(s.verb == "run-nxsock" and s.value not in IN_PROCESS for s in steps):

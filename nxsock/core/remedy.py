@@ -55,6 +55,7 @@ Verb = t.Literal[
     "stop-process",  # signal a process to stop
     "run-nxsock",  # an nxsock command that acts by descriptor, or only prints (a sandbox's allowlist)
     "run-nx",  # an Nx command
+    "install-package",  # a package-manager command that restores a package (variable: the manager); never applied by nxsock
 ]
 
 FILESYSTEM_VERBS = frozenset({"remove", "remove-tree", "create", "chown", "chmod"})
@@ -80,6 +81,13 @@ NXSOCK_ARGUMENTS = frozenset(
      *(f"paths --format {name}" for name in ALLOWLIST_FORMATS)}
 )
 NX_ARGUMENTS = frozenset({"daemon --stop", "daemon --start", "reset"})
+#: The package managers an ``install-package`` step names, and the command each restores an optional dependency with:
+#: npm installs the one package (``--no-save``: package.json and the lockfile stay as they are); pnpm, yarn 1 and bun
+#: reinstall the tree, optional dependencies included.
+INSTALL_COMMANDS = {"npm": "npm install --no-save {spec}", "pnpm": "pnpm install --force", "yarn": "yarn install --force",
+                    "bun": "bun install --force"}
+#: The only packages an ``install-package`` step installs: Nx's platform bindings, at an exact version.
+_BINDING_SPEC = r"@nx/nx-[a-z0-9]+(?:-[a-z0-9]+)*@[0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z.]+)?"
 
 #: Levels of the system itself: never removed, moved, re-owned or re-moded, nor is anything above them.
 SYSTEM_PATHS = frozenset(
@@ -240,6 +248,8 @@ def _step_text(step: Step) -> str:
         text = f"kill -- {step.pid}"
     elif verb == "run-nxsock":
         text = f"nxsock {step.value}"
+    elif verb == "install-package":
+        text = INSTALL_COMMANDS.get(step.variable or "", "false").format(spec=shell_quote(step.value or ""))
     else:  # run-nx
         text = f"nx {step.value}"
     return ("sudo " if step.needs_root else "") + text
@@ -603,6 +613,16 @@ def _step_problem(policy: Policy, step: Step, earlier: t.Sequence[Step]) -> tupl
         code = _walk_levels(policy, join(policy.workspace_root, "node_modules", "nx", "package.json"), True)
         if code is not None:
             return f"nx would run code beneath another user's level: {code}", step
+        return None, step._replace(needs_root=False)
+    if verb == "install-package":
+        import re
+
+        if step.variable not in INSTALL_COMMANDS or not re.fullmatch(_BINDING_SPEC, step.value or ""):
+            return "not a package manager and Nx binding nxsock suggests", step
+        # The package manager runs the workspace's install scripts: whoever could write a level of it chooses the code run.
+        code = _walk_levels(policy, join(policy.workspace_root, "package.json"), True)
+        if code is not None:
+            return f"the package manager would run code beneath another user's level: {code}", step
         return None, step._replace(needs_root=False)
     return f"unknown verb {verb!r}", step
 
