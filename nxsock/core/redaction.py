@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 import typing as t
 
+from .terminal import printable
+
 __all__ = ["REDACTED", "redact", "withhold"]
 
 #: What a secret is shown as.
@@ -70,12 +72,23 @@ def redact(text: str) -> str:
 
 
 def withhold(text: str, pairs: t.Sequence[tuple[str, str]]) -> str:
-    """*text* with each ``(expanded, written)`` pair's expanded text shown as written, the longest first.
+    r"""*text* with each ``(expanded, written)`` pair's expanded text shown as written, the longest first.
+
+    A finding may quote a value as Python shows it (``NAME='a\nb'``) or with
+    the terminal's escapes (``a\x0ab``): each of those spellings of the
+    expanded text is shown as written too, so a secret holding a newline, a
+    tab, a backslash or a control character is hidden like any other.
 
     >>> withhold("/tmp/leak-s3cr3t/d.sock", [("s3cr3t", "${TOKEN}")])
     '/tmp/leak-${TOKEN}/d.sock'
+    >>> withhold("NX_SOCKET_DIR='/tmp/k-line1\\nline2'", [("line1\nline2", "${KEY}")])
+    "NX_SOCKET_DIR='/tmp/k-${KEY}'"
     """
-    for expanded, written in sorted(pairs, key=lambda p: len(p[0]), reverse=True):
+    spellings: dict[str, str] = {}
+    for expanded, written in pairs:
         if expanded:
-            text = text.replace(expanded, written)
+            for form in (expanded, repr(expanded)[1:-1], printable(expanded)):
+                spellings.setdefault(form, written)
+    for form in sorted(spellings, key=len, reverse=True):
+        text = text.replace(form, spellings[form])
     return text

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nxsock.core.redaction import REDACTED, redact, withhold
+from nxsock.core.terminal import printable
 
 ALNUM = string.ascii_letters + string.digits
 B64 = ALNUM + "/+"
@@ -98,3 +99,14 @@ class TestWithhold:
     def test_the_longest_is_replaced_first(self) -> None:
         pairs = [("abc", "${A}"), ("/tmp/leak-abcdef", "/tmp/leak-${B}")]
         assert withhold("/tmp/leak-abcdef/d.sock and abc", pairs) == "/tmp/leak-${B}/d.sock and ${A}"
+
+    @given(st.text(ALNUM, min_size=4, max_size=12), st.sampled_from("\n\t\r\\\x1b\x07\u200e'\""), st.text(ALNUM, min_size=4, max_size=12))
+    def test_a_value_holding_an_escaped_character_is_withheld_as_a_finding_quotes_it(self, head: str, odd: str, tail: str) -> None:
+        """Red team: ``doctor``'s environment note shows ``NX_SOCKET_DIR='…'`` by ``repr`` (and other texts by the terminal's
+        escapes), so a secret holding a newline (a private key) was shown, escaped, whole, in ``--report`` and ``--format github``."""
+        head, tail = "Qz" + head, "Qz" + tail  # never a piece of the text around it
+        secret = head + odd + tail
+        for text in (f"NX_SOCKET_DIR={f'/tmp/s-{secret}'!r} (from /w/.env)", f"dir /tmp/s-{printable(secret)}/d.sock"):
+            shown = withhold(text, [(f"/tmp/s-{secret}", "/tmp/s-${KEY}"), (secret, "${KEY}")])
+            assert head not in shown and tail not in shown, shown
+            assert "${KEY}" in shown

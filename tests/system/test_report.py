@@ -243,3 +243,23 @@ class TestMasksMaskOnlyTheUser:
         assert "Traceback" not in result.stderr, result.stderr
         assert "sudo chown -h root:root -- /tmp/.nx" in result.stdout, result.stdout
         assert "<user>" not in result.stdout and "\\<user\\>" not in result.stdout, result.stdout
+
+
+#: Red team: a secret of no known shape holding what a finding escapes — a private key's newline, a tab, a backslash, ESC.
+ODD_SECRET = "-----BEGIN KEY-----\nMIIEvQIBADANBgkqhkiG\tW1nd0w5\\Pa55`x\x1b[0m-----END KEY-----"
+
+
+@pytest.mark.parametrize("args", [["doctor", "--report"], ["doctor", "--report", "--no-redact"], ["doctor", "--format", "github"],
+                                  ["paths", "--json"], ["doctor", "--json"]], ids=" ".join)
+def test_a_withheld_secret_holding_a_newline_is_not_shown_escaped(args: list[str]) -> None:
+    """``doctor``'s environment note quotes the value by ``repr``: the victim's multi-line key, drawn in by a peer's ``.env``,
+    was shown whole (``'/tmp/k-----BEGIN KEY-----\\nMIIE…'``) in ``--report`` and ``--format github``."""
+    dotenv = "NX_SOCKET_DIR=/tmp/k${DEPLOY_KEY}\n"
+    setup = (f"install -d -o {USER} -g {USER} {HOME}; install -d -m 0755 -o {PEER} {PEER_WS}; echo '{{}}' > {PEER_WS}/nx.json; "
+             f"printf %s {shlex.quote(dotenv)} > {PEER_WS}/.env; chown -R {PEER} {PEER_WS}")
+    result = run_as_user(setup, args, env={**ENV, "DEPLOY_KEY": ODD_SECRET}, cwd=PEER_WS)
+    out = result.stdout + result.stderr
+    assert "Traceback" not in out and result.tree_before == result.tree_after, out
+    for piece in ("MIIEvQIBADANBgkqhkiG", "W1nd0w5", "Pa55", "BEGIN KEY", "END KEY"):
+        assert piece not in out, (piece, [line for line in out.splitlines() if piece in line])
+    assert "${DEPLOY_KEY}" in out
