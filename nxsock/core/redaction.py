@@ -8,7 +8,7 @@ Two pure functions, used by every text ``doctor --report`` and ``doctor
   access key ids (``AKIA…``) and secret keys, npm tokens (``npm_…``), Slack
   tokens (``xox…-``), JWT-like strings (``eyJ….eyJ….``), the credentials of
   a URL (``scheme://user:pass@``) and a value after a name that says it is a
-  secret (``password=``, ``token:``, ``_authToken=``) — by :data:`REDACTED`;
+  secret (``password=``, ``token:``, ``_authToken=``, ``"password": "…"``: a quoted value whole) — by :data:`REDACTED`;
 - :func:`withhold` shows each value a ``.env`` another user controls expanded
   from your environment (``${GITHUB_TOKEN}``) as it is written in the file.
 """
@@ -45,12 +45,17 @@ _SHAPES = re.compile(
     )
 )
 #: The credentials of a URL, ``scheme://user:password@`` (the user part may be empty): both are hidden.
-_URL_CREDENTIALS = re.compile(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*://)[^\s/@:'\"`]*:[^\s/@'\"`]*@")
+_URL_CREDENTIALS = re.compile(r"(?<![A-Za-z+.-])([A-Za-z][A-Za-z0-9+.-]*://)[^\s/@:'\"`]*:[^\s/@'\"`]*@")
 #: A value after a name that says it is a secret: ``aws_secret_access_key=…``, ``password: …``, ``token=…``.
 _NAMED = re.compile(
     r"(?i)(?<![A-Za-z0-9])((?:aws_?)?secret(?:_?access)?_?key|password|api_?key|auth_?token|access_?token|"
-    r"client_?secret|_authToken|token|secret)(\s*[=:]\s*)(?![\s'\"]*<redacted>)([^\s'\"`,;]+)"
+    r"client_?secret|_authToken|token|secret)(['\"]?\s*[=:]\s*)(?!['\"]?<redacted>)('[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`,;]+)"
 )
+
+
+def _quoted_like(value: str) -> str:
+    """:data:`REDACTED` in the quotes *value* stood in, if any (``"hunter2"`` -> ``"<redacted>"``)."""
+    return f"{value[0]}{REDACTED}{value[0]}" if value[0] in "'\"" else REDACTED
 
 
 def redact(text: str) -> str:
@@ -67,7 +72,7 @@ def redact(text: str) -> str:
     if not text:
         return text
     text = _URL_CREDENTIALS.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
-    text = _NAMED.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+    text = _NAMED.sub(lambda m: f"{m.group(1)}{m.group(2)}{_quoted_like(m.group(3))}", text)
     return _SHAPES.sub(REDACTED, text)
 
 

@@ -110,3 +110,23 @@ class TestWithhold:
             shown = withhold(text, [(f"/tmp/s-{secret}", "/tmp/s-${KEY}"), (secret, "${KEY}")])
             assert head not in shown and tail not in shown, shown
             assert "${KEY}" in shown
+
+
+class TestRedTeamShapes:
+    """Red team over the redaction: quoted values after a secret's name, and a URL's credentials after a digit."""
+
+    @pytest.mark.parametrize("text, secret", [
+        ('password="hunter2hunter2"', "hunter2hunter2"),
+        ("token: 'Tk3nV4lu3xyz'", "Tk3nV4lu3xyz"),
+        ('{"password": "two words here"}', "two words"),  # a JSON config as a daemon log quotes it
+        ('"_authToken":"Npm0ld5tyl3"', "Npm0ld5tyl3"),
+        ("DB_PASSWORD='p4ss w0rd'", "p4ss"),
+        ("fetch failed:1https://deploy:hunter2hunter2@git.example.com/x.git", "hunter2hunter2"),
+    ])
+    def test_it_is_hidden(self, text: str, secret: str) -> None:
+        shown = redact(text)
+        assert secret not in shown and REDACTED in shown, shown
+        assert redact(shown) == shown
+
+    def test_the_quotes_stay(self) -> None:
+        assert redact('{"password": "x y"}') == '{"password": "<redacted>"}'
