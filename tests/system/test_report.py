@@ -217,6 +217,22 @@ class TestMasksMaskOnlyTheUser:
                    or ".\\<user\\>" in line]
         assert garbled == [], garbled
 
+    @pytest.mark.parametrize("name", ["tmp", "var", "home"])
+    def test_a_user_named_like_a_system_directory_leaves_tmp_nx_intact(self, name: str) -> None:
+        """Red team: a user called ``tmp`` had ``/tmp/.nx`` reported as ``/<user>/.nx`` (``var``: ``/var/tmp``, ``home``:
+        other users' homes); the system's own top directories are no one's name."""
+        ws = f"/tmp/{name}-work"
+        setup = (f"{_passwd_entry(name, USER, f'/home/u{USER}')}; install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; "
+                 f"install -d -m 1777 /tmp/.nx; install -d -o {PEER} /home/peer")
+        env = {"HOME": f"/home/u{USER}", "USER": name, "LOGNAME": name, "TMPDIR": "/var/tmp", "NX_SOCKET_DIR": "/home/peer/s"}
+        result = run_as_user(setup, ["doctor", "--report"], env=env, cwd=ws)
+        report = result.stdout
+        assert "Traceback" not in result.stderr and result.tree_before == result.tree_after, result.stderr
+        assert "/tmp/.nx/" in report and "/var/tmp" in report and "/home/peer/s" in report, report
+        assert "/tmp/\\<user\\>-work" in report or "/tmp/<user>-work" in report, report  # the user's own name is still masked
+        garbled = [line for line in report.splitlines() if "/<user>/" in line or "/\\<user\\>/" in line]
+        assert garbled == [], garbled
+
     def test_under_sudo_the_invoking_users_home_and_name_are_masked(self) -> None:
         """Root's report, run through sudo from the user's workspace: the user's home (from passwd) and name are hidden."""
         home = "/home/sudoer"
