@@ -279,3 +279,24 @@ def test_a_withheld_secret_holding_a_newline_is_not_shown_escaped(args: list[str
     for piece in ("MIIEvQIBADANBgkqhkiG", "W1nd0w5", "Pa55", "BEGIN KEY", "END KEY"):
         assert piece not in out, (piece, [line for line in out.splitlines() if piece in line])
     assert "${DEPLOY_KEY}" in out
+
+
+#: Red team: AWS secret keys are base64 and hold ``/`` (AWS's own example does), sometimes ``//``.
+SLASHED_SECRETS = {"slashes": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "double": "wJalrXUtnFEMI//K7MDENGbPxRfiCYEXAMPLEKEY",
+                   "dot": "wJalrXUtnFEMI/./K7MDENGbPxRfiCYEXAMPLEKEY", "trailing": "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY/"}
+
+
+@pytest.mark.parametrize("secret", SLASHED_SECRETS.values(), ids=SLASHED_SECRETS.keys())
+@pytest.mark.parametrize("args", [["doctor", "--report"], ["doctor", "--format", "github"], ["paths", "--json"]], ids=" ".join)
+def test_a_withheld_secret_holding_slashes_is_not_shown_normalised(args: list[str], secret: str) -> None:
+    """The resolver normalises ``/tmp/s-${KEY}`` (``//`` and ``/./`` collapse, a trailing ``/`` goes) and ``paths --json``
+    lists each parent to create (``/tmp/s-wJalrXUtnFEMI``): neither spelling is the value as drawn, and both were shown."""
+    dotenv = "NX_SOCKET_DIR=/tmp/s-${AWS_SECRET_ACCESS_KEY}\n"
+    setup = (f"install -d -o {USER} -g {USER} {HOME}; install -d -m 0755 -o {PEER} {PEER_WS}; echo '{{}}' > {PEER_WS}/nx.json; "
+             f"printf %s {shlex.quote(dotenv)} > {PEER_WS}/.env; chown -R {PEER} {PEER_WS}")
+    result = run_as_user(setup, args, env={**ENV, "AWS_SECRET_ACCESS_KEY": secret}, cwd=PEER_WS)
+    out = result.stdout + result.stderr
+    assert "Traceback" not in out and result.tree_before == result.tree_after, out
+    for piece in ("wJalrXUtnFEMI", "K7MDENG", "CYEXAMPLEKEY"):
+        assert piece not in out, (piece, [line[:300] for line in out.splitlines() if piece in line])
+    assert "${AWS_SECRET_ACCESS_KEY}" in out
