@@ -179,6 +179,7 @@ def host_environment(
         variables=variables,
         umask=_umask(),
         steered=steered,
-        withheld=() if steered is None else _withheld(variables, {**environ, **plain}, uid),
+        # judged apart from *steered*: a daemon switch (``CI``) steers no path, yet may draw a secret in
+        withheld=_withheld(variables, {**environ, **plain}, uid),
         nx_version_rejected=rejected,
     )

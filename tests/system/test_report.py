@@ -300,3 +300,17 @@ def test_a_withheld_secret_holding_slashes_is_not_shown_normalised(args: list[st
     for piece in ("wJalrXUtnFEMI", "K7MDENG", "CYEXAMPLEKEY"):
         assert piece not in out, (piece, [line[:300] for line in out.splitlines() if piece in line])
     assert "${AWS_SECRET_ACCESS_KEY}" in out
+
+
+@pytest.mark.parametrize("name", ["CI", "GITHUB_ACTIONS", "BUILDKITE"])
+@pytest.mark.parametrize("args", [["paths", "--json"], ["doctor", "--report"], ["doctor", "--json"]], ids=" ".join)
+def test_a_daemon_switch_drawing_a_secret_is_withheld(args: list[str], name: str) -> None:
+    """Red team: a peer's ``.env`` setting only ``CI=${DB_PASSWORD}`` steers no path, so nothing was judged and
+    ``paths --json`` showed ``variables.CI.value`` expanded with the victim's secret."""
+    dotenv = f"{name}=x${{DB_PASSWORD}}\n"
+    setup = (f"install -d -o {USER} -g {USER} {HOME}; install -d -m 0755 -o {PEER} {PEER_WS}; echo '{{}}' > {PEER_WS}/nx.json; "
+             f"printf %s {shlex.quote(dotenv)} > {PEER_WS}/.env; chown -R {PEER} {PEER_WS}")
+    result = run_as_user(setup, args, env={**ENV, "DB_PASSWORD": "HunterTwoSecretZ"}, cwd=PEER_WS)
+    out = result.stdout + result.stderr
+    assert "Traceback" not in out and result.tree_before == result.tree_after, out
+    assert "HunterTwo" not in out, [line[:300] for line in out.splitlines() if "HunterTwo" in line]
