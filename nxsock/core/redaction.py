@@ -25,8 +25,9 @@ __all__ = ["REDACTED", "redact", "withhold"]
 #: What a secret is shown as.
 REDACTED = "<redacted>"
 
-# A token's own characters: a match never starts or ends inside a longer word of them.
-_B = r"(?<![A-Za-z0-9_])"
+# A token's own characters: a match never starts or ends inside a longer word of them; a ``_`` before a prefix
+# (``/tmp/ci_ghp_…``, ``token_npm_…``) is a separator, as in a name built from the token, not part of the token.
+_B = r"(?<![A-Za-z0-9])"
 _E = r"(?![A-Za-z0-9_])"
 _SHAPES = re.compile(
     "|".join(

@@ -122,6 +122,9 @@ class TestRedTeamShapes:
         ('"_authToken":"Npm0ld5tyl3"', "Npm0ld5tyl3"),
         ("DB_PASSWORD='p4ss w0rd'", "p4ss"),
         ("fetch failed:1https://deploy:hunter2hunter2@git.example.com/x.git", "hunter2hunter2"),
+        ("/tmp/ci_ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8/d.sock", "A1b2C3d4E5f6G7h8"),  # a name built from the token
+        ("/tmp/build_npm_" + "Ab1" * 12, "Ab1Ab1Ab1Ab1"),
+        ("key_AKIAQ7W3E5R7T9Y1U3I5", "Q7W3E5R7T9Y1U3I5"),
     ])
     def test_it_is_hidden(self, text: str, secret: str) -> None:
         shown = redact(text)
