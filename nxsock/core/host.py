@@ -5,6 +5,7 @@ other side, a machine that is not this one.
 """
 
 import os
+import re
 import typing as t
 
 from ._pathname import join
@@ -80,13 +81,31 @@ def _withheld(variables: t.Mapping[str, Variable], environ: t.Mapping[str, str],
             refused[var.source] = judge_source(var.source, uid) is not None
         if not refused[var.source]:
             continue
-        if len(var.value) >= WITHHELD_MIN:
-            pairs.append((var.value, var.written))
+        pairs.extend((form, var.written) for form in _path_spellings(var.value) if len(form) >= WITHHELD_MIN)
         for name in var.expanded_from:
             drawn = environ.get(name) or ""
             if len(drawn) >= WITHHELD_MIN and name not in RELEVANT_VARIABLES:
-                pairs.append((drawn, "${" + name + "}"))
+                pairs.extend((form, "${" + name + "}") for form in _path_spellings(drawn, parents=True) if len(form) >= WITHHELD_MIN)
     return tuple(dict.fromkeys(pairs))
+
+
+def _path_spellings(value: str, parents: bool = False) -> list[str]:
+    """*value* and the spellings a path built from it is shown in, once normalised: ``a//b``, ``a/./b``, ``a/``, ``x/../a``;
+    with *parents*, also each leading run of its parts (``a``, ``a/b`` of ``a/b/c``), which a directory to create names.
+
+    An AWS secret key is base64 and may hold ``/`` and ``//``: the resolver shows
+    ``/tmp/s-${KEY}`` as ``/tmp/s-wJal…/K7MD…``, and ``paths --json`` lists
+    ``/tmp/s-wJal…`` among the directories to create.
+    """
+    import posixpath
+
+    collapsed = re.sub(r"/{2,}", "/", value)
+    forms = [value, collapsed, collapsed.rstrip("/"), posixpath.normpath(value)]
+    if parents and not value.startswith("/"):  # a drawn path's leading parts (``/tmp``) are the system's, not a secret
+        for form in (collapsed, posixpath.normpath(value)):
+            parts = form.split("/")
+            forms.extend("/".join(parts[:i]) for i in range(1, len(parts)))
+    return [form for form in dict.fromkeys(forms) if form and form != "."]
 
 
 def _umask() -> int:
@@ -160,6 +179,7 @@ def host_environment(
         variables=variables,
         umask=_umask(),
         steered=steered,
-        withheld=() if steered is None else _withheld(variables, {**environ, **plain}, uid),
+        # judged apart from *steered*: a daemon switch (``CI``) steers no path, yet may draw a secret in
+        withheld=_withheld(variables, {**environ, **plain}, uid),
         nx_version_rejected=rejected,
     )

@@ -8,7 +8,7 @@ Two pure functions, used by every text ``doctor --report`` and ``doctor
   access key ids (``AKIA…``) and secret keys, npm tokens (``npm_…``), Slack
   tokens (``xox…-``), JWT-like strings (``eyJ….eyJ….``), the credentials of
   a URL (``scheme://user:pass@``) and a value after a name that says it is a
-  secret (``password=``, ``token:``, ``_authToken=``) — by :data:`REDACTED`;
+  secret (``password=``, ``token:``, ``_authToken=``, ``"password": "…"``: a quoted value whole) — by :data:`REDACTED`;
 - :func:`withhold` shows each value a ``.env`` another user controls expanded
   from your environment (``${GITHUB_TOKEN}``) as it is written in the file.
 """
@@ -18,13 +18,16 @@ from __future__ import annotations
 import re
 import typing as t
 
+from .terminal import printable
+
 __all__ = ["REDACTED", "redact", "withhold"]
 
 #: What a secret is shown as.
 REDACTED = "<redacted>"
 
-# A token's own characters: a match never starts or ends inside a longer word of them.
-_B = r"(?<![A-Za-z0-9_])"
+# A token's own characters: a match never starts or ends inside a longer word of them; a ``_`` before a prefix
+# (``/tmp/ci_ghp_…``, ``token_npm_…``) is a separator, as in a name built from the token, not part of the token.
+_B = r"(?<![A-Za-z0-9])"
 _E = r"(?![A-Za-z0-9_])"
 _SHAPES = re.compile(
     "|".join(
@@ -43,12 +46,17 @@ _SHAPES = re.compile(
     )
 )
 #: The credentials of a URL, ``scheme://user:password@`` (the user part may be empty): both are hidden.
-_URL_CREDENTIALS = re.compile(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*://)[^\s/@:'\"`]*:[^\s/@'\"`]*@")
+_URL_CREDENTIALS = re.compile(r"(?<![A-Za-z+.-])([A-Za-z][A-Za-z0-9+.-]*://)[^\s/@:'\"`]*:[^\s/@'\"`]*@")
 #: A value after a name that says it is a secret: ``aws_secret_access_key=…``, ``password: …``, ``token=…``.
 _NAMED = re.compile(
     r"(?i)(?<![A-Za-z0-9])((?:aws_?)?secret(?:_?access)?_?key|password|api_?key|auth_?token|access_?token|"
-    r"client_?secret|_authToken|token|secret)(\s*[=:]\s*)(?![\s'\"]*<redacted>)([^\s'\"`,;]+)"
+    r"client_?secret|_authToken|token|secret)(['\"]?\s*[=:]\s*)(?!['\"]?<redacted>)('[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`,;]+)"
 )
+
+
+def _quoted_like(value: str) -> str:
+    """:data:`REDACTED` in the quotes *value* stood in, if any (``"hunter2"`` -> ``"<redacted>"``)."""
+    return f"{value[0]}{REDACTED}{value[0]}" if value[0] in "'\"" else REDACTED
 
 
 def redact(text: str) -> str:
@@ -65,17 +73,28 @@ def redact(text: str) -> str:
     if not text:
         return text
     text = _URL_CREDENTIALS.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
-    text = _NAMED.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+    text = _NAMED.sub(lambda m: f"{m.group(1)}{m.group(2)}{_quoted_like(m.group(3))}", text)
     return _SHAPES.sub(REDACTED, text)
 
 
 def withhold(text: str, pairs: t.Sequence[tuple[str, str]]) -> str:
-    """*text* with each ``(expanded, written)`` pair's expanded text shown as written, the longest first.
+    r"""*text* with each ``(expanded, written)`` pair's expanded text shown as written, the longest first.
+
+    A finding may quote a value as Python shows it (``NAME='a\nb'``) or with
+    the terminal's escapes (``a\x0ab``): each of those spellings of the
+    expanded text is shown as written too, so a secret holding a newline, a
+    tab, a backslash or a control character is hidden like any other.
 
     >>> withhold("/tmp/leak-s3cr3t/d.sock", [("s3cr3t", "${TOKEN}")])
     '/tmp/leak-${TOKEN}/d.sock'
+    >>> withhold("NX_SOCKET_DIR='/tmp/k-line1\\nline2'", [("line1\nline2", "${KEY}")])
+    "NX_SOCKET_DIR='/tmp/k-${KEY}'"
     """
-    for expanded, written in sorted(pairs, key=lambda p: len(p[0]), reverse=True):
+    spellings: dict[str, str] = {}
+    for expanded, written in pairs:
         if expanded:
-            text = text.replace(expanded, written)
+            for form in (expanded, repr(expanded)[1:-1], printable(expanded)):
+                spellings.setdefault(form, written)
+    for form in sorted(spellings, key=len, reverse=True):
+        text = text.replace(form, spellings[form])
     return text

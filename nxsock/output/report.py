@@ -326,7 +326,29 @@ def _mask_name(text: str, name: str) -> str:
     def part(text: str) -> str:  # a part of a path, split where punctuation ends a name: "/tmp/.nx:", "(/tmp/.nx)"
         return "".join(word(w) if i % 2 == 0 else w for i, w in enumerate(_NAME_END.split(text)))
 
-    return _PATH_TOKEN.sub(lambda m: "/".join(part(w) for w in m.group(0).split("/")), text)
+    def path(token: str) -> str:
+        parts = token.split("/")
+        kept = _system_prefix(parts)
+        return "/".join(w if i < kept else part(w) for i, w in enumerate(parts))
+
+    return _PATH_TOKEN.sub(lambda m: path(m.group(0)), text)
+
+
+#: The system's own directories at the top of an absolute path: no one's name, whoever is called ``tmp`` or ``home``.
+_SYSTEM_TOP = frozenset({"tmp", "home", "var", "etc", "usr", "run", "dev", "opt", "srv", "mnt", "media", "proc", "sys",
+                         "bin", "sbin", "lib", "lib64", "boot", "root", "nix", "snap", "Users", "private"})
+#: Their children that are the system's too: ``/var/tmp``, ``/dev/shm``, ``/run/user``, ``/usr/local``…
+_SYSTEM_SECOND = frozenset({("var", "tmp"), ("var", "lib"), ("var", "run"), ("dev", "shm"), ("run", "user"),
+                            ("usr", "local"), ("usr", "lib"), ("private", "tmp"), ("private", "var")})
+
+
+def _system_prefix(parts: list[str]) -> int:
+    """How many leading parts of a path split at ``/`` are the system's own (``/tmp``, ``/var/tmp``): never masked."""
+    rooted = len(parts) > 1 and (parts[0] == "" or _NAME_END.fullmatch(parts[0][-1]) is not None)  # "/tmp", "X=/tmp", "(/tmp"
+    names = [_NAME_END.split(w, 1)[0] for w in parts[1:3]]  # "/var/tmp," and "/tmp)" end where prose ends them
+    if not rooted or names[0] not in _SYSTEM_TOP:
+        return 1 if rooted else 0
+    return 3 if len(names) > 1 and (names[0], names[1]) in _SYSTEM_SECOND else 2
 
 
 NO_MASKS = Masks((), ())

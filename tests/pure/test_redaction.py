@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nxsock.core.redaction import REDACTED, redact, withhold
+from nxsock.core.terminal import printable
 
 ALNUM = string.ascii_letters + string.digits
 B64 = ALNUM + "/+"
@@ -98,3 +99,37 @@ class TestWithhold:
     def test_the_longest_is_replaced_first(self) -> None:
         pairs = [("abc", "${A}"), ("/tmp/leak-abcdef", "/tmp/leak-${B}")]
         assert withhold("/tmp/leak-abcdef/d.sock and abc", pairs) == "/tmp/leak-${B}/d.sock and ${A}"
+
+    @given(st.text(ALNUM, min_size=4, max_size=12), st.sampled_from("\n\t\r\\\x1b\x07\u200e'\""), st.text(ALNUM, min_size=4, max_size=12))
+    def test_a_value_holding_an_escaped_character_is_withheld_as_a_finding_quotes_it(self, head: str, odd: str, tail: str) -> None:
+        """Red team: ``doctor``'s environment note shows ``NX_SOCKET_DIR='…'`` by ``repr`` (and other texts by the terminal's
+        escapes), so a secret holding a newline (a private key) was shown, escaped, whole, in ``--report`` and ``--format github``."""
+        head, tail = "Qz" + head, "Qz" + tail  # never a piece of the text around it
+        secret = head + odd + tail
+        for text in (f"NX_SOCKET_DIR={f'/tmp/s-{secret}'!r} (from /w/.env)", f"dir /tmp/s-{printable(secret)}/d.sock"):
+            shown = withhold(text, [(f"/tmp/s-{secret}", "/tmp/s-${KEY}"), (secret, "${KEY}")])
+            assert head not in shown and tail not in shown, shown
+            assert "${KEY}" in shown
+
+
+class TestRedTeamShapes:
+    """Red team over the redaction: quoted values after a secret's name, and a URL's credentials after a digit."""
+
+    @pytest.mark.parametrize("text, secret", [
+        ('password="hunter2hunter2"', "hunter2hunter2"),
+        ("token: 'Tk3nV4lu3xyz'", "Tk3nV4lu3xyz"),
+        ('{"password": "two words here"}', "two words"),  # a JSON config as a daemon log quotes it
+        ('"_authToken":"Npm0ld5tyl3"', "Npm0ld5tyl3"),
+        ("DB_PASSWORD='p4ss w0rd'", "p4ss"),
+        ("fetch failed:1https://deploy:hunter2hunter2@git.example.com/x.git", "hunter2hunter2"),
+        ("/tmp/ci_ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8/d.sock", "A1b2C3d4E5f6G7h8"),  # a name built from the token
+        ("/tmp/build_npm_" + "Ab1" * 12, "Ab1Ab1Ab1Ab1"),
+        ("key_AKIAQ7W3E5R7T9Y1U3I5", "Q7W3E5R7T9Y1U3I5"),
+    ])
+    def test_it_is_hidden(self, text: str, secret: str) -> None:
+        shown = redact(text)
+        assert secret not in shown and REDACTED in shown, shown
+        assert redact(shown) == shown
+
+    def test_the_quotes_stay(self) -> None:
+        assert redact('{"password": "x y"}') == '{"password": "<redacted>"}'

@@ -217,6 +217,22 @@ class TestMasksMaskOnlyTheUser:
                    or ".\\<user\\>" in line]
         assert garbled == [], garbled
 
+    @pytest.mark.parametrize("name", ["tmp", "var", "home"])
+    def test_a_user_named_like_a_system_directory_leaves_tmp_nx_intact(self, name: str) -> None:
+        """Red team: a user called ``tmp`` had ``/tmp/.nx`` reported as ``/<user>/.nx`` (``var``: ``/var/tmp``, ``home``:
+        other users' homes); the system's own top directories are no one's name."""
+        ws = f"/tmp/{name}-work"
+        setup = (f"{_passwd_entry(name, USER, f'/home/u{USER}')}; install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; "
+                 f"install -d -m 1777 /tmp/.nx; install -d -o {PEER} /home/peer")
+        env = {"HOME": f"/home/u{USER}", "USER": name, "LOGNAME": name, "TMPDIR": "/var/tmp", "NX_SOCKET_DIR": "/home/peer/s"}
+        result = run_as_user(setup, ["doctor", "--report"], env=env, cwd=ws)
+        report = result.stdout
+        assert "Traceback" not in result.stderr and result.tree_before == result.tree_after, result.stderr
+        assert "/tmp/.nx/" in report and "/var/tmp" in report and "/home/peer/s" in report, report
+        assert "/tmp/\\<user\\>-work" in report or "/tmp/<user>-work" in report, report  # the user's own name is still masked
+        garbled = [line for line in report.splitlines() if "/<user>/" in line or "/\\<user\\>/" in line]
+        assert garbled == [], garbled
+
     def test_under_sudo_the_invoking_users_home_and_name_are_masked(self) -> None:
         """Root's report, run through sudo from the user's workspace: the user's home (from passwd) and name are hidden."""
         home = "/home/sudoer"
@@ -243,3 +259,58 @@ class TestMasksMaskOnlyTheUser:
         assert "Traceback" not in result.stderr, result.stderr
         assert "sudo chown -h root:root -- /tmp/.nx" in result.stdout, result.stdout
         assert "<user>" not in result.stdout and "\\<user\\>" not in result.stdout, result.stdout
+
+
+#: Red team: a secret of no known shape holding what a finding escapes — a private key's newline, a tab, a backslash, ESC.
+ODD_SECRET = "-----BEGIN KEY-----\nMIIEvQIBADANBgkqhkiG\tW1nd0w5\\Pa55`x\x1b[0m-----END KEY-----"
+
+
+@pytest.mark.parametrize("args", [["doctor", "--report"], ["doctor", "--report", "--no-redact"], ["doctor", "--format", "github"],
+                                  ["paths", "--json"], ["doctor", "--json"]], ids=" ".join)
+def test_a_withheld_secret_holding_a_newline_is_not_shown_escaped(args: list[str]) -> None:
+    """``doctor``'s environment note quotes the value by ``repr``: the victim's multi-line key, drawn in by a peer's ``.env``,
+    was shown whole (``'/tmp/k-----BEGIN KEY-----\\nMIIE…'``) in ``--report`` and ``--format github``."""
+    dotenv = "NX_SOCKET_DIR=/tmp/k${DEPLOY_KEY}\n"
+    setup = (f"install -d -o {USER} -g {USER} {HOME}; install -d -m 0755 -o {PEER} {PEER_WS}; echo '{{}}' > {PEER_WS}/nx.json; "
+             f"printf %s {shlex.quote(dotenv)} > {PEER_WS}/.env; chown -R {PEER} {PEER_WS}")
+    result = run_as_user(setup, args, env={**ENV, "DEPLOY_KEY": ODD_SECRET}, cwd=PEER_WS)
+    out = result.stdout + result.stderr
+    assert "Traceback" not in out and result.tree_before == result.tree_after, out
+    for piece in ("MIIEvQIBADANBgkqhkiG", "W1nd0w5", "Pa55", "BEGIN KEY", "END KEY"):
+        assert piece not in out, (piece, [line for line in out.splitlines() if piece in line])
+    assert "${DEPLOY_KEY}" in out
+
+
+#: Red team: AWS secret keys are base64 and hold ``/`` (AWS's own example does), sometimes ``//``.
+SLASHED_SECRETS = {"slashes": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "double": "wJalrXUtnFEMI//K7MDENGbPxRfiCYEXAMPLEKEY",
+                   "dot": "wJalrXUtnFEMI/./K7MDENGbPxRfiCYEXAMPLEKEY", "trailing": "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY/"}
+
+
+@pytest.mark.parametrize("secret", SLASHED_SECRETS.values(), ids=SLASHED_SECRETS.keys())
+@pytest.mark.parametrize("args", [["doctor", "--report"], ["doctor", "--format", "github"], ["paths", "--json"]], ids=" ".join)
+def test_a_withheld_secret_holding_slashes_is_not_shown_normalised(args: list[str], secret: str) -> None:
+    """The resolver normalises ``/tmp/s-${KEY}`` (``//`` and ``/./`` collapse, a trailing ``/`` goes) and ``paths --json``
+    lists each parent to create (``/tmp/s-wJalrXUtnFEMI``): neither spelling is the value as drawn, and both were shown."""
+    dotenv = "NX_SOCKET_DIR=/tmp/s-${AWS_SECRET_ACCESS_KEY}\n"
+    setup = (f"install -d -o {USER} -g {USER} {HOME}; install -d -m 0755 -o {PEER} {PEER_WS}; echo '{{}}' > {PEER_WS}/nx.json; "
+             f"printf %s {shlex.quote(dotenv)} > {PEER_WS}/.env; chown -R {PEER} {PEER_WS}")
+    result = run_as_user(setup, args, env={**ENV, "AWS_SECRET_ACCESS_KEY": secret}, cwd=PEER_WS)
+    out = result.stdout + result.stderr
+    assert "Traceback" not in out and result.tree_before == result.tree_after, out
+    for piece in ("wJalrXUtnFEMI", "K7MDENG", "CYEXAMPLEKEY"):
+        assert piece not in out, (piece, [line[:300] for line in out.splitlines() if piece in line])
+    assert "${AWS_SECRET_ACCESS_KEY}" in out
+
+
+@pytest.mark.parametrize("name", ["CI", "GITHUB_ACTIONS", "BUILDKITE"])
+@pytest.mark.parametrize("args", [["paths", "--json"], ["doctor", "--report"], ["doctor", "--json"]], ids=" ".join)
+def test_a_daemon_switch_drawing_a_secret_is_withheld(args: list[str], name: str) -> None:
+    """Red team: a peer's ``.env`` setting only ``CI=${DB_PASSWORD}`` steers no path, so nothing was judged and
+    ``paths --json`` showed ``variables.CI.value`` expanded with the victim's secret."""
+    dotenv = f"{name}=x${{DB_PASSWORD}}\n"
+    setup = (f"install -d -o {USER} -g {USER} {HOME}; install -d -m 0755 -o {PEER} {PEER_WS}; echo '{{}}' > {PEER_WS}/nx.json; "
+             f"printf %s {shlex.quote(dotenv)} > {PEER_WS}/.env; chown -R {PEER} {PEER_WS}")
+    result = run_as_user(setup, args, env={**ENV, "DB_PASSWORD": "HunterTwoSecretZ"}, cwd=PEER_WS)
+    out = result.stdout + result.stderr
+    assert "Traceback" not in out and result.tree_before == result.tree_after, out
+    assert "HunterTwo" not in out, [line[:300] for line in out.splitlines() if "HunterTwo" in line]
