@@ -36,8 +36,9 @@ from nxsock.core._pathname import dirname, join, normalize
 from nxsock.core.environment import Variable
 from nxsock.core.fsview import Entry, MemoryView
 from nxsock.core.host import host_environment
-from nxsock.core.remedy import Policy, Remedy, Step, Withheld, render, vet
+from nxsock.core.remedy import Policy, Remedy, Step, render, vet
 from nxsock.core.resolver import resolve
+from pure.test_remedy_properties import Recorder, _beneath  # one recorder of what the policy lets through
 
 WS = "/home/ada/acme"
 HOME = "/home/ada"
@@ -111,21 +112,6 @@ def view_of(version: str | None, record: tuple[str | None, int, str] | None, lin
     return machine(entries, links, files=files)
 
 
-class Recorder:
-    """Every remedy the policy lets through, with the policy it passed."""
-
-    def __init__(self) -> None:
-        self.shown: list[tuple[Remedy, Policy]] = []
-
-    def __call__(self, remedy: Remedy, policy: Policy) -> Remedy | Withheld:
-        verdict = vet(remedy, policy)
-        if isinstance(verdict, Remedy):
-            self.shown.append((verdict, policy))
-        return verdict
-
-
-def _beneath(path: str, top: str) -> bool:
-    return path == top or path.startswith(top.rstrip("/") + "/")
 
 
 def judge(step: Step, policy: Policy) -> list[str]:
