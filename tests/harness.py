@@ -504,6 +504,19 @@ def oracle_command(generation: str = "native", uid: int = USER) -> str:
     return f"{as_user_prefix(uid)} node {shlex.quote(str(stage_oracle()))} {shlex.quote(str(nx))} {generation}"
 
 
+def default_signals() -> None:
+    """``preexec_fn``: the signals a test delivers at their default action, whatever the runner ignored.
+
+    A suite started in the background (``cmd &``) or under ``nohup`` inherits SIGINT or SIGHUP ignored, and
+    an ignored signal stays ignored across ``exec``: a test that proves what Ctrl-C or a hang-up does must
+    not depend on how pytest was started.
+    """
+    import signal
+
+    for number in (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_DFL)
+
+
 def run_as_user(
     setup: str,
     args: t.Sequence[str],

@@ -18,7 +18,7 @@ import typing as t
 from pathlib import Path
 
 import pytest
-from harness import PEER, USER, as_user_prefix, run_as_user, stage_nxsock
+from harness import PEER, USER, as_user_prefix, default_signals, run_as_user, stage_nxsock
 
 from nxsock.act import acting
 
@@ -136,7 +136,8 @@ cd {WS}
 {_state(f'{WS}/.env')}
 """
         proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], cwd="/",
-                              capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
+                              preexec_fn=default_signals)
         rc, owner, digest, *names = proc.stdout.split("\n")
         assert rc == f"rc {128 + getattr(signal, signal_name)}", proc.stdout  # it took effect (after the section), not ignored
         assert names == [".", "..", ".env", "nx.json", ""], proc.stdout
@@ -153,7 +154,8 @@ def test_the_tmpfiles_drop_in_is_written_by_the_same_writer_and_a_kill_leaves_no
     drop_in.parent.mkdir()
     code = f"from nxsock.act.tmpfiles import install; print(install(dry_run=False, path={str(drop_in)!r}))"
     proc = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:signal=SIGTERM:when=1",
-                           sys.executable, "-c", code], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+                           sys.executable, "-c", code], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
+                          preexec_fn=default_signals)
     assert proc.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM), (proc.stdout, proc.stderr)  # strace ends as its tracee did
     assert [p.name for p in drop_in.parent.iterdir()] == ["nxsock.conf"]
     assert drop_in.read_text().startswith("# Written by nxsock") and stat.S_IMODE(drop_in.stat().st_mode) == 0o644

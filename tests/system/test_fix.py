@@ -27,6 +27,7 @@ from harness import (
     PEER,
     USER,
     changed_outside,
+    default_signals,
     run_as_user,
     stage_nxsock,
 )
@@ -455,7 +456,8 @@ echo '<<<RUN'; {shlex.quote(python)} -c {shlex.quote(PTY_DRIVER)} {shlex.quote(j
 echo '<<<TREE'; {snapshot}
 """
     proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], cwd="/",
-                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+                          preexec_fn=default_signals)
     sections = proc.stdout.split("<<<")
     trees = [s[len("TREE\n"):] for s in sections if s.startswith("TREE\n")]
     assert len(trees) == 2, (proc.stdout[-3000:], proc.stderr[-3000:])
@@ -518,7 +520,8 @@ echo '<<<RUN'; {shlex.quote(python)} -c {shlex.quote(STOP_DRIVER)} {shlex.quote(
 echo '<<<TREE'; {snapshot}
 """
     proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], cwd="/",
-                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+                          preexec_fn=default_signals)
     sections = proc.stdout.split("<<<")
     trees = [s[len("TREE\n"):] for s in sections if s.startswith("TREE\n")]
     assert len(trees) == 2, (proc.stdout[-3000:], proc.stderr[-3000:])
