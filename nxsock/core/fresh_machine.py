@@ -49,6 +49,7 @@ def fresh_environment(
         if tmpdir is not None:
             variables["TMPDIR"] = Variable(tmpdir, tmp_source)
     variables["HOME"] = Variable(home, home_source)
+    version, rejected = checked_version(nx_version, "--nx-version")
     return Environment(
         platform=platform,
         uid=uid,
@@ -59,11 +60,11 @@ def fresh_environment(
         cwd=workspace,
         workspace_root=workspace,
         workspace_source=workspace_source,
-        nx_version=checked_version(nx_version, "--nx-version")[0],
-        nx_version_source="--nx-version" if checked_version(nx_version, "--nx-version")[0] else None,
+        nx_version=version,
+        nx_version_source="--nx-version" if version else None,
         variables=variables,
         simulated=True,
-        nx_version_rejected=checked_version(nx_version, "--nx-version")[1],
+        nx_version_rejected=rejected,
     )
 
 
