@@ -443,6 +443,13 @@ def _pty_run(setup: str, fix_args: t.Sequence[str], attack: str = "true", interr
             python, "-m", "nxsock", "doctor", "--fix", *fix_args]
     snapshot = "find /tmp /home -xdev -path '*/node_modules/*' -prune -o -printf '%y %U %G %m %i %s %l %p\\n' 2>/dev/null | sort"
     extra = "" if interrupt_in is None else f" {shlex.quote(interrupt_in)}"
+    return _driven(setup, f"{shlex.quote(python)} -c {shlex.quote(PTY_DRIVER)} {shlex.quote(json.dumps(argv))} "
+                          f"{shlex.quote(attack)}{extra}", snapshot)
+
+
+def _driven(setup: str, driver: str, snapshot: str) -> tuple[dict[str, t.Any], str, str]:
+    """*driver* (a command printing one JSON line last) in the workspace after *setup*, in a private namespace with
+    fresh ``/tmp`` and ``/home``; what it printed, and the tree before and after."""
     script = f"""
 set -e
 mount -t tmpfs -o mode=1777 tmpfs /tmp
@@ -452,7 +459,7 @@ install -d -o {USER} -g {USER} {HOME}
 {setup}
 cd {WS}
 echo '<<<TREE'; {snapshot}
-echo '<<<RUN'; {shlex.quote(python)} -c {shlex.quote(PTY_DRIVER)} {shlex.quote(json.dumps(argv))} {shlex.quote(attack)}{extra}
+echo '<<<RUN'; {driver}
 echo '<<<TREE'; {snapshot}
 """
     proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], cwd="/",
@@ -507,26 +514,7 @@ def _stopped_run(setup: str, fix_args: t.Sequence[str], point: str) -> tuple[dic
             f"HOME={HOME}", "LANG=C.UTF-8", f"NXSOCK_TEST_STOP_AT={point}", f"PYTHONPATH={pylib}", "PYTHONDONTWRITEBYTECODE=1",
             python, "-m", "nxsock", "doctor", "--fix", *fix_args]
     snapshot = "find /tmp /home -xdev -printf '%y %U %G %m %i %s %l %p\\n' 2>/dev/null | sort"
-    script = f"""
-set -e
-mount -t tmpfs -o mode=1777 tmpfs /tmp
-mount -t tmpfs -o mode=0755 tmpfs /home
-install -d -o {USER} -g {USER} {HOME}
-{MAKE_WS}
-{setup}
-cd {WS}
-echo '<<<TREE'; {snapshot}
-echo '<<<RUN'; {shlex.quote(python)} -c {shlex.quote(STOP_DRIVER)} {shlex.quote(json.dumps(argv))}
-echo '<<<TREE'; {snapshot}
-"""
-    proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], cwd="/",
-                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
-                          preexec_fn=default_signals)
-    sections = proc.stdout.split("<<<")
-    trees = [s[len("TREE\n"):] for s in sections if s.startswith("TREE\n")]
-    assert len(trees) == 2, (proc.stdout[-3000:], proc.stderr[-3000:])
-    ran = json.loads(next(s for s in sections if s.startswith("RUN\n"))[len("RUN\n"):].strip().splitlines()[-1])
-    return ran, trees[0], trees[1]
+    return _driven(setup, f"{shlex.quote(python)} -c {shlex.quote(STOP_DRIVER)} {shlex.quote(json.dumps(argv))}", snapshot)
 
 
 class TestCtrlCBeforeAnythingIsApplied:
