@@ -61,7 +61,7 @@ def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: 
 @click.option("--sandbox", "sandbox", type=click.Choice(SANDBOX_FORMATS), metavar="FORMAT",
               help="Judge for this sandbox as well (bwrap, srt, claude, codex, codex-profile, flatpak, docker, seatbelt).")
 @click.option("--format", "output_format", type=click.Choice(OUTPUT_FORMATS),
-              help="text (the default), json (as --json), or github: one GitHub Actions annotation per finding.")
+              help="text (the default), json (as --json), or github: a GitHub Actions annotation per problem (notes too with --strict).")
 @click.option("--report", is_flag=True, help="Print a Markdown report to paste into an issue, home and user name masked.")
 @click.option("--no-redact", is_flag=True, help="With --report: show the home directory and user name as they are.")
 @click.option("--fix", is_flag=True, help="Show the plan, ask once, apply each remedy that needs no root, audit again.")
@@ -316,7 +316,7 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
     elif output_format == "github":
         from ..output.report import github_annotations
 
-        sys.stdout.write(github_annotations(results, resolution.environment.withheld))
+        sys.stdout.write(github_annotations(results, resolution.environment.withheld, notes=strict))
     else:
         from ..output.render import render_doctor
 
