@@ -228,7 +228,11 @@ def render_paths(resolution: Resolution) -> None:
 
 
 def render_check_root(document: t.Mapping[str, t.Any]) -> None:
-    """The verdict in one line, with the refusal's fix, or the provisioning command for shared machines."""
+    """The verdict on the shared container, for you, in one line, with the refusal's fix or the provisioning command.
+
+    It judges the container alone, not whether Nx works: Nx falls back to ``~/.nx`` past an unsafe one, which is
+    what ``doctor`` judges; the line says so, so that the two never read as disagreeing.
+    """
     out = _console()
     path = printable(document["path"])
     if document["state"] == "absent":
@@ -236,9 +240,10 @@ def render_check_root(document: t.Mapping[str, t.Any]) -> None:
         if document["provision_command"]:
             out.print(Text(f"  On a shared machine, provision it for everyone: {document['provision_command']}", style="dim"))
     elif document["safe"]:
-        out.print(Text("✓ safe  ", style="green") + Text(f"{path} is a safe shared container for you."))
+        out.print(Text("✓ safe  ", style="green") + Text(f"{path} is a safe shared container for you: Nx keeps your sockets there."))
     else:
-        out.print(Text("✗ unsafe", style="red"))
+        out.print(Text("✗ unsafe", style="red") + Text(f"  {path} is no shared container Nx trusts for you: it keeps your sockets "
+                                                        "elsewhere (nxsock doctor says whether Nx works)."))
         _refusal_lines(out, document["refusal"])
 
 
