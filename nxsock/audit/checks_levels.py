@@ -198,7 +198,10 @@ def _level_finding(check: str, refusal: Refusal, severity: Severity, ctx: Contex
 def _first_fix(ctx: Context, refusal: Refusal) -> Advice:
     """The fix of a refusal: the filesystem's remedy where the filesystem refuses, else the level's own."""
     found = mount_advice(ctx, refusal)
-    return found[1] if found is not None else remedy_for(refusal, ctx.remedies)
+    if found is None:
+        return remedy_for(refusal, ctx.remedies)
+    sentence, advice = found
+    return advice._replace(hint=f"{sentence}. {advice.hint or ''}".strip())
 
 
 def check_levels(ctx: Context) -> list[Finding]:
