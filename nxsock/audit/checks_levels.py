@@ -332,7 +332,7 @@ def mount_refusal(ctx: Context, refusal: Refusal) -> tuple[str, Mount] | None:
     mount = _mount_under(ctx, refusal.dir)
     if mount is None:
         return None
-    if refusal.kind == "not-tightenable" and not mount.keeps_modes:
+    if refusal.kind in ("not-tightenable", "peer-writable-not-sticky") and not mount.keeps_modes:
         return "keeps no mode of its own (chmod is silently ignored)", mount
     if refusal.kind == "not-created" and (refusal.errno == "EROFS" or mount.read_only):
         return "is mounted read-only", mount

@@ -57,9 +57,11 @@ STATES = [
     State("exfat-home-private-mode", f"{PEER_CONTAINER}; install -d -m 0700 -o {USER} {XDG}; {exfat('/home/exh', ',umask=077')}; "
           "mkdir /home/exh/home", "filesystem", lambda r: r == f"export NX_SOCKET_DIR={XDG}/nx", _no_daemon, "configured",
           env={"HOME": "/home/exh/home", "XDG_RUNTIME_DIR": XDG}, allowed_after=PEERS),
-    State("exfat-home-open-mode", f"{PEER_CONTAINER}; install -d -m 0700 -o {USER} {XDG}; {exfat('/home/exh')}; mkdir /home/exh/home",
-          "private-levels", lambda r: r == f"export NX_SOCKET_DIR={XDG}/nx", _degraded_to_workspace, "configured",
-          env={"HOME": "/home/exh/home", "XDG_RUNTIME_DIR": XDG}, allowed_after=PEERS),
+    # 23.3.2 refuses ~/.nx as not tightenable; 24.0.6 meets the open mount point first, walking the home's ancestry.
+    *(State("exfat-home-open-mode", f"{PEER_CONTAINER}; install -d -m 0700 -o {USER} {XDG}; {exfat('/home/exh')}; "
+            "mkdir /home/exh/home", finding, lambda r: r == f"export NX_SOCKET_DIR={XDG}/nx", _degraded_to_workspace,
+            "configured", env={"HOME": "/home/exh/home", "XDG_RUNTIME_DIR": XDG}, versions=(version,), allowed_after=PEERS)
+      for finding, version in (("private-levels", "23.3.2"), ("ancestry", "24.0.6"))),
     State("exfat-socket-dir", exfat("/home/exs", ",umask=077"), "filesystem", lambda r: r == "unset NX_SOCKET_DIR", _no_daemon,
           "shared", env={"NX_SOCKET_DIR": "/home/exs/socks"}),
     State("read-only-tmp", "mount -o remount,ro /tmp", "outcome", lambda r: "install" not in r and r.startswith("export NX_SOCKET_DIR="),
