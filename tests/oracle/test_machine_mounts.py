@@ -19,6 +19,7 @@ import shlex
 
 import pytest
 from harness import PEER, USER
+
 from oracle.test_remedies_real import State, _no_daemon, _socket, check_proof, prove
 
 HOME = f"/home/u{USER}"
