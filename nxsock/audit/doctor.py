@@ -24,11 +24,13 @@ from .checks_levels import (
     check_configuration,
     check_container,
     check_environment,
+    check_filesystems,
     check_levels,
     check_outcome,
     check_path_budget,
     check_tmpdir,
     check_user_namespace,
+    check_workspace_writable,
 )
 from .checks_sockets import check_daemon, check_socket_owner, check_sockets, check_unix_sockets, survey_sockets
 from .findings import Context, Finding
@@ -51,6 +53,8 @@ CHECKS: dict[str, tuple[str, t.Callable[[Context], list[Finding]]]] = {
     "configuration": ("Outcome", check_configuration),
     "workspace-data": ("Outcome", check_workspace_data),
     "path-budget": ("Outcome", check_path_budget),
+    "filesystem": ("Outcome", check_filesystems),
+    "workspace-writable": ("Outcome", check_workspace_writable),
     "sockets": ("Sockets", check_sockets),
     "socket-owner": ("Sockets", check_socket_owner),
     "daemon-enabled": ("Daemon", check_daemon_enabled),
@@ -70,6 +74,7 @@ FINDING_IDS = {
     "configuration": ("configuration",), "path-budget": ("path-budget",), "sockets": ("sockets",),
     "socket-owner": ("socket-owner",), "daemon-enabled": ("daemon-enabled",), "daemon": ("daemon-record", "daemon-disabled", "daemon-error"),
     "binding": ("binding",), "native-cache": ("native-cache",), "leftovers": ("leftovers",), "boot-persistence": ("boot-persistence",),
+    "filesystem": ("filesystem",), "workspace-writable": ("workspace-writable",),
 }
 
 

@@ -138,7 +138,8 @@ def _suggest(ctx: RemedyContext, variable: str, names: tuple[str, str]) -> str |
         variables[variable] = Variable(candidate, "suggestion")
         trial = resolve(env._replace(variables=variables), ctx.policy.view)
         if variable == "NX_SOCKET_DIR":
-            if trial.socket_root.tier == "configured" and not any(p.too_long for p in trial.sockets.values()):
+            if trial.socket_root.tier == "configured" and not any(p.too_long for p in trial.sockets.values()) \
+                    and trial.socket_root.listen_fails is None:
                 return candidate
         elif trial.socket_root.tier is not None and not trial.workspace_data.refused:
             return candidate
