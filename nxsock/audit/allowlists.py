@@ -3,7 +3,7 @@
 An allowlist of ``/tmp/.nx`` and ``~/.nx`` can be useless: inside an
 unprivileged user namespace every foreign owner, root included, is uid 65534,
 so Nx 24 refuses both default tiers and Nx 23 keeps ``/tmp/.nx`` only when
-the user owns it (SPEC §1.7).  So the plan resolves over that view, with the
+the user owns it (docs/behaviour.md#user-namespace-sandboxes).  So the plan resolves over that view, with the
 sandbox refusing writes directly in ``/``, ``/tmp`` and ``$HOME`` (entries are
 never those), and allows the narrowest existing directories Nx then writes.
 """
@@ -124,7 +124,8 @@ def plan_for(
     if cache.dir is not None and cache.bypass_reason is None:
         needed.append(cache.dir)
     # The workspace data directory: the project graph and file map, and in <workspace-data>/d the daemon's
-    # own files (daemon.log, server-process.json) whatever socket root it chose (SPEC §1.7).
+    # own files (daemon.log, server-process.json) whatever socket root it chose
+    # (docs/behaviour.md#user-namespace-sandboxes).
     needed.append(resolution.workspace_data.dir)
     write, pending = [], []
     for directory in needed:

@@ -1,4 +1,6 @@
-"""Remedies as values: the steps that fix a finding, the one policy they pass, one way to shell text (SPEC §6).
+"""Remedies as values: the steps that fix a finding, the one policy they pass, one way to shell text.
+
+The policy is docs/remedy-policy.md.
 
 A :class:`Remedy` is what a later ``doctor --fix`` would apply and what a
 user pastes today: a few :class:`Step` values (a verb from a closed

@@ -1,6 +1,6 @@
 """The JSON documents nxsock prints besides ``paths --json``, and the ``--report`` Markdown and GitHub lines.
 
-Keys are a contract (SPEC §5): ``schema_version`` 1, only ever added to, each
+Keys are a contract (docs/behaviour.md#json-documents): ``schema_version`` 1, only ever added to, each
 documented key always present (``null`` where it does not apply), modes as
 four octal digits, errnos by name, paths as strings Node would print.
 """
