@@ -237,16 +237,33 @@ def render(fmt: str, plan: SandboxPlan, env: Environment, *, portable: bool = Fa
         rules += [f'(allow network-outbound (remote unix-socket (subpath "{p}")))' for p in both(sockets)]
         return "\n".join(rules) + "\n", warnings
     if fmt == "bwrap":
-        args = [f"--bind {shell_quote(p)} {shell_quote(p)}" for p in write]
+        args = [f"--bind {_word(p, portable)} {_word(p, portable)}" for p in write]
         args += [f"--setenv {name} {value}"] if daemon is not None else []
         return " ".join(args) + "\n", warnings
     if fmt == "docker":
+        if portable:
+            return " ".join(f"-v {_word(p, portable)}:{_word(p, portable)}" for p in write) + "\n", warnings
         return " ".join(f"-v {shell_quote(p + ':' + p)}" for p in write) + "\n", warnings
     if fmt == "flatpak":
-        args = [f"--filesystem={shell_quote(p)}" for p in write]
+        args = [f"--filesystem={_word(p, portable, tilde=True)}" for p in write]
         args += [f"--env={name}={value}"] if daemon is not None else []
         return " ".join(args) + "\n", warnings
     raise ValueError(fmt)
+
+
+def _word(path: str, portable: bool, *, tilde: bool = False) -> str:
+    """An entry as one shell word.  A portable entry of the workspace is spelled ``"$PWD"``, one of the home
+    ``"$HOME"`` (flatpak reads ``~/`` itself, with *tilde*): bwrap and docker take neither a relative path nor
+    a ``~``, and the shell expands these where the line is pasted, in the workspace."""
+    if portable and path == ".":
+        return '"$PWD"'
+    if portable and path.startswith("./"):
+        return '"$PWD"/' + shell_quote(path[2:])
+    if portable and path.startswith("~/") and not tilde:
+        return '"$HOME"/' + shell_quote(path[2:])
+    if portable and path.startswith("~/"):
+        return "~/" + shell_quote(path[2:])
+    return shell_quote(path)
 
 
 def _codex_environment() -> str:

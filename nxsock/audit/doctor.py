@@ -36,7 +36,7 @@ from .findings import Context, Finding
 if t.TYPE_CHECKING:
     from .binding_cache import Loadability
 
-__all__ = ["CHECKS", "FINDING_IDS", "gather", "run_checks", "status_of"]
+__all__ = ["CHECKS", "FINDING_DESCRIPTIONS", "FINDING_IDS", "gather", "run_checks", "status_of"]
 
 
 #: id → (group, check).  The order is the order of the report.
@@ -70,6 +70,33 @@ FINDING_IDS = {
     "configuration": ("configuration",), "path-budget": ("path-budget",), "sockets": ("sockets",),
     "socket-owner": ("socket-owner",), "daemon-enabled": ("daemon-enabled",), "daemon": ("daemon-record", "daemon-disabled", "daemon-error"),
     "binding": ("binding",), "native-cache": ("native-cache",), "leftovers": ("leftovers",), "boot-persistence": ("boot-persistence",),
+}
+
+
+#: What each finding id judges, one line each, for ``--list-checks``.
+FINDING_DESCRIPTIONS = {
+    "environment": "the Nx version, layout and platform nxsock judges for",
+    "user-namespace": "whether a user-namespace sandbox hides the daemon's peers",
+    "sandbox-daemon": "whether Nx's client can use its daemon inside a user-namespace sandbox",
+    "tmpdir": "TMPDIR (TMP, TEMP): set, present, and a directory Nx can use",
+    "unix-sockets": "whether a policy (seccomp, a sandbox) refuses unix sockets here",
+    "workspace-data": "the workspace data directory (.nx/workspace-data): Nx can write it and trusts it",
+    "container": "the shared /tmp/.nx: root's or yours, mode 1777, a real directory",
+    "ancestry": "every directory above a level Nx uses: none another user could swap",
+    "private-levels": "your own levels (per-user, sockets, native cache): yours, 0700, not links",
+    "outcome": "where Nx puts the sockets now, and why there",
+    "configuration": "NX_SOCKET_DIR and the other variables Nx reads: what Nx does with them",
+    "path-budget": "each socket path within the 95 bytes a unix socket may have",
+    "sockets": "the socket files: who listens, their mode, dead ones",
+    "socket-owner": "a socket another user owns where yours should be",
+    "daemon-enabled": "whether Nx starts its daemon here, and why not",
+    "daemon-record": "the daemon's record: its pid alive, its version, whether the client dials it",
+    "daemon-disabled": "the marker Nx writes when it turned the daemon off, and its reason",
+    "daemon-error": "the daemon's last error in its log",
+    "binding": "the native binding this platform needs: installed and loadable",
+    "native-cache": "the binding cache: its directory trusted, the copy fresh",
+    "leftovers": "what reset or cache prune would remove: dead sockets, old cache entries",
+    "boot-persistence": "whether /tmp/.nx survives a reboot (a tmpfiles.d rule)",
 }
 
 

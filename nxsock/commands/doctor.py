@@ -10,7 +10,8 @@ import click
 
 from .. import exitcodes
 from ..core.host_overrides import HostOverrides
-from ._resolution import build_resolution, reading_host_options
+from ..core.program import root_program
+from ._resolution import build_resolution, reading_host_options, uid_value
 from .summaries import summarized
 
 #: The sandboxes ``--sandbox`` names: the ``paths --format`` values that are sandboxes.
@@ -56,7 +57,7 @@ def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: 
 @click.option("--list-checks", is_flag=True, help="List the finding ids and exit.")
 @click.option("--only", "only", multiple=True, metavar="ID", shell_complete=_complete_check_ids,
               help="Run only the checks producing this finding id (repeatable).")
-@click.option("--user", "user", type=click.IntRange(0, 2**32 - 2), metavar="UID", help="As root: audit as that user would see it.")
+@click.option("--user", "user", callback=uid_value, metavar="UID", help="As root: audit as that user would see it.")
 @click.option("--explain", "explain_text", metavar="TEXT", help="Explain a message Nx printed (- reads stdin), with the fix for this machine.")
 @click.option("--sandbox", "sandbox", type=click.Choice(SANDBOX_FORMATS), metavar="FORMAT",
               help="Judge for this sandbox as well (bwrap, srt, claude, codex, codex-profile, flatpak, docker, seatbelt).")
@@ -83,18 +84,19 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
     while it still finds a problem a remedy was for; 2 without a terminal
     to ask on unless --yes; 130 on Ctrl-C.
     """
-    from ..audit.doctor import FINDING_IDS
+    from ..audit.doctor import FINDING_DESCRIPTIONS, FINDING_IDS
 
     json_flag = json_flag or output_format == "json"
     _check_combinations(json_flag, output_format, report, no_redact, fix, yes, dry_run, user, explain_text, list_checks, host)
     if list_checks:
         ids = sorted({i for ids in FINDING_IDS.values() for i in ids})
-        click.echo("\n".join(ids))
+        width = max(map(len, ids))
+        click.echo("\n".join(f"{i:<{width}}  {FINDING_DESCRIPTIONS.get(i, '')}".rstrip() for i in ids))
         sys.exit(exitcodes.OK)
     known = {i for ids in FINDING_IDS.values() for i in ids}
     unknown = [i for i in only if i not in known]
     if unknown:
-        raise click.BadParameter(f"unknown check id {unknown[0]!r}; see --list-checks.", param_hint="--only")
+        raise click.BadParameter(f"unknown check id {unknown[0]!r}; nxsock doctor --list-checks lists them", param_hint="--only")
     text = None
     if explain_text is not None:
         from ..audit.explain import MAX_TEXT
@@ -102,7 +104,7 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
         text = _read_stdin(MAX_TEXT + 1) if explain_text == "-" else explain_text  # never more than is read
     if user is not None and user != os.geteuid():
         if os.geteuid() != 0:
-            click.echo("nxsock doctor: --user needs root: sudo nxsock doctor --user UID", err=True)
+            click.echo(f"nxsock doctor: --user needs root: sudo {root_program()} doctor --user {user}", err=True)
             sys.exit(exitcodes.NOPERM)
         sys.exit(_audit_as(user, json_flag, strict, only, text, host, sandbox, output_format, report, no_redact))
     if fix:

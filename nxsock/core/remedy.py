@@ -25,6 +25,7 @@ import typing as t
 from ._pathname import dirname, join, normalize
 from .fsview import Entry, FsView
 from .layout import CONTAINER
+from .program import root_program
 
 __all__ = [
     "ALLOWLIST_FORMATS",
@@ -248,8 +249,8 @@ def _step_text(step: Step) -> str:
         text = f"sed -i -e {shell_quote(_env_edit_script(step))} -- {q}"
     elif verb == "stop-process":
         text = f"kill -- {step.pid}"
-    elif verb == "run-nxsock":
-        text = f"nxsock {step.value}"
+    elif verb == "run-nxsock":  # root's path may not hold the nxsock the user runs
+        text = f"{root_program() if step.needs_root else 'nxsock'} {step.value}"
     elif verb == "install-package":
         text = INSTALL_COMMANDS.get(step.variable or "", "false").format(spec=shell_quote(step.value or ""))
     else:  # run-nx

@@ -69,6 +69,8 @@ def test_the_version_is_the_released_one() -> None:
     assert shown.stdout == f"nxsock {version}\n"
     headings = re.findall(r"^## \[([^]]+)\](?: - (\d{4}-\d{2}-\d{2}))?$", (REPO / "CHANGELOG.md").read_text(), re.M)
     assert headings[0] == ("Unreleased", "") and headings[1][0] == version and headings[1][1], headings[:2]
+    footer = MAN.read_text().split("\n", 1)[0]
+    assert f'"nxsock {version}"' in footer, footer
 
 
 COMPLETIONS = [
