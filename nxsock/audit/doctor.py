@@ -121,18 +121,20 @@ def status_of(findings: t.Iterable[Finding], strict: bool) -> str:
     return "ok"
 
 
-def gather(resolution: Resolution, view: FsView, sandbox: str | None = None, *, pasted_by_root: bool = False) -> Context:
+def gather(resolution: Resolution, view: FsView, sandbox: str | None = None, *, pasted_by_root: bool = False,
+           nxsock_for_root: str = "nxsock") -> Context:
     """Everything the checks read besides the resolution: the cache's state and what a reset would remove.
 
     *pasted_by_root*: root audits for another uid (``doctor --user``) and will
     paste the remedies, so none may rest on a level that uid could swap.
+    *nxsock_for_root*: how a ``sudo`` remedy names nxsock (:mod:`nxsock.core.program`).
     """
     from ..act.cleanup import reset
     from ..core.wording import context_for
     from .binding_cache import entry_removal, find_binding, host_triple, list_cache, prune_plan, verify
     from .binding_presence import binding_presence
     env = resolution.environment
-    remedies = context_for(resolution, view, pasted_by_root=pasted_by_root)
+    remedies = context_for(resolution, view, pasted_by_root=pasted_by_root, nxsock_for_root=nxsock_for_root)
 
     def remove_command(path: str) -> str | None:
         return remedies.offer(entry_removal(path)).command

@@ -22,9 +22,15 @@ from ..core.resolver import Resolution
 from .completion import complete_directories
 from .options import HOST_OPTIONS, HostOption
 
-__all__ = ["build_resolution", "host_options", "resolution_options", "uid_value", "wants_json", "workspace_option"]
+__all__ = ["BadValuePointing", "build_resolution", "host_options", "nxsock_for_root", "resolution_options", "uid_value", "wants_json",
+           "workspace_option"]
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
+
+
+class BadValuePointing(click.BadParameter):
+    """A bad value whose message already names where to look (``nxsock doctor --list-checks``): shown without the
+    usual ``(see … --help)``, so a person is sent one place, not two."""
 
 
 def uid_value(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
@@ -97,6 +103,21 @@ def build_resolution(host: HostOverrides) -> tuple[Resolution, FsView]:
         return snapshot.build_resolution(host)
     except snapshot.WorkspaceError as exc:
         raise click.BadParameter(str(exc), param_hint="--workspace") from None
+
+
+def nxsock_for_root() -> str:
+    """How a ``sudo`` line this run prints names nxsock: asked of how this process was started, here and only here,
+    and handed on as data (:func:`nxsock.core.program.nxsock_for_root`)."""
+    import os
+    import sys
+
+    from ..core.program import nxsock_for_root as name_for_root
+
+    try:
+        cwd: str | None = os.getcwd()
+    except OSError:  # a working directory removed under us: only an absolute argv[0] still names a file
+        cwd = None
+    return name_for_root(sys.argv[0] if sys.argv else "", cwd)
 
 
 def wants_json(json_flag: bool, output_format: str | None) -> bool:

@@ -10,8 +10,7 @@ import click
 
 from .. import exitcodes
 from ..core.host_overrides import HostOverrides
-from ..core.program import root_program
-from ._resolution import build_resolution, reading_host_options, uid_value
+from ._resolution import BadValuePointing, build_resolution, nxsock_for_root, reading_host_options, uid_value
 from .summaries import summarized
 
 #: The sandboxes ``--sandbox`` names: the ``paths --format`` values that are sandboxes.
@@ -96,7 +95,7 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
     known = {i for ids in FINDING_IDS.values() for i in ids}
     unknown = [i for i in only if i not in known]
     if unknown:
-        raise click.BadParameter(f"unknown check id {unknown[0]!r}; nxsock doctor --list-checks lists them", param_hint="--only")
+        raise BadValuePointing(f"unknown check id {unknown[0]!r}; nxsock doctor --list-checks lists them", param_hint="--only")
     text = None
     if explain_text is not None:
         from ..audit.explain import MAX_TEXT
@@ -104,7 +103,7 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
         text = _read_stdin(MAX_TEXT + 1) if explain_text == "-" else explain_text  # never more than is read
     if user is not None and user != os.geteuid():
         if os.geteuid() != 0:
-            click.echo(f"nxsock doctor: --user needs root: sudo {root_program()} doctor --user {user}", err=True)
+            click.echo(f"nxsock doctor: --user needs root: sudo {nxsock_for_root()} doctor --user {user}", err=True)
             sys.exit(exitcodes.NOPERM)
         sys.exit(_audit_as(user, json_flag, strict, only, text, host, sandbox, output_format, report, no_redact))
     if fix:
@@ -285,7 +284,7 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
     from ..audit.doctor import gather, run_checks, status_of
 
     resolution, view = build_resolution(host)
-    context = gather(resolution, view, sandbox, pasted_by_root=pasted_by_root)
+    context = gather(resolution, view, sandbox, pasted_by_root=pasted_by_root, nxsock_for_root=nxsock_for_root())
     results = run_checks(context, only)  # every check (or those asked for), explained or not
     explanation: Explanation | None = None
     answers: list[Answer] = []
@@ -377,7 +376,8 @@ def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrid
     try:  # a Ctrl-C before anything is applied (the first audit, the question) still ends with the document
         resolution, view = build_resolution(host)
         _stop_for_tests("first-audit")
-        results = run_checks(gather(resolution, view, sandbox), only)
+        program = nxsock_for_root()
+        results = run_checks(gather(resolution, view, sandbox, nxsock_for_root=program), only)
         status = status_of([f for _, f in results], strict)
         plan = make_plan(f for _, f in results)
         audit_code = exitcodes.PROBLEM if status == "error" else exitcodes.OK
@@ -425,7 +425,7 @@ def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrid
     if not interrupted:
         try:  # a Ctrl-C during the audit afterwards still says what was applied
             after_resolution, after_view = build_resolution(host)
-            after = run_checks(gather(after_resolution, after_view, sandbox), only)
+            after = run_checks(gather(after_resolution, after_view, sandbox, nxsock_for_root=program), only)
         except KeyboardInterrupt:
             interrupted = True
     if interrupted:

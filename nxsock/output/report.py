@@ -62,7 +62,7 @@ def check_root_document(path: str, state: str, refusal: Refusal | None, ctx: Rem
         "path": _p(path),
         "safe": refusal is None,
         "state": state,
-        "refusal": None if refusal is None else refusal_json(refusal, ctx),
+        "refusal": None if refusal is None else refusal_json(refusal, ctx, purpose="container"),
         "provision_command": PROVISION_COMMAND if path == CONTAINER else None,
     }
 

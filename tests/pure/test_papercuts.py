@@ -1,21 +1,20 @@
 """The small things a person trips over first: values refused in words, one pointer per error, whole lines."""
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 import sys
-import typing as t
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from nxsock.app import cli
+from nxsock.app import cli, run
 from nxsock.audit.doctor import FINDING_DESCRIPTIONS, FINDING_IDS
 from nxsock.audit.findings import Finding
 from nxsock.commands.options import parse_paths_json
-from nxsock.core import program
+from nxsock.core import program, remedy
+from nxsock.core.remedy import Remedy, Step
 from nxsock.output import render
 
 
@@ -41,17 +40,23 @@ def test_the_fast_path_leaves_a_bad_version_to_click_and_takes_a_good_one() -> N
 
 @pytest.mark.parametrize(("command", "flag"), [("paths", "--uid"), ("doctor", "--user")])
 @pytest.mark.parametrize("value", ["abc", "-1", "4294967295", "١٢"])
-def test_a_uid_that_is_not_one_says_what_a_uid_is(command: str, flag: str, value: str) -> None:
-    result = CliRunner().invoke(cli, [command, flag, value])
-    assert result.exit_code == 2
-    assert f"invalid {flag}: {value!r} is not a uid: a whole number from 0 to 4294967294" in result.stderr
-    assert "integer range" not in result.stderr
+def test_a_uid_that_is_not_one_says_what_a_uid_is(command: str, flag: str, value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--uid abc`` said "'abc' is not a valid integer range"."""
+    assert run([command, flag, value]) == 2
+    assert capsys.readouterr().err == (f"nxsock {command}: invalid {flag}: {value!r} is not a uid: a whole number from 0 to "
+                                       f"4294967294 (see nxsock {command} --help)\n")
 
 
-def test_an_unknown_check_id_points_once_at_the_list() -> None:
-    result = CliRunner().invoke(cli, ["doctor", "--only", "nope"])
-    assert result.exit_code == 2
-    assert result.stderr == "nxsock doctor: invalid --only: unknown check id 'nope'; nxsock doctor --list-checks lists them\n"
+def test_an_unknown_check_id_points_once_at_the_list(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--only nope`` said "see --list-checks (see nxsock doctor --help)": two pointers, one inside the other."""
+    assert run(["doctor", "--only", "nope"]) == 2
+    assert capsys.readouterr().err == "nxsock doctor: invalid --only: unknown check id 'nope'; nxsock doctor --list-checks lists them\n"
+
+
+def test_a_value_that_merely_mentions_nxsock_keeps_its_pointer(capsys: pytest.CaptureFixture[str]) -> None:
+    """Whether the help pointer is left out is decided by the error's type, not by the words of a value."""
+    assert run(["paths", "--uid", "nxsock x"]) == 2
+    assert capsys.readouterr().err.endswith("(see nxsock paths --help)\n")
 
 
 def test_list_checks_describes_every_id_in_one_line_each() -> None:
@@ -84,44 +89,56 @@ def test_the_man_page_names_the_version_option_s_value() -> None:
     assert '.BI \\-\\-nx\\-version " version"' in man
 
 
-class TestRootProgram:
-    """A ``sudo`` remedy names an nxsock root's path finds, or the running one by its absolute path."""
+def _script(where: Path) -> Path:
+    where.mkdir(parents=True, exist_ok=True)
+    script = where / "nxsock"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    return script
 
-    @pytest.fixture(autouse=True)
-    def _fresh(self) -> t.Iterator[None]:
-        program.root_program.cache_clear()
-        yield
-        program.root_program.cache_clear()
 
-    def test_one_on_root_s_path_is_named_plainly(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        found = tmp_path / "nxsock"
-        found.write_text("#!/bin/sh\n")
-        found.chmod(0o755)
-        monkeypatch.setattr(program, "SECURE_PATH", (str(tmp_path),))
-        assert program.root_program() == "nxsock"
+class TestNxsockForRoot:
+    """A ``sudo`` line names nxsock by a path root can run: the running script's, unless root's path finds it."""
 
-    def test_a_venv_script_is_named_by_its_absolute_path(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        venv = tmp_path / "my venv" / "bin"
-        venv.mkdir(parents=True)
-        script = venv / "nxsock"
-        script.write_text("#!/bin/sh\n")
-        script.chmod(0o755)
-        monkeypatch.setattr(program, "SECURE_PATH", (str(tmp_path / "empty"),))
-        monkeypatch.setattr(sys, "argv", [str(script)])
-        assert program.root_program() == shlex.quote(str(script))
+    def test_a_venv_script_is_named_by_its_absolute_path_quoted(self, tmp_path: Path) -> None:
+        script = _script(tmp_path / "my venv" / "bin")
+        assert program.nxsock_for_root(str(script), "/", secure_path=(str(tmp_path / "empty"),)) == shlex.quote(str(script))
 
-    def test_python_m_is_named_by_its_interpreter(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setattr(program, "SECURE_PATH", (str(tmp_path),))
-        monkeypatch.setattr(sys, "argv", ["/somewhere/nxsock/__main__.py"])
-        assert program.root_program() == f"{shlex.quote(sys.executable)} -m nxsock"
+    def test_a_relative_argv0_is_made_absolute_against_the_working_directory(self, tmp_path: Path) -> None:
+        script = _script(tmp_path / ".venv" / "bin")
+        assert program.nxsock_for_root(".venv/bin/nxsock", str(tmp_path), secure_path=()) == str(script)
 
-    def test_the_line_root_is_given_runs(self) -> None:
-        """What ``doctor --user`` tells a non-root user to run under sudo starts this nxsock (here, as root or not)."""
-        run = _run("doctor", "--user", str(os.geteuid() + 1)) if os.geteuid() != 0 else None
-        line = program.root_program()
-        if run is not None:
-            assert run.returncode == 77 and f"sudo {line} doctor --user {os.geteuid() + 1}" in run.stderr
-        version = subprocess.run([*shlex.split(line), "--version"], capture_output=True, text=True)
+    def test_the_same_program_on_root_s_path_is_named_plainly(self, tmp_path: Path) -> None:
+        script = _script(tmp_path / "venv" / "bin")
+        (tmp_path / "usr-local-bin").mkdir()
+        (tmp_path / "usr-local-bin" / "nxsock").symlink_to(script)
+        assert program.nxsock_for_root(str(script), "/", secure_path=(str(tmp_path / "usr-local-bin"),)) == "nxsock"
+
+    def test_another_nxsock_on_root_s_path_does_not_stand_in_for_this_one(self, tmp_path: Path) -> None:
+        script = _script(tmp_path / "venv" / "bin")
+        other = _script(tmp_path / "usr-local-bin")
+        assert program.nxsock_for_root(str(script), "/", secure_path=(str(other.parent),)) == str(script)
+
+    @pytest.mark.parametrize("argv0", ["/home/ada/src/nxsock/nxsock/__main__.py", "/usr/bin/pytest", "", "nxsock"])
+    def test_anything_but_the_script_gets_the_plain_name(self, argv0: str, tmp_path: Path) -> None:
+        """``python -m nxsock`` under sudo may not find the package (PYTHONPATH, the working directory, a user site)."""
+        assert program.nxsock_for_root(argv0, str(tmp_path), secure_path=()) == "nxsock"
+
+    def test_the_renderer_takes_the_name_as_data_for_sudo_steps_only(self) -> None:
+        provision = Remedy((Step("run-nxsock", value="provision --tmpfiles --install", needs_root=True),), "")
+        reset = Remedy((Step("run-nxsock", value="reset"),), "")
+        assert remedy.render(provision) == "sudo nxsock provision --tmpfiles --install"
+        assert remedy.render(provision, "'/opt/my venv/bin/nxsock'") == "sudo '/opt/my venv/bin/nxsock' provision --tmpfiles --install"
+        assert remedy.render(reset, "'/opt/my venv/bin/nxsock'") == "nxsock reset"
+
+    def test_the_line_root_is_given_runs_this_nxsock(self) -> None:
+        """The line for this checkout's own console script starts this nxsock (root runs it the same way)."""
+        script = Path(sys.executable).parent / "nxsock"
+        if not script.is_file():
+            pytest.skip(f"no nxsock script beside {sys.executable}: nxsock is not installed in this interpreter's environment")
+        line = program.nxsock_for_root(str(script), "/", secure_path=())
+        assert line == shlex.quote(str(script))
+        version = subprocess.run([*shlex.split(line), "--version"], capture_output=True, text=True, timeout=60)
         assert version.returncode == 0 and version.stdout.startswith("nxsock ")
 
 
@@ -147,3 +164,57 @@ def test_portable_shell_entries_are_spelled_for_the_shell(tmp_path: Path, fmt: s
                                       "--format", fmt, "--portable"])
     assert result.exit_code == 0, result.output
     assert expected in result.stdout and "./" not in result.stdout and " . " not in result.stdout
+
+
+class TestSudoRemediesNameTheProgramGiven:
+    """The name the command layer resolved reaches every ``sudo nxsock`` a finding prints, and nothing else."""
+
+    def _boot(self, systemd: bool, program_word: str) -> Finding:
+        from conftest import environment, machine
+
+        from nxsock.audit.checks_host import check_boot_persistence
+        from nxsock.audit.findings import Context
+        from nxsock.core.fsview import Entry
+        from nxsock.core.resolver import resolve
+        from nxsock.core.wording import context_for
+
+        dirs = {"/usr/lib/tmpfiles.d": Entry("dir", 0, 0, 0o755), "/tmp/.nx": Entry("dir", 0, 0, 0o1777)}
+        if systemd:
+            dirs["/run/systemd/system"] = Entry("dir", 0, 0, 0o755)
+        files = {"/usr/lib/tmpfiles.d/tmp.conf": "q /tmp 1777 root root 10d\n",
+                 "/proc/self/mountinfo": "36 25 8:1 / / rw - ext4 /dev/sda1 rw\n"}
+        view = machine(dirs, files=files)
+        resolution = resolve(environment(), view)
+        ctx = Context(resolution, view, context_for(resolution, view, nxsock_for_root=program_word), None, 0, (), ())
+        [finding] = check_boot_persistence(ctx)
+        return finding
+
+    def test_the_remedy_names_it(self) -> None:
+        assert self._boot(True, "'/opt/my venv/bin/nxsock'").remedy == \
+            "sudo '/opt/my venv/bin/nxsock' provision --tmpfiles --install"
+
+    def test_a_hint_that_quotes_the_command_names_it_too(self) -> None:
+        hint = self._boot(False, "/opt/venv/bin/nxsock").hint or ""
+        assert "`sudo /opt/venv/bin/nxsock provision --tmpfiles --install`" in hint and "`sudo nxsock" not in hint
+
+    def test_by_default_the_plain_name(self) -> None:
+        assert self._boot(True, "nxsock").remedy == "sudo nxsock provision --tmpfiles --install"
+
+
+def test_check_root_of_a_path_it_cannot_create_does_not_advise_nx_s_workspace_data() -> None:
+    """``check-root /nope`` as a user said "or set NX_WORKSPACE_DATA_DIRECTORY", unrelated to the path checked."""
+    from conftest import machine
+
+    from nxsock.core.fsview import Entry
+    from nxsock.core.guards import Refusal
+    from nxsock.core.wording import plain_context
+    from nxsock.output.report import check_root_document
+
+    view = machine({"/": Entry("dir", 0, 0, 0o755)})
+    ctx = plain_context(view, 1000, 1000, "/home/ada")
+    document = check_root_document("/nope", "refused", Refusal("not-created", "/nope", errno="EACCES"), ctx)
+    refusal = document["refusal"]
+    assert refusal["remedy"] is None and "NX_WORKSPACE_DATA_DIRECTORY" not in refusal["hint"]
+    assert "NX_SOCKET_DIR" not in refusal["hint"]
+    assert refusal["hint"] == "You may not write in / (owner root, mode 0755), so Nx cannot create /nope. / is not Nx's, " \
+                              "and nxsock changes nothing there."
