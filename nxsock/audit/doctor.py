@@ -76,7 +76,7 @@ FINDING_IDS = {
 #: What each finding id judges, one line each, for ``--list-checks``.
 FINDING_DESCRIPTIONS = {
     "environment": "the Nx version, layout and platform nxsock judges for",
-    "user-namespace": "whether a user-namespace sandbox hides the daemon's peers",
+    "user-namespace": "where Nx puts its sockets inside a user-namespace sandbox (bwrap, srt, codex)",
     "sandbox-daemon": "whether Nx's client can use its daemon inside a user-namespace sandbox",
     "tmpdir": "TMPDIR (TMP, TEMP): set, present, and a directory Nx can use",
     "unix-sockets": "whether a policy (seccomp, a sandbox) refuses unix sockets here",
@@ -86,7 +86,7 @@ FINDING_DESCRIPTIONS = {
     "private-levels": "your own levels (per-user, sockets, native cache): yours, 0700, not links",
     "outcome": "where Nx puts the sockets now, and why there",
     "configuration": "NX_SOCKET_DIR and the other variables Nx reads: what Nx does with them",
-    "path-budget": "each socket path within the 95 bytes a unix socket may have",
+    "path-budget": "each socket path within Nx's limit of 95 characters",
     "sockets": "the socket files: who listens, their mode, dead ones",
     "socket-owner": "a socket another user owns where yours should be",
     "daemon-enabled": "whether Nx starts its daemon here, and why not",

@@ -53,7 +53,7 @@ def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: 
 @reading_host_options
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
-@click.option("--list-checks", is_flag=True, help="List the finding ids and exit.")
+@click.option("--list-checks", is_flag=True, help="List the finding ids, each with what it judges, and exit.")
 @click.option("--only", "only", multiple=True, metavar="ID", shell_complete=_complete_check_ids,
               help="Run only the checks producing this finding id (repeatable).")
 @click.option("--user", "user", callback=uid_value, metavar="UID", help="As root: audit as that user would see it.")

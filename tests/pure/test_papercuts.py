@@ -218,3 +218,21 @@ def test_check_root_of_a_path_it_cannot_create_does_not_advise_nx_s_workspace_da
     assert "NX_SOCKET_DIR" not in refusal["hint"]
     assert refusal["hint"] == "You may not write in / (owner root, mode 0755), so Nx cannot create /nope. / is not Nx's, " \
                               "and nxsock changes nothing there."
+
+
+def test_a_sandbox_that_fails_as_the_host_does_is_not_told_to_allow_nowhere() -> None:
+    """``NX_SOCKET_DIR=/tmp`` made doctor say Nx "would resolve to nowhere" and then "Allow that directory…"."""
+    from conftest import STICKY, environment, machine
+
+    from nxsock.audit.checks_levels import check_user_namespace
+    from nxsock.audit.findings import Context
+    from nxsock.core.resolver import resolve
+    from nxsock.core.wording import context_for
+
+    view = machine({"/tmp/.nx": STICKY})
+    resolution = resolve(environment({"NX_SOCKET_DIR": "/tmp"}), view)
+    assert resolution.socket_root.tier is None  # Nx itself refuses /tmp as its socket directory
+    ctx = Context(resolution, view, context_for(resolution, view), None, 0, (), ())
+    [finding] = [f for f in check_user_namespace(ctx) if f.id == "user-namespace"]
+    assert "nowhere" not in finding.message and "fails as well" in finding.message
+    assert "Allow" not in (finding.hint or "") and "paths --format" not in (finding.hint or "")
