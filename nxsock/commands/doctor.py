@@ -53,6 +53,7 @@ def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: 
 @reading_host_options
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@click.option("-v", "--verbose", is_flag=True, help="Show the notes and what is fine too, not only the problems.")
 @click.option("--list-checks", is_flag=True, help="List the finding ids, each with what it judges, and exit.")
 @click.option("--only", "only", multiple=True, metavar="ID", shell_complete=_complete_check_ids,
               help="Run only the checks producing this finding id (repeatable).")
@@ -61,14 +62,14 @@ def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: 
 @click.option("--sandbox", "sandbox", type=click.Choice(SANDBOX_FORMATS), metavar="FORMAT",
               help="Judge for this sandbox as well (bwrap, srt, claude, codex, codex-profile, flatpak, docker, seatbelt).")
 @click.option("--format", "output_format", type=click.Choice(OUTPUT_FORMATS),
-              help="text (the default), json (as --json), or github: one GitHub Actions annotation per finding.")
+              help="text (the default), json (as --json), or github: a GitHub Actions annotation per problem (notes too with --strict).")
 @click.option("--report", is_flag=True, help="Print a Markdown report to paste into an issue, home and user name masked.")
 @click.option("--no-redact", is_flag=True, help="With --report: show the home directory and user name as they are.")
 @click.option("--fix", is_flag=True, help="Show the plan, ask once, apply each remedy that needs no root, audit again.")
 @click.option("--yes", is_flag=True, help="With --fix: apply without asking (for scripts).")
 @click.option("--dry-run", is_flag=True, help="With --fix: print the plan only; change nothing.")
 @summarized("doctor")
-def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ...], user: int | None,
+def doctor(json_flag: bool, strict: bool, verbose: bool, list_checks: bool, only: tuple[str, ...], user: int | None,
            explain_text: str | None, sandbox: str | None, output_format: str | None, report: bool, no_redact: bool,
            fix: bool, yes: bool, dry_run: bool, host: HostOverrides) -> None:
     """The shared container, your levels, the sockets, the daemon and the binding cache.
@@ -317,11 +318,13 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
     elif output_format == "github":
         from ..output.report import github_annotations
 
-        sys.stdout.write(github_annotations(results, resolution.environment.withheld))
+        sys.stdout.write(github_annotations(results, resolution.environment.withheld, notes=strict))
     else:
         from ..output.render import render_doctor
 
-        render_doctor(results, status, explanation, answers)
+        # --verbose only changes what the text report shows: read from the command's context here, where it is drawn
+        # (for --user too, whose child audits in this process's image), rather than threaded through every audit.
+        render_doctor(results, status, explanation, answers, verbose=click.get_current_context().params.get("verbose", False))
     return exitcodes.PROBLEM if status == "error" else exitcodes.OK
 
 

@@ -306,7 +306,7 @@ def test_unrecognised_text_says_so_and_runs_every_check(runner: CliRunner) -> No
     assert document["matched"] is None and document["recognised"] is False and document["messages"] == []
     assert document["findings"] == json.loads(plain.stdout)["findings"] and document["findings"]
     assert explained.exit_code == plain.exit_code
-    human = runner.invoke(cli, ["doctor", "--explain", "hello world"], env={"NO_COLOR": "1"}).stdout
+    human = runner.invoke(cli, ["doctor", "-v", "--explain", "hello world"], env={"NO_COLOR": "1"}).stdout
     assert human.startswith("Not a message nxsock recognises") and human.count("[environment]") >= 1
 
 
