@@ -67,7 +67,7 @@ def check_environment(ctx: Context) -> list[Finding]:
     elif env.nx_version is None:
         found.append(Finding("environment", "info", env.workspace_root,
                              f"No Nx is installed in this workspace; predicted as Nx {res.rules.release}, the newest release nxsock knows.",
-                             hint="Run nxsock in the workspace (or pass --workspace DIR), or pass --nx-version V to audit for that release."))
+                             hint="Run nxsock in the workspace (or pass --workspace DIR), or pass --nx-version VERSION to audit for that release."))
     else:
         assumed = f"; newer than any release nxsock knows, predicted as Nx {res.rules.release}" if res.layout_assumed else ""
         found.append(Finding("environment", "info", None, f"Nx {env.nx_version}, {res.layout} layout ({res.generation}){assumed}."))
@@ -105,11 +105,15 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
     else:
         sandboxed = resolve(env, UserNamespaceView(ctx.view, env.uid, env.gid))
         root = sandboxed.socket_root
-        where = f"{root.root} ({root.tier})" if root.tier else "nowhere: Nx would fail"
         inside = f"Inside {name}" if named else "Inside an unprivileged sandbox (bubblewrap, srt, codex)"
         formats = named or "bwrap|srt|claude|codex-profile"
+        if not root.tier:  # no directory to allow: the sandbox fails as the host does
+            found.append(Finding("user-namespace", "info", None,
+                                 f"{inside} Nx {env.nx_version or ''} fails as well: it finds no socket directory to use.".replace("  ", " "),
+                                 hint="Fix the error reported above first; no sandbox allowlist helps before that."))
+            return found
         found.append(Finding("user-namespace", "info", None,
-                             f"{inside} Nx {env.nx_version or ''} would resolve to {where}.".replace("  ", " "),
+                             f"{inside} Nx {env.nx_version or ''} would resolve to {root.root} ({root.tier}).".replace("  ", " "),
                              hint=f"Allow that directory and the workspace data directory {res.workspace_data.dir} in the sandbox; "
                                   f"`nxsock paths --format {formats}` prints the entries."
                                   + ("" if verdict is None or verdict.usable else

@@ -35,7 +35,7 @@ MAX_LINKS = 40
 S_ISVTX = 0o1000
 
 
-#: Why a guard refuses a directory (SPEC §2).
+#: Why a guard refuses a directory (docs/behaviour.md#refusal-kinds).
 RefusalKind = t.Literal[
     "foreign-ancestor",
     "foreign-owner",
@@ -50,7 +50,7 @@ RefusalKind = t.Literal[
 
 
 class Refusal(t.NamedTuple):
-    """Why a guard said no to a directory: a kind (see SPEC §2) and its facts."""
+    """Why a guard said no to a directory: a kind (see docs/behaviour.md#refusal-kinds) and its facts."""
 
     kind: RefusalKind
     dir: str

@@ -1,4 +1,4 @@
-"""Where Nx will put its sockets and native-binding cache, and why (SPEC §1–§3).
+"""Where Nx will put its sockets and native-binding cache, and why (docs/behaviour.md#socket-root-resolution).
 
 :func:`resolve` is the one question every command asks.  It is pure: it reads
 an :class:`~nxsock.core.environment.Environment` and a read-only

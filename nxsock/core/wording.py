@@ -102,17 +102,18 @@ class RemedyContext:
         """
         verdict = vet(remedy, self.policy) if isinstance(remedy, Remedy) else remedy
         passed = [v for v in (vet(a, self.policy) for a in alternatives if isinstance(a, Remedy)) if isinstance(v, Remedy)]
+        program = self.policy.nxsock_for_root
         if isinstance(verdict, Withheld):
             if not passed:
                 unsafe = [a.reason for a in alternatives if isinstance(a, Withheld)]
                 return Advice(None, " ".join(dict.fromkeys([verdict.reason, *unsafe])))
             first, rest = passed[0], passed[1:]
-            return Advice(render(first), f"{verdict.reason} {first.changes}" + _or(rest), first.steps)
-        return Advice(render(verdict), verdict.changes + _or(passed), verdict.steps)
+            return Advice(render(first, program), f"{verdict.reason} {first.changes}" + _or(rest, program), first.steps)
+        return Advice(render(verdict, program), verdict.changes + _or(passed, program), verdict.steps)
 
 
-def _or(alternatives: list[Remedy]) -> str:
-    return "".join(f" Or: {render(a)} — {a.changes}" for a in alternatives)
+def _or(alternatives: list[Remedy], nxsock_for_root: str) -> str:
+    return "".join(f" Or: {render(a, nxsock_for_root)} — {a.changes}" for a in alternatives)
 
 
 def _suggest(ctx: RemedyContext, variable: str, names: tuple[str, str]) -> str | None:
@@ -146,8 +147,12 @@ def _suggest(ctx: RemedyContext, variable: str, names: tuple[str, str]) -> str |
     return None
 
 
-def context_for(resolution: Resolution, view: FsView, *, pasted_by_root: bool = False) -> RemedyContext:
-    """The remedy context for *resolution* over *view*: the user, Nx's levels, the configured directories."""
+def context_for(resolution: Resolution, view: FsView, *, pasted_by_root: bool = False,
+                nxsock_for_root: str = "nxsock") -> RemedyContext:
+    """The remedy context for *resolution* over *view*: the user, Nx's levels, the configured directories.
+
+    *nxsock_for_root* is how a ``sudo`` line names nxsock (:func:`nxsock.core.program.nxsock_for_root`).
+    """
     from ._pathname import resolve as resolve_path
     from .environment import home_directory
     from .guards import canonical_dir
@@ -175,6 +180,7 @@ def context_for(resolution: Resolution, view: FsView, *, pasted_by_root: bool = 
         pasted_by_root=pasted_by_root,
         steered=env.steered,
         temp_dir=_temp_dir(env),
+        nxsock_for_root=nxsock_for_root,
     )
     return RemedyContext(policy, resolution)
 
@@ -202,11 +208,13 @@ def _owner(uid: int | None) -> str:
     return "root" if uid == 0 else f"uid {uid}"
 
 
-_PURPOSE = {"sockets": "keep sockets in it", "cache": "keep its binding cache in it"}
+_PURPOSE = {"sockets": "keep sockets in it", "cache": "keep its binding cache in it",
+            "container": "share it between users"}
 
 
 def describe(refusal: Refusal, purpose: str = "sockets") -> str:
-    """One sentence saying what is wrong with the directory, for what Nx wanted it (*purpose*: sockets or cache)."""
+    """One sentence saying what is wrong with the directory, for what Nx wanted it (*purpose*: sockets, cache, or
+    container: the shared root ``check-root`` judges)."""
     d, mode = refusal.dir, format_mode(refusal.mode)
     kind = refusal.kind
     if kind == "not-created":
@@ -391,6 +399,8 @@ def _unwritable(ctx: RemedyContext, level: str, purpose: str) -> Remedy | Withhe
             (Step("export", variable="NX_WORKSPACE_DATA_DIRECTORY", value=data),),
             f"{reason} This keeps Nx's workspace data (its daemon's files and the workspace fallback) in {data}, which is yours.",
         )
+    if purpose == "container":  # check-root judges a shared root: Nx's workspace data has nothing to do with it
+        return Withheld(f"{reason} {blocker} is not Nx's, and nxsock changes nothing there.")
     return Withheld(f"{reason} {blocker} is not Nx's; make it writable for uid {ctx.uid}, or set NX_WORKSPACE_DATA_DIRECTORY to a directory of yours.")
 
 

@@ -582,7 +582,19 @@ def _for(findings: t.Sequence[t.Any]) -> Text:
     ids = ", ".join(dict.fromkeys(printable(f.id) for f in findings))
     shown = next((f for f in findings if f.path is None), findings[0]) if len(findings) > 1 else findings[0]
     more = f" (and {len(findings) - 1:,} more)" if len(findings) > 1 else ""
-    return Text(f"for {ids}: {printable(shown.message)}{more}", style="dim")
+    return Text(f"for {ids}: {_one_line(shown)}{more}", style="dim")
+
+
+def _one_line(finding: t.Any) -> str:
+    """A finding's message on one line: a message that introduces its quoted lines ("the reason it recorded:")
+    carries the first of them, never a colon with nothing after it."""
+    message = printable(finding.message)
+    if not message.endswith(":"):
+        return message
+    lines = [line for line in printable_lines("\n".join(finding.detail)) if line.strip()] if finding.detail else []
+    if not lines:
+        return message[:-1] + "."
+    return f"{message} \u201c{lines[0].strip()}\u201d" + (f" (and {counted(len(lines) - 1, 'more line')})" if len(lines) > 1 else "")
 
 
 #: More remedies of one shape in a row than this are one line with their count; ``--json`` lists each.
@@ -678,7 +690,7 @@ def render_fix_plan(plan: t.Any, *, dry_run: bool, stderr: bool = False) -> None
     if plan.without_command:
         out.print(Text("No safe command (doctor says why):", style="bold"))
         for finding in plan.without_command[:FINDINGS_SHOWN]:
-            out.print(Text(f"  {printable(finding.id)}: {printable(finding.message)}", style="dim"))
+            out.print(Text(f"  {printable(finding.id)}: {_one_line(finding)}", style="dim"))
         if len(plan.without_command) > FINDINGS_SHOWN:
             out.print(Text(f"  … and {len(plan.without_command) - FINDINGS_SHOWN:,} more.", style="dim"))
             summarised = True

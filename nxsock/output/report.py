@@ -1,6 +1,6 @@
 """The JSON documents nxsock prints besides ``paths --json``, and the ``--report`` Markdown and GitHub lines.
 
-Keys are a contract (SPEC §5): ``schema_version`` 1, only ever added to, each
+Keys are a contract (docs/behaviour.md#json-documents): ``schema_version`` 1, only ever added to, each
 documented key always present (``null`` where it does not apply), modes as
 four octal digits, errnos by name, paths as strings Node would print.
 """
@@ -62,7 +62,7 @@ def check_root_document(path: str, state: str, refusal: Refusal | None, ctx: Rem
         "path": _p(path),
         "safe": refusal is None,
         "state": state,
-        "refusal": None if refusal is None else refusal_json(refusal, ctx),
+        "refusal": None if refusal is None else refusal_json(refusal, ctx, purpose="container"),
         "provision_command": PROVISION_COMMAND if path == CONTAINER else None,
     }
 

@@ -1,7 +1,7 @@
 """The JSON contract, one test per documented key: README's "JSON contract" section, key by key.
 
 Every key the README documents must be in the document every time, ``null``
-where it does not apply (SPEC §5).  Each document is taken from a real run as
+where it does not apply (docs/behaviour.md#json-documents).  Each document is taken from a real run as
 the test uid in a private mount namespace, over a state where the key's
 objects exist (a refusal, a daemon record, entries removed and kept), so that
 a key inside a list is checked on real elements, never on an empty list.
