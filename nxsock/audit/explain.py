@@ -16,7 +16,21 @@ import typing as t
 from ..core._pathname import dirname
 from ..core.fsview import Entry
 from ..core.remedy import Remedy, Step, Withheld, render, shell_quote
-from ..core.wording import Advice, RemedyContext, socket_export
+from ..core.wording import (
+    DAEMON_BACK,
+    DAEMON_MESSAGE_CAUSES,
+    DAEMON_SEEN_HERE,
+    INOTIFY_NO_COMMAND,
+    NO_SOCKETS_HERE,
+    PLUGIN_NO_TIMEOUTS,
+    PLUGINS_IN_PROCESS,
+    READ_ONLY_NO_COMMAND,
+    SHARED_SOCKET_DIR,
+    VERSION_CHANGED,
+    Advice,
+    RemedyContext,
+    socket_export,
+)
 
 __all__ = [
     "MAX_MESSAGES",
@@ -146,6 +160,21 @@ _KINDS: tuple[tuple[str, re.Pattern[str], str, tuple[str, ...]], ...] = (
      ("unix-sockets", "configuration", "sockets", "levels", "outcome", "daemon")),
     ("socket-denied", re.compile(r"denied permission to use its unix socket"),
      "Nx was refused its unix socket (EACCES or EPERM): a policy or another user's directory.", _WRAPPED),
+    # The daemon's own life: the messages users paste most, each answered whole (see _WHOLE).
+    ("daemon-terminated", re.compile(r"Daemon process terminated and closed the connection"),
+     DAEMON_MESSAGE_CAUSES["daemon-terminated"], ("daemon",)),
+    ("plugin-worker-timeout", re.compile(r"plugin worker for (?P<detail>\S{1,400}) is exiting as it was not connected", re.I),
+     DAEMON_MESSAGE_CAUSES["plugin-worker-timeout"], ()),
+    ("plugin-worker-never-listened", re.compile(r"Failed to start plugin worker for plugin (?P<detail>\S{1,400})"),
+     DAEMON_MESSAGE_CAUSES["plugin-worker-never-listened"], ()),
+    ("workspace-mismatch", re.compile(r"Daemon for '(?P<path>/[^'\n]{0,4096})' received a message from a different "
+                                      r"workspace\s\('(?P<detail>[^'\n]{1,4096})'\)"),
+     DAEMON_MESSAGE_CAUSES["workspace-mismatch"], ("configuration",)),
+    ("version-changed", re.compile(r"Nx version changed\. Please restart"), DAEMON_MESSAGE_CAUSES["version-changed"], ("daemon",)),
+    ("read-only-fs", re.compile(r"Read-only file system \(os error 30\)"), DAEMON_MESSAGE_CAUSES["read-only-fs"],
+     ("workspace-data", "levels", "outcome", "native-cache")),
+    ("inotify-limit", re.compile(r"System limit for number of file watchers reached|inotify_add_watch|amount of inotify watches"),
+     DAEMON_MESSAGE_CAUSES["inotify-limit"], ()),
 )
 
 #: Wrapper messages: recognised and reported, answered with the remedy of the message they carry.
@@ -158,6 +187,8 @@ _ERRNO_CAUSES = {
     "ECONNREFUSED": "nothing listens on the socket: it is stale",
     "EADDRINUSE": "a socket file is already at that path (a stale one, or another daemon's)",
     "EROFS": "the directory is on a read-only mount (a sandbox's bind)",
+    "ENOTSUP": NO_SOCKETS_HERE,
+    "EOPNOTSUPP": NO_SOCKETS_HERE,
 }
 _FS_CAUSES = {
     "EACCES": "a directory or file Nx writes belongs to another user (root, after `sudo nx`) or its mode refuses you",
@@ -179,6 +210,8 @@ def explain(text: str) -> Explanation:
             if name in ("socket-errno", "fs-errno"):
                 causes = _ERRNO_CAUSES if name == "socket-errno" else _FS_CAUSES
                 cause = f"{errno_name}: {causes.get(errno_name or '', 'the system refused it')}."
+            if name in _ERRNO_OF:  # the native layer prints the OS's words; the errno is what they mean
+                errno_name = _ERRNO_OF[name]
             detail = groups.get("detail")
             own = ("outcome",) if name == "fallback" and detail == "/" else checks  # only a user namespace shows / as foreign
             found.append(Message(name, errno_name, groups.get("path"), cause, own, match.start(), match.end(), detail))
@@ -313,6 +346,8 @@ def general_remedy(
                              "Removes the socket another user left where yours belongs (a daemon of `sudo nx`), never a directory; "
                              "your Nx binds its own.")
             return (remove, export)
+        if errno_name in ("ENOTSUP", "EOPNOTSUPP"):  # the filesystem, not a mode: a directory of your own elsewhere
+            return (export,)
         return (_doctor_instead(f"{errno_name} on a socket has more than one cause"),)
     if kind == "path-too-long":
         return (export,)
@@ -330,6 +365,21 @@ def general_remedy(
     if kind == "daemon-disabled":
         return (Remedy((Step("run-nx", value="reset"),),
                        "Removes the disabled marker (and clears Nx's caches); the daemon runs again on the next command."),)
+    if kind == "daemon-terminated":
+        return (Remedy((Step("run-nxsock", value="reset --daemon-marker"), Step("run-nx", value="daemon --start")), DAEMON_BACK),)
+    if kind == "plugin-worker-timeout":
+        return (Remedy((Step("export", variable="NX_PLUGIN_NO_TIMEOUTS", value="true"),), PLUGIN_NO_TIMEOUTS),)
+    if kind == "plugin-worker-never-listened":
+        return (Remedy((Step("export", variable="NX_ISOLATE_PLUGINS", value="false"),), PLUGINS_IN_PROCESS),)
+    if kind == "workspace-mismatch":
+        other = shell_quote(message.detail or "the other workspace")
+        return (_unset("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR", changes=SHARED_SOCKET_DIR.format(other=other)),)
+    if kind == "version-changed":
+        return (Remedy((Step("run-nx", value="daemon --stop"),), VERSION_CHANGED),)
+    if kind == "read-only-fs":
+        return (_doctor_instead(READ_ONLY_NO_COMMAND),)
+    if kind == "inotify-limit":
+        return (Withheld(INOTIFY_NO_COMMAND),)
     if kind == "daemon-not-running":
         return (Remedy((Step("run-nx", value="daemon --start"),), "Starts the daemon for this workspace."),)
     if kind == "fs-errno" and path is not None:
@@ -415,10 +465,17 @@ def answer_all(
     general: t.Callable[[Message], Advice],
 ) -> list[Answer]:
     """Every message answered, in order; one that only carries another (a wrapper) gets the remedy of the one it carries."""
-    own = [answer(m, findings, finding_ids, general(m)) for m in messages]
+    own = [_whole(m, findings, general(m)) if m.matched in _WHOLE else answer(m, findings, finding_ids, general(m))
+           for m in messages]
     answers = []
+    whole = next((a for a in own if a.message.matched in _MARKER_CAUSES), None)
     for index, message in enumerate(messages):
         mine = own[index]
+        if whole is not None and message.matched in _CONSEQUENCES:
+            # The marker and the absent daemon are what the cause left: its whole remedy (or why none) clears both.
+            borrowed = f"As for the {whole.message.matched} message that caused it."
+            mine = whole._replace(message=message, hint=(f"{whole.hint} ({borrowed})" if whole.remedy is None
+                                                         else f"{borrowed} {whole.hint or ''}".strip()))
         if message.matched in WRAPPERS and mine.source == "general":
             causes = [a for a in own[index + 1:] + own[:index][::-1]
                       if a.message.matched not in WRAPPERS and a.message.matched != "daemon-disabled"]
@@ -459,3 +516,27 @@ def answer(
             message = message._replace(cause=f"On this machine: {best.message}")
         return Answer(message, best.remedy, hint, "this machine", best.id)
     return Answer(message, general.command, general.hint, "general", None)
+
+
+#: Kinds whose errno Nx does not print as a token: the native layer's words for it.
+_ERRNO_OF = {"os-permission-denied": "EACCES", "read-only-fs": "EROFS", "inotify-limit": "ENOSPC"}
+
+#: Messages whose command is always their own whole remedy: a finding here fixes only a part (the record, the marker),
+#: so the findings of these ids only name the cause on this machine.
+_WHOLE = {"daemon-terminated": ("daemon-error", "daemon-disabled", "daemon-record")}
+#: What a whole-remedied message leaves behind, answered in the same paste with its remedy.
+_CONSEQUENCES = frozenset(("daemon-disabled", "daemon-not-running"))
+#: The causes of a disabled marker whose own answer also clears it (or says how), so the marker's message takes it.
+_MARKER_CAUSES = frozenset(("daemon-terminated", "inotify-limit"))
+
+
+def _whole(message: Message, findings: t.Sequence[_Finding], general: Advice) -> Answer:
+    """The message's whole remedy, its cause completed with what this machine's findings show of it."""
+    ids = _WHOLE[message.matched]
+    seen = sorted((f for f in findings if f.id in ids and f.severity != "ok"), key=lambda f: ids.index(f.id))
+    if not seen:
+        return Answer(message, general.command, general.hint, "general", None)
+    # A finding that goes on to quote lines ("…; the reason it recorded:") is named without its colon clause.
+    here = DAEMON_SEEN_HERE.format(what=" ".join((f.message.rsplit(";", 1)[0] if f.message.endswith(":") else f.message)
+                                                 .rstrip(".") + "." for f in seen))
+    return Answer(message._replace(cause=f"{message.cause} {here}"), general.command, general.hint, "this machine", seen[0].id)
