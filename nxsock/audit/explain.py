@@ -167,14 +167,14 @@ _KINDS: tuple[tuple[str, re.Pattern[str], str, tuple[str, ...]], ...] = (
      DAEMON_MESSAGE_CAUSES["plugin-worker-timeout"], ()),
     ("plugin-worker-never-listened", re.compile(r"Failed to start plugin worker for plugin (?P<detail>\S{1,400})"),
      DAEMON_MESSAGE_CAUSES["plugin-worker-never-listened"], ()),
-    ("workspace-mismatch", re.compile(r"Daemon for '(?P<path>/[^'\n]{0,4096})' received a message from a different "
-                                      r"workspace\s\('(?P<detail>[^'\n]{1,4096})'\)"),
+    ("workspace-mismatch", re.compile(r"Daemon for '(?P<path>/[^'\n]{0,4096})'\s{1,8}received a message"
+                                      r"\s{1,8}from a different workspace\s{1,8}\('(?P<detail>[^'\n]{1,4096})'\)"),
      DAEMON_MESSAGE_CAUSES["workspace-mismatch"], ("configuration",)),
     ("version-changed", re.compile(r"Nx version changed\. Please restart"), DAEMON_MESSAGE_CAUSES["version-changed"], ("daemon",)),
     ("read-only-fs", re.compile(r"Read-only file system \(os error 30\)"), DAEMON_MESSAGE_CAUSES["read-only-fs"],
      ("workspace-data", "levels", "outcome", "native-cache")),
-    ("inotify-limit", re.compile(r"System limit for number of file watchers reached|inotify_add_watch|amount of inotify watches"),
-     DAEMON_MESSAGE_CAUSES["inotify-limit"], ()),
+    ("inotify-limit", re.compile(r"System limit for number of file watchers"), DAEMON_MESSAGE_CAUSES["inotify-limit"], ()),
+    ("inotify-limit", re.compile(r"amount of inotify watches"), DAEMON_MESSAGE_CAUSES["inotify-limit"], ()),
 )
 
 #: Wrapper messages: recognised and reported, answered with the remedy of the message they carry.
