@@ -371,9 +371,16 @@ def general_remedy(
         return (Remedy((Step("export", variable="NX_PLUGIN_NO_TIMEOUTS", value="true"),), PLUGIN_NO_TIMEOUTS),)
     if kind == "plugin-worker-never-listened":
         return (Remedy((Step("export", variable="NX_ISOLATE_PLUGINS", value="false"),), PLUGINS_IN_PROCESS),)
-    if kind == "workspace-mismatch":
-        other = shell_quote(message.detail or "the other workspace")
-        return (_unset("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR", changes=SHARED_SOCKET_DIR.format(other=other)),)
+    if kind == "workspace-mismatch":  # the daemon that refused is the other workspace's; the one pasting sent it
+        other = shell_quote(message.path or "the other workspace")
+        steps = [Step("unset", variable="NX_SOCKET_DIR"), Step("unset", variable="NX_DAEMON_SOCKET_DIR")]
+        record = ctx.resolution.daemon_record if ctx.resolution else None
+        if record is not None and record.problem is None:  # this workspace's record names the socket the other took
+            if record.pid is not None and record.alive:
+                steps.append(Step("stop-process", pid=record.pid, owner=ctx.uid))  # your own daemon: no sudo
+            steps.append(Step("remove", path=record.file))
+        return (Remedy(tuple(steps), SHARED_SOCKET_DIR.format(other=other)),
+                _unset("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR", changes=SHARED_SOCKET_DIR.format(other=other)))
     if kind == "version-changed":
         return (Remedy((Step("run-nx", value="daemon --stop"),), VERSION_CHANGED),)
     if kind == "read-only-fs":

@@ -465,8 +465,10 @@ PLUGIN_NO_TIMEOUTS = ("Plugin workers and their host then wait for each other wi
 PLUGINS_IN_PROCESS = ("Nx then loads plugins in its own process, with no worker to start: a plugin that crashes takes the "
                       "command (or daemon) with it.")
 #: The shared socket directory's remedy, and what the other workspace needs.
-SHARED_SOCKET_DIR = ("Nx then gives each workspace its own socket directory. Do the same in the shell of the other "
-                     "workspace ({other}), and run `nx daemon --stop` there: its daemon still holds the shared socket.")
+SHARED_SOCKET_DIR = ("Nx then gives each workspace its own socket directory; this workspace's daemon, whose socket the "
+                     "other's replaced, is stopped and its record removed, so the next command starts one of its own. "
+                     "The other workspace ({other}) keeps its daemon: unset the same variables in its shell too, or the "
+                     "next daemon started there takes the shared socket again.")
 #: A changed Nx's remedy.
 VERSION_CHANGED = ("Stops the daemon of the old version; run your command again and Nx starts the installed one "
                    "(`npx nx --version` shows it).")

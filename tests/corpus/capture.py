@@ -138,6 +138,13 @@ STATES: tuple[State, ...] = (
           f"install -d -o {U} -g {U} {WS}/tools; printf %s {shlex.quote(DAEMON_KILLER)} > {WS}/tools/killer.js; "
           f"echo '{{\"plugins\": [\"./tools/killer.js\"]}}' > {WS}/nx.json; chown -R {U}:{U} {WS}/tools {WS}/nx.json",
           commands=("client-log",), standing=False, timeout=200),
+    State("socket-dir-two-workspaces", "two workspaces of the user share one NX_SOCKET_DIR: the other's daemon, started "
+          "second, took the socket this workspace's daemon had recorded",
+          f"install -d -m 0700 -o {U} -g {U} /tmp/shared-sockets {HOME}/other; cp {WS}/nx.json {WS}/package.json {HOME}/other/; "
+          "as_user env NX_DAEMON=true npx nx daemon --start >/dev/null 2>&1; "
+          f"ln -s \"$(readlink {WS}/node_modules)\" {HOME}/other/node_modules; chown -R -h {U}:{U} {HOME}/other; "
+          f"as_user bash -c 'cd {HOME}/other && NX_DAEMON=true npx nx daemon --start' >/dev/null 2>&1",
+          env={"NX_SOCKET_DIR": "/tmp/shared-sockets"}, commands=("client",)),
 )
 
 

@@ -478,9 +478,9 @@ class TestDaemonMessages:
 
     def test_the_shared_socket_directory_names_the_other_workspace_and_what_it_needs(self) -> None:
         [message] = explain(NX_SENTENCES["workspace-mismatch"]).messages
-        assert (message.path, message.detail) == ("/home/ada/acme", "/home/ada/other")
+        assert (message.path, message.detail) == ("/home/ada/acme", "/home/ada/other")  # the daemon's, the sender's
         hint = general()(message).hint or ""
-        assert "/home/ada/other" in hint and "nx daemon --stop" in hint
+        assert "/home/ada/acme" in hint and "unset the same variables" in hint
 
     @pytest.mark.parametrize(("kind", "errno"), [("read-only-fs", "EROFS"), ("inotify-limit", "ENOSPC")])
     def test_the_native_layers_words_are_read_as_their_errno(self, kind: str, errno: str) -> None:
