@@ -21,6 +21,7 @@ from ..core.wording import (
     DAEMON_MESSAGE_CAUSES,
     DAEMON_SEEN_HERE,
     INOTIFY_NO_COMMAND,
+    MARKER_WITH_CAUSE,
     NO_SOCKETS_HERE,
     PLUGIN_NO_TIMEOUTS,
     PLUGINS_IN_PROCESS,
@@ -258,6 +259,7 @@ class Answer(t.NamedTuple):
     hint: str | None
     source: str  # "this machine" (a doctor finding shows the cause) | "general" (the message's own remedy)
     finding: str | None  # the id of the finding whose remedy it is
+    steps: tuple[Step, ...] = ()  # the vetted steps *remedy* renders: a whole remedy is built from them
 
 
 def sandbox_format(env: t.Mapping[str, str], platform: str) -> str | None:
@@ -463,6 +465,8 @@ class _Finding(t.Protocol):
     def hint(self) -> str | None: ...
     @property
     def message(self) -> str: ...
+    @property
+    def steps(self) -> tuple[Step, ...]: ...
 
 
 def answer_all(
@@ -470,8 +474,13 @@ def answer_all(
     findings: t.Sequence[_Finding],
     finding_ids: t.Mapping[str, t.Sequence[str]],
     general: t.Callable[[Message], Advice],
+    offer: t.Callable[[Remedy], Advice] | None = None,
 ) -> list[Answer]:
-    """Every message answered, in order; one that only carries another (a wrapper) gets the remedy of the one it carries."""
+    """Every message answered, in order; one that only carries another (a wrapper) gets the remedy of the one it carries.
+
+    With *offer* (the policy on this machine), the disabled marker's message gets its cause's remedy with the
+    marker's removal after it: the cause alone leaves the daemon off, the marker alone brings the cause back.
+    """
     own = [_whole(m, findings, general(m)) if m.matched in _WHOLE else answer(m, findings, finding_ids, general(m))
            for m in messages]
     answers = []
@@ -492,8 +501,25 @@ def answer_all(
                 hint = (f"{carried.hint} ({borrowed})" if carried.remedy is None  # the reason there is no command still comes first
                         else f"{borrowed} {carried.hint or ''}".strip())
                 mine = carried._replace(message=message, hint=hint)
+        elif offer is not None and message.matched == "daemon-disabled":
+            mine = _with_marker_cleared(mine, own, offer)
         answers.append(mine)
     return answers
+
+
+def _with_marker_cleared(marker: Answer, own: t.Sequence[Answer], offer: t.Callable[[Remedy], Advice]) -> Answer:
+    """The marker's answer made whole: the first cause in the paste with a command, then the marker removed."""
+    causes = [a for a in own if a.message.matched not in WRAPPERS and a.message.matched not in _CONSEQUENCES and a.steps]
+    if not causes:
+        return marker
+    cause = causes[0]
+    if any(s.verb == "run-nxsock" and s.value == "reset --daemon-marker" for s in cause.steps):
+        return cause._replace(message=marker.message)
+    advice = offer(Remedy((*cause.steps, Step("run-nxsock", value="reset --daemon-marker")),
+                          MARKER_WITH_CAUSE.format(cause=cause.message.matched, changes=cause.hint or "")))
+    if advice.command is None:
+        return marker
+    return Answer(marker.message, advice.command, advice.hint, cause.source, cause.finding, advice.steps)
 
 
 def answer(
@@ -521,8 +547,8 @@ def answer(
             hint = f"{NO_SAFE_COMMAND}: {hint}"
         if message.matched in _BINDING_KINDS:  # why the binding does not load here, as the audit sees it
             message = message._replace(cause=f"On this machine: {best.message}")
-        return Answer(message, best.remedy, hint, "this machine", best.id)
-    return Answer(message, general.command, general.hint, "general", None)
+        return Answer(message, best.remedy, hint, "this machine", best.id, best.steps)
+    return Answer(message, general.command, general.hint, "general", None, general.steps)
 
 
 #: Kinds whose errno Nx does not print as a token: the native layer's words for it.

@@ -28,6 +28,7 @@ __all__ = [
     "DAEMON_MESSAGE_CAUSES",
     "DAEMON_SEEN_HERE",
     "INOTIFY_NO_COMMAND",
+    "MARKER_WITH_CAUSE",
     "NO_SOCKETS_HERE",
     "PLUGINS_IN_PROCESS",
     "PLUGIN_NO_TIMEOUTS",
@@ -485,5 +486,8 @@ NO_SOCKETS_HERE = "the filesystem cannot hold unix sockets (a Windows drive unde
 #: What the dead daemon's remedy changes: the marker the client wrote goes, and a daemon is started now.
 DAEMON_BACK = ("Removes the disabled marker the client wrote when its daemon died, then starts a daemon now; "
                "Nx also starts one on its next command. The record and socket of the dead one are replaced.")
+#: The disabled marker's remedy made whole: its cause's remedy (what it changes), then the marker removed.
+MARKER_WITH_CAUSE = ("Fixes what disabled the daemon (the {cause} message: {changes}), then removes the disabled marker, "
+                     "which would keep the daemon off after the cause is gone.")
 #: How a dead daemon's answer names what this machine shows of it.
 DAEMON_SEEN_HERE = "On this machine: {what}"

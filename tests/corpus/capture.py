@@ -260,7 +260,7 @@ def retarget(text: str, uid: int) -> str:
                   lambda m: mapping[m.group(0)], text)
 
 
-def prove(release: str, state: State, command: str, text: str | None = None) -> dict[str, t.Any]:
+def prove(release: str, state: State, command: str, text: str | None = None, only: str | None = None) -> dict[str, t.Any]:
     """In a fresh copy of the state: Nx, ``doctor --explain`` on its output, the remedies applied, Nx again (``prove.py``).
 
     With *text* (what Nx printed in this state, from another run) the doctor
@@ -279,6 +279,7 @@ def prove(release: str, state: State, command: str, text: str | None = None) -> 
         "nxsock": "/home/.bin/nxsock",
         "mode": "after-run" if text is None else "fresh",
         "text": text,
+        "only": only,  # apply only the command given for messages of this kind
     }
     wrapper = f"#!/bin/sh\nPYTHONPATH={q(pythonpath)} PYTHONDONTWRITEBYTECODE=1 exec {q(python)} -m nxsock \"$@\"\n"
     script = f"""{_workspace(release, state)}

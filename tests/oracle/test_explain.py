@@ -169,3 +169,22 @@ class TestWorkspaceDataFinding:
         assert found["remedy"] == f"sudo rm -rf -- {ws}/.nx/workspace-data"
         fixed = run_as_user(f"{setup}; {found['remedy'].replace('sudo ', '')}", ["doctor", "--json", "--only", "workspace-data"], cwd=ws)
         assert json.loads(fixed.stdout)["findings"] == []
+
+
+@pytest.mark.parametrize("file", ["24.0.6/socket-dir-shared--client.txt", "23.3.2/socket-path-too-long--client.txt"])
+def test_the_disabled_markers_command_alone_fixes_its_cause_and_clears_the_marker(file: str) -> None:
+    """Only the command given for "Nx Daemon is going to be disabled …" is run: Nx is then quiet, the daemon on again.
+
+    Before, it was the marker's removal alone (the cause printed it again) or the cause's alone (the marker kept
+    the daemon off).
+    """
+    entry, stored = CAPTURES[file]
+    state = STATES[entry["state"]]
+    proof = capture.prove(entry["release"], state, entry["command_id"], text=capture.retarget(stored, entry["uid"]),
+                          only="daemon-disabled")
+    assert "error" not in proof, proof.get("error")
+    [applied] = proof["applied"]
+    assert applied["remedy"].endswith("&& nxsock reset --daemon-marker"), applied
+    assert not _kinds(proof["after"]), proof["after"][-3000:]
+    assert proof["after_rc"] == 0, proof["after"][-3000:]
+    assert (proof["marker_after"], proof["daemon_after"]) == (False, True)  # the client used a daemon again

@@ -512,3 +512,35 @@ class TestDaemonMessages:
         assert "cannot hold unix sockets" in message.cause
         advice = general()(message)
         assert (advice.command or "").startswith("export NX_SOCKET_DIR=")
+
+
+class TestDisabledMarkerMadeWhole:
+    """A pasted "Nx Daemon is going to be disabled …" gets its cause's command and the marker's removal, as one."""
+
+    @pytest.mark.parametrize(("file", "cause"), [
+        ("24.0.6/socket-dir-shared--client.txt", "unset NX_SOCKET_DIR && unset NX_DAEMON_SOCKET_DIR"),
+        ("23.3.2/socket-path-too-long--client.txt", "export NX_SOCKET_DIR=/home/ada/.nxs"),
+    ])
+    def test_the_markers_command_fixes_the_cause_and_clears_the_marker(self, file: str, cause: str) -> None:
+        ctx = remedies()
+        answers = answer_all(explain(CAPTURES[file][1]).messages, [], {}, general(ctx), ctx.offer)
+        marker = next(a for a in answers if a.message.matched == "daemon-disabled")
+        assert marker.remedy == f"{cause} && nxsock reset --daemon-marker"
+        assert check(Remedy(marker.steps, ""), ctx.policy) is None and render(Remedy(marker.steps, "")) == marker.remedy
+
+    def test_without_the_policy_to_vet_it_the_marker_keeps_its_own_answer(self) -> None:
+        answers = answer_all(explain(CAPTURES["24.0.6/socket-dir-shared--client.txt"][1]).messages, [], {}, general())
+        assert next(a for a in answers if a.message.matched == "daemon-disabled").remedy == "nx reset"
+
+    def test_a_cause_with_no_command_leaves_the_markers_own_answer(self) -> None:
+        ctx = remedies()
+        text = ' NX   Permission denied (os error 13)\nNx Daemon is going to be disabled until you run "nx reset".'
+        answers = answer_all(explain(text).messages, [], {}, general(ctx), ctx.offer)
+        assert [a.remedy for a in answers] == [None, "nx reset"]
+
+    def test_the_cli_prints_the_whole_command_for_the_marker(self, runner: CliRunner) -> None:
+        result = runner.invoke(cli, ["doctor", "--json", "--explain", "-"],
+                               input=CAPTURES["24.0.6/socket-dir-shared--client.txt"][1])
+        document = json.loads(result.output)
+        marker = next(m for m in document["messages"] if m["matched"] == "daemon-disabled")
+        assert marker["remedy"].endswith("&& nxsock reset --daemon-marker")
