@@ -55,7 +55,7 @@ class Message(t.NamedTuple):
     """One message recognised in the text, where it was, and what it names."""
 
     matched: str  # which kind of message
-    errno: str | None  # the errno name exactly as Nx printed it
+    errno: str | None  # the errno name exactly as Nx printed it, or the one its words mean ("os error 13": EACCES)
     path: str | None  # the path the message names, without the punctuation around it
     cause: str
     checks: tuple[str, ...]  # the doctor checks that can see its cause
