@@ -340,7 +340,8 @@ def _explain(text: str, results: t.Sequence[tuple[str, Finding]], context: Conte
              if (value := env.get(name) or os.environ.get(name))}
     findings = [f for _, f in results]
     answers = answer_all(explanation.messages, findings, FINDING_IDS,  # every general remedy through the policy, on this machine
-                         lambda m: general_advice(m, hints, env.platform, context.remedies, context.sandbox))
+                         lambda m: general_advice(m, hints, env.platform, context.remedies, context.sandbox),
+                         context.remedies.offer)
     return explanation, answers
 
 

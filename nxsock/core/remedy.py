@@ -73,7 +73,8 @@ CONFIGURED_VARIABLES = (
 #: Variables a remedy may unset or export (a directory for the first ones, ``true`` for the last).
 _EXPORTABLE_DIRS = ("NX_SOCKET_DIR", "NX_NATIVE_FILE_CACHE_DIRECTORY", "NX_WORKSPACE_DATA_DIRECTORY")
 #: The flags a remedy may export, each with the values nxsock suggests (NX_DAEMON=true: where only it turns the daemon on).
-_EXPORTABLE_FLAGS = {"NX_SKIP_NATIVE_FILE_CACHE": ("true",), "NX_DAEMON": ("false", "true"), "NX_ISOLATE_PLUGINS": ("false",)}
+_EXPORTABLE_FLAGS = {"NX_SKIP_NATIVE_FILE_CACHE": ("true",), "NX_DAEMON": ("false", "true"), "NX_ISOLATE_PLUGINS": ("false",),
+                     "NX_PLUGIN_NO_TIMEOUTS": ("true",)}
 _UNSETTABLE = (*CONFIGURED_VARIABLES, "NX_CACHE_DIRECTORY", "TMPDIR", "TMP", "TEMP", "NX_SKIP_NATIVE_FILE_CACHE")
 #: The ``nxsock paths --format`` values that write a sandbox's allowlist (read-only: they print, they change nothing).
 ALLOWLIST_FORMATS = ("text", "srt", "claude", "codex", "codex-profile", "seatbelt", "bwrap", "docker", "flatpak")

@@ -24,7 +24,18 @@ if t.TYPE_CHECKING:
     from .resolver import Resolution
 
 __all__ = [
+    "DAEMON_BACK",
+    "DAEMON_MESSAGE_CAUSES",
+    "DAEMON_SEEN_HERE",
+    "INOTIFY_NO_COMMAND",
+    "MARKER_WITH_CAUSE",
+    "NO_SOCKETS_HERE",
+    "PLUGINS_IN_PROCESS",
+    "PLUGIN_NO_TIMEOUTS",
     "PROVISION_COMMAND",
+    "READ_ONLY_NO_COMMAND",
+    "SHARED_SOCKET_DIR",
+    "VERSION_CHANGED",
     "Advice",
     "RemedyContext",
     "configuration_fix",
@@ -430,3 +441,64 @@ def describe_invalid(reason: str, directory: str, variable: str) -> str:
 def remedy_for_invalid(variable: str, ctx: RemedyContext) -> Advice:
     """Unset the variable where it was set (this shell, or the ``.env`` file's lines), or a directory of one's own instead."""
     return ctx.offer(configuration_fix(ctx, variable, "socket directory"), socket_export(ctx))
+
+
+# -- doctor --explain: the daemon's messages users paste most ------------------------------------
+#
+# Each cause is what the message means on any machine; the answer adds what this machine shows.
+
+#: Why each daemon message was printed, by the kind ``doctor --explain`` recognises it as.
+DAEMON_MESSAGE_CAUSES = {
+    "daemon-terminated": (
+        "The daemon ended while it served a request (killed by a signal, the out-of-memory killer, or a crash): the "
+        "client wrote this to the daemon's error log and, unless in a sandbox, disabled the daemon until `nx reset`."),
+    "plugin-worker-timeout": (
+        "A plugin worker listened, but its host (the daemon or the Nx command) did not connect within the time limit: "
+        "the host was busy (a slow plugin or graph walk on a loaded machine) or ended before it connected."),
+    "plugin-worker-never-listened": (
+        "A plugin worker was started but never listened on its socket while Nx polled it, nor exited: its start hangs "
+        "(a slow or stalled plugin module, a machine too loaded to start it)."),
+    "workspace-mismatch": (
+        "Two workspaces share one socket directory (NX_SOCKET_DIR or NX_DAEMON_SOCKET_DIR set to the same place): "
+        "the client of one reached the daemon of the other, which refused it."),
+    "version-changed": (
+        "The Nx installed in node_modules changed under a running Nx (an install or upgrade while `nx watch` or the "
+        "daemon ran): the running one stops rather than mix two versions."),
+    "read-only-fs": (
+        "Nx's native code was refused a write by a read-only filesystem (EROFS): a read-only workspace, /tmp or "
+        "home (a sandbox's read-only bind, a read-only container root)."),
+    "inotify-limit": (
+        "The kernel's limit on inotify watches per user is reached (ENOSPC): the daemon's file watcher cannot watch "
+        "the workspace, so Nx disables the daemon until `nx reset`."),
+}
+#: Each plugin-worker message's remedy: the one variable that helps it, and what it gives up.
+PLUGIN_NO_TIMEOUTS = ("Plugin workers and their host then wait for each other without a time limit; a worker whose host "
+                      "died then stays until it is stopped.")
+PLUGINS_IN_PROCESS = ("Nx then loads plugins in its own process, with no worker to start: a plugin that crashes takes the "
+                      "command (or daemon) with it.")
+#: The shared socket directory's remedy, and what the other workspace needs.
+SHARED_SOCKET_DIR = ("Nx then gives each workspace its own socket directory; this workspace's daemon, whose socket the "
+                     "other's replaced, is stopped and its record removed, so the next command starts one of its own. "
+                     "The other workspace ({other}) keeps its daemon: unset the same variables in its shell too, or the "
+                     "next daemon started there takes the shared socket again.")
+#: A changed Nx's remedy.
+VERSION_CHANGED = ("Stops the daemon of the old version; run your command again and Nx starts the installed one "
+                   "(`npx nx --version` shows it).")
+#: Why a read-only filesystem has no command from the text alone.
+READ_ONLY_NO_COMMAND = ("which filesystem is read-only shows only on the machine; never create /tmp/.nx on a read-only "
+                        "/tmp: point NX_SOCKET_DIR (sockets) and NX_WORKSPACE_DATA_DIRECTORY (state) at directories "
+                        "of your own on a writable filesystem")
+#: The inotify limit: nxsock changes no kernel setting; the line root runs.
+INOTIFY_NO_COMMAND = ("No safe command from nxsock: the limit is the kernel's, and only root raises it: "
+                      "`sudo sysctl fs.inotify.max_user_watches=524288` (and the same line in /etc/sysctl.d/ to keep it "
+                      "after a reboot); then `nx reset` clears the disabled marker.")
+#: A socket on a filesystem that cannot hold one.
+NO_SOCKETS_HERE = "the filesystem cannot hold unix sockets (a Windows drive under WSL, a FUSE or network mount)"
+#: What the dead daemon's remedy changes: the marker the client wrote goes, and a daemon is started now.
+DAEMON_BACK = ("Removes the disabled marker the client wrote when its daemon died, then starts a daemon now; "
+               "Nx also starts one on its next command. The record and socket of the dead one are replaced.")
+#: The disabled marker's remedy made whole: its cause's remedy (what it changes), then the marker removed.
+MARKER_WITH_CAUSE = ("Fixes what disabled the daemon (the {cause} message: {changes}), then removes the disabled marker, "
+                     "which would keep the daemon off after the cause is gone.")
+#: How a dead daemon's answer names what this machine shows of it.
+DAEMON_SEEN_HERE = "On this machine: {what}"
