@@ -181,3 +181,21 @@ def test_links_between_the_docs_lead_somewhere() -> None:
             if not linked.is_file() or (anchor and anchor not in _anchors(linked)):
                 broken.append(f"{doc.name} -> {target}#{anchor}")
     assert broken == []
+
+
+#: The golden text each README example is, by the command it shows (``tests/system/test_screens.py`` makes them
+#: from real runs on a real terminal and in a pipe).
+README_EXAMPLES = {"nxsock paths": "paths", "nxsock doctor": "doctor", "nxsock cache list": "cache-list",
+                   "nxsock reset --daemon-marker": "reset"}
+
+
+def test_every_readme_example_is_what_the_command_prints() -> None:
+    """Issue 25: the README's examples are tested — each ``$ nxsock …`` block is the golden text of that command, run
+    for real over the golden state (uid 1000 shown for the test uid)."""
+    readme = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```console\n\$ (nxsock[^\n]*)\n(.*?)\n```", readme, re.S)
+    assert len(blocks) >= 2, blocks
+    for command, shown in blocks:
+        assert command in README_EXAMPLES, f"{command}: no golden text proves this example"
+        golden = (REPO / "tests" / "golden" / f"{README_EXAMPLES[command]}.txt").read_text().rstrip("\n")
+        assert shown == golden.replace("<uid>", "1000"), f"README's `{command}` is not what it prints"
