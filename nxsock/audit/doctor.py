@@ -99,6 +99,8 @@ FINDING_DESCRIPTIONS = {
     "daemon-disabled": "the marker Nx writes when it turned the daemon off, and its reason",
     "daemon-error": "the daemon's last error in its log",
     "binding": "the native binding this platform needs: installed and loadable",
+    "filesystem": "the filesystem under the socket directory: it can hold unix sockets and keep 0700",
+    "workspace-writable": "whether Nx can create its workspace data directory (.nx/workspace-data/d)",
     "native-cache": "the binding cache: its directory trusted, the copy fresh",
     "leftovers": "what reset or cache prune would remove: dead sockets, old cache entries",
     "boot-persistence": "whether /tmp/.nx survives a reboot (a tmpfiles.d rule)",
