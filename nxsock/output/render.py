@@ -51,6 +51,14 @@ def _console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=True, markup=False, emoji=False)
 
 
+def _prose(console: Console, head: Text | str, body: str, *, indent: int, style: str = "") -> None:
+    """Print *head* and the sentence *body* wrapped at word boundaries on a terminal (a path or a command is never
+    cut); one line in a pipe."""
+    head = head if isinstance(head, Text) else Text(head, style=style)
+    for line in _wrapped(head, body, console.width if console.is_terminal else None, indent=indent, style=style):
+        console.print(line)
+
+
 def _columns(header: t.Sequence[str], rows: t.Sequence[t.Sequence[Text | str]], gap: int = 2) -> list[Text]:
     """A table as lines: each column as wide as its widest cell, no cell ever folded, no trailing blanks."""
     cells = [[c if isinstance(c, Text) else Text(c) for c in row] for row in [list(header), *rows]]
@@ -86,11 +94,11 @@ class _Refusals:
 
 
 def _refusal_lines(console: Console, refusal: t.Mapping[str, t.Any], indent: str = "  ") -> None:
-    console.print(Text(f"{indent}✗ refused  ", style="red") + Text(printable(refusal["message"])))
+    _prose(console, Text(f"{indent}✗ refused  ", style="red"), printable(refusal["message"]), indent=len(indent) + 11)
     if refusal.get("remedy"):
         console.print(Text(f"{indent}    fix:  ", style="bold") + Text(printable(refusal["remedy"]), style="cyan"))
     if refusal.get("hint"):
-        console.print(Text(f"{indent}    note: " + printable(refusal["hint"]), style="dim"))
+        _prose(console, f"{indent}    note: ", printable(refusal["hint"]), indent=len(indent) + 10, style="dim")
 
 
 def render_paths(resolution: Resolution) -> None:
@@ -222,9 +230,9 @@ def render_paths(resolution: Resolution) -> None:
             out.print(Text("  unix sockets in " + ", ".join(printable(p) for p in allow["unix_sockets"])))
     sandbox = doc["user_namespace_sandbox"]
     if sandbox and not sandbox["daemon_usable"]:
-        out.print(Text("In a user-namespace sandbox: ", style="bold yellow") + Text(printable(sandbox["message"])))
+        _prose(out, Text("In a user-namespace sandbox: ", style="bold yellow"), printable(sandbox["message"]), indent=2)
         out.print(Text("  inside:  ", style="bold") + Text(f"{printable(sandbox['run_inside'])} nx …", style="cyan"))
-        out.print(Text("  note: " + printable(sandbox["marker_warning"]), style="dim"))
+        _prose(out, "  note: ", printable(sandbox["marker_warning"]), indent=8, style="dim")
 
 
 def render_check_root(document: t.Mapping[str, t.Any]) -> None:
@@ -297,7 +305,7 @@ def render_cache_listing(listing: CacheListing, plan: t.Sequence[tuple[t.Any, st
     if listing.dir:
         out.print(Text("Cache: ", style="bold") + Text(printable(listing.dir)))
     if listing.binding:
-        out.print(Text(f"Installed binding: {printable(listing.binding.path)}"))
+        _prose(out, "Installed binding: ", printable(listing.binding.path), indent=2)
     if listing.problem:
         out.print(Text(f"  {printable(listing.problem)}", style="red"))
     if not listing.entries:
@@ -366,7 +374,7 @@ def render_removals(rows: t.Sequence[tuple[str, str, str | None, int]], dry_run:
         if shown[outcome] > REMOVAL_LINES:
             continue
         if outcome == "removed":
-            out.print(Text(f"  {verb} {printable(path)}  ({printable(why)}, {_size(size)})"))
+            _prose(out, f"  {verb} ", f"{printable(path)}  ({printable(why)}, {_size(size)})", indent=4)
         elif outcome == "failed":
             out.print(Text(f"  could not remove {printable(path)}: {printable(why)}", style="red"))
         else:
@@ -529,6 +537,11 @@ def _wrapped(head: Text, body: str, width: int | None, *, indent: int, style: st
 
     # A command quoted in prose (`…`, or "Or: <command> — why") is one word to the wrapper: a copy gets it whole.
     glued = re.sub(r"`[^`]*`|(?<=Or: )[^—`]*?(?= — )", lambda m: m[0].replace(" ", "\0"), body)
+    opening = len(glued.split(" ", 1)[0])
+    if head.cell_len + opening > width >= indent + opening:  # a path that fits a line of its own starts one
+        head_alone = head.copy()
+        head_alone.rstrip()
+        return [head_alone, *_wrapped(Text(" " * indent), body, width, indent=indent, style=style, tail=tail)]
     first, *more = [line.replace("\0", " ") for line in textwrap.wrap(
         glued, width=max(indent + 20, width), initial_indent=" " * head.cell_len, subsequent_indent=" " * indent,
         break_long_words=False, break_on_hyphens=False)] or [""]
