@@ -106,9 +106,11 @@ def verdict_of(ctx: Context, results: t.Sequence[tuple[str, Finding]], status: s
     resolution = ctx.resolution
     env = resolution.environment
     tier = resolution.socket_root.tier
-    listing = list_cache(resolution, ctx.view, None)
-    plan = prune_plan(listing, env.nx_version, env.uid) if env.nx_version is not None else []
+    # A cache Nx refuses (a level another user owns, or a link) is not listed: nothing is read through it.
+    listing = None if resolution.native_cache.refusals else list_cache(resolution, ctx.view, None)
+    plan = prune_plan(listing, env.nx_version, env.uid) if listing is not None else []
     installed = env.nx_version is not None and not resolution.rules.assumed
+    removable = [i for i in ctx.dead_state if i.outcome == "removed"]  # what a reset would remove, as doctor counts it
     return UserVerdict(
         uid=env.uid,
         status=status,
@@ -116,11 +118,11 @@ def verdict_of(ctx: Context, results: t.Sequence[tuple[str, Finding]], status: s
         findings=tuple((f.id, f.severity) for _, f in results),
         socket_tier=tier,
         demoted=tier in ("home", "workspace"),
-        stale_entries=sum(i.entries for i in ctx.dead_state),
-        stale_bytes=sum(i.freed for i in ctx.dead_state),
-        legacy_entries=sum(i.entries for i in ctx.legacy_state),
-        cache_entries=len(listing.entries),
-        cache_bytes=listing.total_size,
+        stale_entries=sum(i.entries for i in removable),
+        stale_bytes=sum(i.freed for i in removable),
+        legacy_entries=sum(i.entries for i in ctx.legacy_state if i.outcome == "removed"),
+        cache_entries=len(listing.entries) if listing is not None else 0,
+        cache_bytes=listing.total_size if listing is not None else 0,
         cache_reclaimable_bytes=sum(entry.size for entry, _ in plan),
         nx_version=env.nx_version if installed and env.nx_version else resolution.rules.release,
         nx_version_source=(env.nx_version_source or "installed") if installed else "assumed",

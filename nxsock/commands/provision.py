@@ -121,20 +121,17 @@ def _check_metrics(output_file: str | None) -> int:
 
     from ..act import tmpfiles as drop_in
     from ..act.provisioning import provision_for_everyone, provision_for_user
-    from ..audit.fleet import container_state
     from ..core.fsview import LiveView
     from ..output.openmetrics import provision_metrics_text
-    from ._metrics import nxsock_version, publish_metrics
+    from ._metrics import publish_metrics
 
-    started, clock = time.time(), time.monotonic()
+    started = time.time()
     view = LiveView()
     if os.geteuid() == 0:
         report = provision_for_everyone(view, dry_run=True)
     else:
         report = provision_for_user(view, os.geteuid(), os.getegid(), dry_run=True)
-    drop_in_state = drop_in.install(dry_run=True)[0]
-    text = provision_metrics_text(report, drop_in_state, version=nxsock_version(), checked_at=started,
-                                  duration=time.monotonic() - clock, container=container_state())
+    text = provision_metrics_text(report, drop_in.install(dry_run=True)[0], checked_at=started)
     written = publish_metrics(text, output_file)
     if written != exitcodes.OK:
         return written

@@ -130,16 +130,21 @@ def metrics_text(fleet: FleetVerdict, *, per_user: bool = False) -> str:
     return families.text()
 
 
-def provision_metrics_text(report: ProvisionReport, drop_in: TmpfilesChange | None, *, version: str, checked_at: float,
-                           duration: float, container: str) -> str:
-    """``provision --check``'s verdict as metrics: what provisioning would change, what refuses it, the drop-in."""
+def provision_metrics_text(report: ProvisionReport, drop_in: TmpfilesChange | None, *, checked_at: float) -> str:
+    """``provision --check``'s verdict as metrics: what provisioning would change, what refuses it, the drop-in.
+
+    Every family is ``nxsock_provision_…``, none of ``doctor``'s: the two
+    files can lie in one textfile directory (the collector refuses a series
+    two files both hold).
+    """
     families = _Families()
-    _common(families, version, checked_at, duration, container)
+    families.gauge("nxsock_provision_last_check_timestamp_seconds", "When provision --check ran, in seconds since the epoch.",
+                   [({}, round(checked_at, 3))])
     families.gauge("nxsock_provision_pending_steps", "Steps nxsock provision would take now (0: provisioned).",
                    [({}, len(report.steps))])
     families.gauge("nxsock_provision_refused", "Whether provisioning is refused (something other than a directory "
                    "stands there, or /tmp is unsafe).", [({}, int(report.refusal is not None))])
     if drop_in is not None:
-        families.state_set("nxsock_tmpfiles_drop_in_state", "The systemd-tmpfiles drop-in that recreates /tmp/.nx at boot.",
+        families.state_set("nxsock_provision_drop_in_state", "The systemd-tmpfiles drop-in that recreates /tmp/.nx at boot.",
                            "state", DROP_IN_STATES, _DROP_IN_STATE.get(drop_in.verb, "refused"))
     return families.text()
