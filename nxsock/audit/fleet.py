@@ -19,6 +19,7 @@ import stat
 import typing as t
 
 from ..core.layout import CONTAINER
+from ..core.releases import is_version
 from .findings import Finding, Severity
 
 if t.TYPE_CHECKING:
@@ -150,7 +151,9 @@ def verdict_from_json(value: t.Any) -> UserVerdict | None:
         return None
     if value["status"] not in ("ok", "warn", "error") or not isinstance(value["demoted"], bool):
         return None
-    if not isinstance(value["document"], dict) or not all(isinstance(value[k], str) for k in ("nx_version", "nx_version_source")):
+    if not isinstance(value["document"], dict) or value["nx_version_source"] not in ("installed", "--nx-version", "assumed"):
+        return None
+    if not isinstance(value["nx_version"], str) or not is_version(value["nx_version"]):  # a metric label: npm's grammar only
         return None
     if value["socket_tier"] is not None and value["socket_tier"] not in ("configured", "shared", "home", "workspace", "temp"):
         return None

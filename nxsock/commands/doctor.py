@@ -46,7 +46,7 @@ def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: 
 @click.option("--format", "output_format", type=click.Choice(OUTPUT_FORMATS),
               help="text (the default), json (as --json), github: one GitHub Actions annotation per finding, or "
                    "openmetrics: the verdict as Prometheus metrics (node_exporter's textfile collector).")
-@click.option("--output", "output_file", metavar="FILE", type=click.Path(dir_okay=False),
+@click.option("--output", "output_file", metavar="FILE",
               help="With --format openmetrics: write the metrics to FILE whole (a temporary file renamed over it).")
 @click.option("--all-users", "all_users", is_flag=True,
               help="As root: audit every user with state under /tmp/.nx (and those --users names), each as that user sees it.")

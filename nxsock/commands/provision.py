@@ -27,7 +27,7 @@ if t.TYPE_CHECKING:
 @click.option("--uninstall", is_flag=True, help="With --tmpfiles: remove the drop-in nxsock installed (root).")
 @click.option("--format", "output_format", type=click.Choice(("text", "json", "openmetrics")),
               help="text (the default), json (as --json), or with --check openmetrics: the verdict as Prometheus metrics.")
-@click.option("--output", "output_file", metavar="FILE", type=click.Path(dir_okay=False),
+@click.option("--output", "output_file", metavar="FILE",
               help="With --format openmetrics: write the metrics to FILE whole (a temporary file renamed over it).")
 @summarized("provision")
 def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, install: bool, uninstall: bool,
