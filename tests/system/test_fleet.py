@@ -276,3 +276,49 @@ echo '<<<VERIFY'; systemd-analyze verify --man=no {units}/nxsock-metrics.service
     out = _run(script)
     assert out.get("RC", "").strip() == "0", out
     assert out["VERIFY"].strip() == "", out["VERIFY"]
+
+
+#: Run as a user: stop (SIGSTOP) the first process of this uid whose command line is an nxsock doctor — root's
+#: child once it has become this user — then exit; the file named next is created after the first scan of /proc.
+STOPPER = """
+import os, signal, sys, time
+me, ready, end = str(os.getuid()), sys.argv[1], time.time() + 20
+while time.time() < end:
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            cmdline = open(f"/proc/{pid}/cmdline", "rb").read()
+            status = open(f"/proc/{pid}/status").read()
+        except OSError:
+            continue
+        uids = next((line.split()[1:] for line in status.splitlines() if line.startswith("Uid:")), [])
+        if b"nxsock" in cmdline and b"doctor" in cmdline and uids[:1] == [me]:
+            os.kill(int(pid), signal.SIGSTOP)
+            sys.exit(0)
+    if ready and not os.path.exists(ready):
+        open(ready, "w").close()
+"""
+
+
+def test_a_user_who_stops_their_audit_is_reported_and_the_others_are_audited() -> None:
+    """The stale user stops root's child audit: that user is ``failed`` with the reason, every other user is judged,
+    stdout holds one document, and the exit is 1."""
+    python, pythonpath = harness.stage_nxsock()
+    root = _nxsock(python, pythonpath)
+    q = shlex.quote
+    stopper = (f"setpriv --reuid={STALE} --regid={STALE} --clear-groups {q(python)} -c {q(STOPPER)} /tmp/.stopper-ready "
+               f">/dev/null 2>&1 & for _ in $(seq 1000); do [ -e /tmp/.stopper-ready ] && break; sleep 0.01; done")
+    out = _run(f"""{_state()}
+set +e
+{stopper}
+echo '<<<JSON'; {root} doctor --all-users --json; mark RC
+echo '<<<END'
+""")
+    assert out["RC"].strip() == "1", out["stderr"][-2000:]
+    document = checked(json.loads(out["JSON"]), "doctor-all-users")
+    by_uid = {u["uid"]: u for u in document["users"]}
+    assert by_uid[STALE]["status"] == "failed" and by_uid[STALE]["doctor"] is None
+    assert f"the audit as uid {STALE} was stopped by SIGSTOP" in by_uid[STALE]["error"]
+    assert all(u["status"] == "warn" and u["error"] is None for uid, u in by_uid.items() if uid != STALE)
+    assert document["status"] == "failed"
