@@ -42,10 +42,12 @@ LABEL = re.compile(r'([a-z_]+)="((?:[^"\\]|\\.)*)"')
 
 
 def verdict(uid: int = 1000, **fields: t.Any) -> UserVerdict:
-    values: dict[str, t.Any] = dict(uid=uid, status="warn", exit_code=0, findings=(("container", "ok"), ("boot-persistence", "warn")),
-                                    socket_tier="shared", demoted=False, stale_entries=0, stale_bytes=0, legacy_entries=0,
-                                    cache_entries=1, cache_bytes=4096, cache_reclaimable_bytes=0, nx_version="24.0.6",
-                                    nx_version_source="installed", document={"status": "warn", "findings": []})
+    values: dict[str, t.Any] = {
+        "uid": uid, "status": "warn", "exit_code": 0, "findings": (("container", "ok"), ("boot-persistence", "warn")),
+        "socket_tier": "shared", "demoted": False, "stale_entries": 0, "stale_bytes": 0, "legacy_entries": 0,
+        "cache_entries": 1, "cache_bytes": 4096, "cache_reclaimable_bytes": 0, "nx_version": "24.0.6",
+        "nx_version_source": "installed", "document": {"status": "warn", "findings": []},
+    }
     values.update(fields)
     return UserVerdict(**values)
 

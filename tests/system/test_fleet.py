@@ -126,6 +126,7 @@ def _verdict(document: dict[str, t.Any]) -> list[tuple[t.Any, ...]]:
     return [(f["id"], f["group"], f["severity"], f["path"], f["message"], f["remedy"]) for f in document["findings"]]
 
 
+@pytest.mark.tool("strace")
 class TestAllUsers:
     """``doctor --all-users`` is each user's own ``doctor``, for every user with state, and changes nothing."""
 
