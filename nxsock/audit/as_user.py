@@ -28,7 +28,7 @@ CHILD_DEADLINE = 15.0
 
 
 class Supervised(t.NamedTuple):
-    """How the child ended: its exit code, what it wrote (when captured), or why it was ended and nothing is reported."""
+    """How the child ended: its exit code and what it wrote (when captured), or why it was ended, reporting nothing."""
 
     code: int
     output: bytes
@@ -53,8 +53,14 @@ def drop_to(uid: int) -> None:
         os.environ.pop("HOME", None)
 
 
-def run_as(uid: int, work: t.Callable[[], int], *, capture: bool, deadline: float = CHILD_DEADLINE,
-           output_limit: int = 16 << 20) -> Supervised:
+def run_as(
+    uid: int,
+    work: t.Callable[[], int],
+    *,
+    capture: bool,
+    deadline: float = CHILD_DEADLINE,
+    output_limit: int = 16 << 20,
+) -> Supervised:
     """Run *work* in a child that has become *uid*; its exit code, and its standard output when *capture*.
 
     *work* returns the child's exit code; an exception it lets out ends the

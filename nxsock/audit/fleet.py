@@ -43,8 +43,9 @@ __all__ = [
 ]
 
 #: ``/tmp/.nx`` as root's provisioning judges it: only ``ok`` lets every user have tier 1.
-ContainerState = t.Literal["ok", "absent", "symlink", "not-a-directory", "user-owned", "not-sticky", "not-shared",
-                           "not-inspectable"]
+ContainerState = t.Literal[
+    "ok", "absent", "symlink", "not-a-directory", "user-owned", "not-sticky", "not-shared", "not-inspectable"
+]
 CONTAINER_STATES: tuple[ContainerState, ...] = t.get_args(ContainerState)
 SEVERITIES: tuple[Severity, ...] = t.get_args(Severity)
 #: One user's audit: its worst severity, or ``failed`` where the audit could not be made (the child was ended).
@@ -99,8 +100,9 @@ class UserVerdict(t.NamedTuple):
     document: dict[str, t.Any]  # the ``doctor --json`` document of the same audit
 
 
-def verdict_of(ctx: Context, results: t.Sequence[tuple[str, Finding]], status: str, exit_code: int,
-               document: dict[str, t.Any]) -> UserVerdict:
+def verdict_of(
+    ctx: Context, results: t.Sequence[tuple[str, Finding]], status: str, exit_code: int, document: dict[str, t.Any]
+) -> UserVerdict:
     """The fleet's view of one audit: *results* and *ctx* as ``doctor`` gathered them for this user."""
     from .binding_cache import list_cache, prune_plan
 
@@ -137,25 +139,46 @@ def verdict_json(verdict: UserVerdict) -> dict[str, t.Any]:
 
 
 def verdict_from_json(value: t.Any) -> UserVerdict | None:
-    """What a child sent back, checked field by field (it ran as the audited user); ``None`` where it is not a verdict."""
+    """What a child sent back, checked field by field (it ran as the audited user); ``None`` for anything else."""
     if not isinstance(value, dict) or set(value) != set(UserVerdict._fields):
         return None
-    ints = ("uid", "exit_code", "stale_entries", "stale_bytes", "legacy_entries", "cache_entries", "cache_bytes",
-            "cache_reclaimable_bytes")
+    ints = (
+        "uid",
+        "exit_code",
+        "stale_entries",
+        "stale_bytes",
+        "legacy_entries",
+        "cache_entries",
+        "cache_bytes",
+        "cache_reclaimable_bytes",
+    )
     if not all(isinstance(value[k], int) and not isinstance(value[k], bool) and value[k] >= 0 for k in ints):
         return None
     findings = value["findings"]
     if not isinstance(findings, list) or not all(
-        isinstance(f, list) and len(f) == 2 and all(isinstance(x, str) for x in f) and f[1] in SEVERITIES for f in findings
+        isinstance(f, list) and len(f) == 2 and all(isinstance(x, str) for x in f) and f[1] in SEVERITIES
+        for f in findings
     ):
         return None
     if value["status"] not in ("ok", "warn", "error") or not isinstance(value["demoted"], bool):
         return None
-    if not isinstance(value["document"], dict) or value["nx_version_source"] not in ("installed", "--nx-version", "assumed"):
+    if not isinstance(value["document"], dict) or value["nx_version_source"] not in (
+        "installed",
+        "--nx-version",
+        "assumed",
+    ):
         return None
-    if not isinstance(value["nx_version"], str) or not is_version(value["nx_version"]):  # a metric label: npm's grammar only
+    if not isinstance(value["nx_version"], str) or not is_version(
+        value["nx_version"]
+    ):  # a metric label: npm's grammar only
         return None
-    if value["socket_tier"] is not None and value["socket_tier"] not in ("configured", "shared", "home", "workspace", "temp"):
+    if value["socket_tier"] is not None and value["socket_tier"] not in (
+        "configured",
+        "shared",
+        "home",
+        "workspace",
+        "temp",
+    ):
         return None
     return UserVerdict(**{**value, "findings": tuple((f[0], f[1]) for f in findings)})
 
@@ -168,7 +191,7 @@ class UserSelection(t.NamedTuple):
 
 
 def parse_users(spec: str) -> UserSelection:
-    """``1000,1002-1010``: single uids, and inclusive ranges of at most :data:`MAX_RANGE` uids; ``ValueError`` says why not."""
+    """``1000,1002-1010``: uids, and inclusive ranges of at most :data:`MAX_RANGE` uids; ``ValueError`` says why not."""
     uids: list[int] = []
     ranges: list[tuple[int, int]] = []
     for part in spec.split(","):
@@ -199,7 +222,13 @@ def _state_owners(path: str = CONTAINER) -> dict[int, set[str]]:
         return found
     if stat.S_ISDIR(st.st_mode) and st.st_uid != 0:
         found.setdefault(st.st_uid, set()).add("owns /tmp/.nx")
-    flags = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags = (
+        os.O_RDONLY
+        | os.O_DIRECTORY
+        | getattr(os, "O_NOFOLLOW", 0)
+        | getattr(os, "O_NONBLOCK", 0)
+        | getattr(os, "O_CLOEXEC", 0)
+    )
     try:
         fd = os.open(path, flags)
     except OSError:
@@ -220,7 +249,7 @@ def _state_owners(path: str = CONTAINER) -> dict[int, set[str]]:
 
 
 class UserAudit(t.NamedTuple):
-    """One user to audit, why (``named`` by an entry, ``owns an entry``, ``owns /tmp/.nx``, ``asked``), and the outcome."""
+    """One user to audit, why (``named``, ``owns an entry``, ``owns /tmp/.nx``, ``asked``), and the outcome."""
 
     uid: int
     name: str | None  # the passwd name, shown to people and in JSON, never a metric label

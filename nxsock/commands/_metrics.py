@@ -12,7 +12,7 @@ __all__ = ["nxsock_version", "publish_metrics"]
 
 
 def nxsock_version() -> str:
-    """nxsock's version from its package metadata; ``unknown`` for a copy run without it (a source tree on PYTHONPATH)."""
+    """nxsock's version from its package metadata; ``unknown`` for a copy without it (a source tree on PYTHONPATH)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:

@@ -49,7 +49,8 @@ def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: 
 @click.option("--output", "output_file", metavar="FILE",
               help="With --format openmetrics: write the metrics to FILE whole (a temporary file renamed over it).")
 @click.option("--all-users", "all_users", is_flag=True,
-              help="As root: audit every user with state under /tmp/.nx (and those --users names), each as that user sees it.")
+              help="As root: audit every user with state under /tmp/.nx (and those --users names), "
+                   "each as that user sees it.")
 @click.option("--users", "users_spec", metavar="UIDS",
               help="With --all-users: these uids too (1000,1002); a range (1000-1999) adds its passwd accounts.")
 @click.option("--per-user-metrics", is_flag=True, help="With --format openmetrics: series by uid too (never by name).")
@@ -104,7 +105,8 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
         if os.geteuid() != 0:
             click.echo("nxsock doctor: --all-users needs root: sudo nxsock doctor --all-users", err=True)
             sys.exit(exitcodes.NOPERM)
-        sys.exit(_audit_all(users_spec, json_flag, strict, only, host, sandbox, output_format, output_file, per_user_metrics))
+        sys.exit(_audit_all(users_spec, json_flag, strict, only, host, sandbox, output_format, output_file,
+                            per_user_metrics))
     if output_format == "openmetrics":
         if user is not None and user != os.geteuid() and os.geteuid() != 0:
             click.echo("nxsock doctor: --user needs root: sudo nxsock doctor --user UID", err=True)
@@ -151,7 +153,8 @@ def _check_fleet_combinations(json_flag: bool, output_format: str | None, output
     if (output_file is not None or per_user_metrics) and not metrics:
         raise click.UsageError("--output and --per-user-metrics go with --format openmetrics.")
     if metrics and (fix or report or explain_text is not None):
-        raise click.UsageError("--format openmetrics reports the audit; it does not go with --fix, --report or --explain.")
+        raise click.UsageError("--format openmetrics reports the audit; "
+                               "it does not go with --fix, --report or --explain.")
     if users_spec is not None and not all_users:
         raise click.UsageError("--users goes with --all-users.")
     if all_users:
@@ -225,7 +228,8 @@ def _read_stdin(limit: int, deadline: float = STDIN_DEADLINE) -> str:
 
 def _audit_as(uid: int, json_flag: bool, strict: bool, only: tuple[str, ...], text: str | None, host: HostOverrides,
               sandbox: str | None = None, output_format: str | None = None, report: bool = False, no_redact: bool = False) -> int:
-    """Run the audit in a child that has become *uid* (:func:`nxsock.audit.as_user.run_as`); a stopped or killed child is reported.
+    """Run the audit in a child that has become *uid* (:func:`nxsock.audit.as_user.run_as`); a stopped or killed
+    child is reported.
 
     With ``--json`` the child's document comes back through a pipe and is
     printed only once the child has exited by itself, so stdout always holds
@@ -329,7 +333,8 @@ def _user_verdict(strict: bool, only: tuple[str, ...], host: HostOverrides, sand
     return verdict_of(context, results, status, exitcodes.PROBLEM if status == "error" else exitcodes.OK, document)
 
 
-def _audit_user(audit: UserAudit, strict: bool, only: tuple[str, ...], host: HostOverrides, sandbox: str | None) -> UserAudit:
+def _audit_user(audit: UserAudit, strict: bool, only: tuple[str, ...], host: HostOverrides,
+                sandbox: str | None) -> UserAudit:
     """*audit*'s user judged as that user sees it: here for oneself, else in a child that has become that user."""
     from ..audit.as_user import run_as
     from ..audit.fleet import verdict_from_json, verdict_json
@@ -351,7 +356,8 @@ def _audit_user(audit: UserAudit, strict: bool, only: tuple[str, ...], host: Hos
 
     outcome = run_as(audit.uid, work, capture=True, output_limit=MAX_TEXT)
     if outcome.failure is not None:
-        return audit._replace(failure=f"the audit as uid {audit.uid} {outcome.failure}; it was ended and nothing it found is reported")
+        return audit._replace(failure=f"the audit as uid {audit.uid} {outcome.failure}; "
+                                      "it was ended and nothing it found is reported")
     try:
         verdict = verdict_from_json(parse_json(outcome.output.decode("utf-8", "replace")))
     except JsonInputError:
@@ -367,8 +373,8 @@ def _fleet(users: t.Sequence[UserAudit], started: float, started_monotonic: floa
     from ..audit.fleet import FleetVerdict, container_state
     from ._metrics import nxsock_version
 
-    return FleetVerdict(started, time.monotonic() - started_monotonic, container_state(), tuple(users), nxsock_version(),
-                        all_users)
+    return FleetVerdict(started, time.monotonic() - started_monotonic, container_state(), tuple(users),
+                        nxsock_version(), all_users)
 
 
 def _audit_metrics(user: int | None, strict: bool, only: tuple[str, ...], host: HostOverrides, sandbox: str | None,

@@ -26,7 +26,8 @@ if t.TYPE_CHECKING:
 @click.option("--install", is_flag=True, help="With --tmpfiles: write the drop-in to /etc/tmpfiles.d/ and apply it (root).")
 @click.option("--uninstall", is_flag=True, help="With --tmpfiles: remove the drop-in nxsock installed (root).")
 @click.option("--format", "output_format", type=click.Choice(("text", "json", "openmetrics")),
-              help="text (the default), json (as --json), or with --check openmetrics: the verdict as Prometheus metrics.")
+              help="text (the default), json (as --json), or with --check openmetrics: "
+                   "the verdict as Prometheus metrics.")
 @click.option("--output", "output_file", metavar="FILE",
               help="With --format openmetrics: write the metrics to FILE whole (a temporary file renamed over it).")
 @summarized("provision")

@@ -75,11 +75,20 @@ class _Families:
 
 def _common(families: _Families, version: str, checked_at: float, duration: float, container: str) -> None:
     families.gauge("nxsock_build_info", "nxsock's version.", [({"version": version}, 1)])
-    families.gauge("nxsock_last_check_timestamp_seconds", "When the check was made, in seconds since the epoch.",
-                   [({}, round(checked_at, 3))])
+    families.gauge(
+        "nxsock_last_check_timestamp_seconds",
+        "When the check was made, in seconds since the epoch.",
+        [({}, round(checked_at, 3))],
+    )
     families.gauge("nxsock_check_duration_seconds", "How long the check took.", [({}, round(duration, 3))])
-    families.state_set("nxsock_container_state", "/tmp/.nx as root's provisioning judges it: ok only for a root-owned, "
-                       "sticky directory every user may create a level in.", "state", CONTAINER_STATES, container)
+    families.state_set(
+        "nxsock_container_state",
+        "/tmp/.nx as root's provisioning judges it: ok only for a root-owned, "
+        "sticky directory every user may create a level in.",
+        "state",
+        CONTAINER_STATES,
+        container,
+    )
 
 
 def _finding_ids() -> list[str]:
@@ -89,19 +98,34 @@ def _finding_ids() -> list[str]:
 
 
 def metrics_text(fleet: FleetVerdict, *, per_user: bool = False) -> str:
-    """The doctor's verdict for one user, or ``--all-users``' for every user, as metrics; *per_user*: series by uid too."""
+    """The doctor's verdict for one user, or ``--all-users``' for each, as metrics; *per_user*: series by uid too."""
     families = _Families()
     _common(families, fleet.nxsock_version, fleet.checked_at, fleet.duration, fleet.container)
     verdicts = [u.verdict for u in fleet.users if u.verdict is not None]
     versions = sorted({(v.nx_version, v.nx_version_source) for v in verdicts})
-    families.gauge("nxsock_nx_info", "The Nx release whose rules the audit followed, and whether it is the installed one "
-                   "(installed, --nx-version) or assumed.", [({"version": v, "source": s}, 1) for v, s in versions])
-    families.state_set("nxsock_status", "The worst status of the audit: ok, warn, error, or failed where an audit "
-                       "could not be made.", "status", USER_STATUSES, fleet.status)
-    families.gauge("nxsock_users", "Users audited, by the status of their audit.",
-                   [({"status": s}, sum(1 for u in fleet.users if u.status == s)) for s in USER_STATUSES])
-    families.gauge("nxsock_users_demoted", "Users whose sockets Nx puts in the home's or the workspace's fallback "
-                   "instead of /tmp/.nx/<uid>/sockets.", [({}, sum(1 for v in verdicts if v.demoted))])
+    families.gauge(
+        "nxsock_nx_info",
+        "The Nx release whose rules the audit followed, and whether it is the installed one "
+        "(installed, --nx-version) or assumed.",
+        [({"version": v, "source": s}, 1) for v, s in versions],
+    )
+    families.state_set(
+        "nxsock_status",
+        "The worst status of the audit: ok, warn, error, or failed where an audit could not be made.",
+        "status",
+        USER_STATUSES,
+        fleet.status,
+    )
+    families.gauge(
+        "nxsock_users",
+        "Users audited, by the status of their audit.",
+        [({"status": s}, sum(1 for u in fleet.users if u.status == s)) for s in USER_STATUSES],
+    )
+    families.gauge(
+        "nxsock_users_demoted",
+        "Users whose sockets Nx puts in the home's or the workspace's fallback instead of /tmp/.nx/<uid>/sockets.",
+        [({}, sum(1 for v in verdicts if v.demoted))],
+    )
     ids = _finding_ids()
     known = set(ids)
     counts: dict[tuple[str, str], int] = {}
@@ -109,24 +133,48 @@ def metrics_text(fleet: FleetVerdict, *, per_user: bool = False) -> str:
         for finding_id, severity in v.findings:
             key = (finding_id if finding_id in known else "other", severity)
             counts[key] = counts.get(key, 0) + 1
-    families.gauge("nxsock_findings", "Findings of the audit (over every user audited), by id and severity.",
-                   [({"id": i, "severity": s}, counts.get((i, s), 0)) for i in ids for s in SEVERITIES])
-    families.gauge("nxsock_stale_entries", "Dead per-run directories, stale sockets and daemon markers nxsock reset "
-                   "would remove.", [({}, sum(v.stale_entries for v in verdicts))])
+    families.gauge(
+        "nxsock_findings",
+        "Findings of the audit (over every user audited), by id and severity.",
+        [({"id": i, "severity": s}, counts.get((i, s), 0)) for i in ids for s in SEVERITIES],
+    )
+    families.gauge(
+        "nxsock_stale_entries",
+        "Dead per-run directories, stale sockets and daemon markers nxsock reset would remove.",
+        [({}, sum(v.stale_entries for v in verdicts))],
+    )
     families.gauge("nxsock_stale_bytes", "The space those take.", [({}, sum(v.stale_bytes for v in verdicts))])
-    families.gauge("nxsock_legacy_entries", "Leftovers of Nx's legacy layout that nxsock reset --legacy would remove.",
-                   [({}, sum(v.legacy_entries for v in verdicts))])
-    families.gauge("nxsock_binding_cache_entries", "Entries of the native binding cache.",
-                   [({}, sum(v.cache_entries for v in verdicts))])
-    families.gauge("nxsock_binding_cache_bytes", "The size of the native binding cache.",
-                   [({}, sum(v.cache_bytes for v in verdicts))])
-    families.gauge("nxsock_binding_cache_reclaimable_bytes", "What nxsock cache prune would free.",
-                   [({}, sum(v.cache_reclaimable_bytes for v in verdicts))])
+    families.gauge(
+        "nxsock_legacy_entries",
+        "Leftovers of Nx's legacy layout that nxsock reset --legacy would remove.",
+        [({}, sum(v.legacy_entries for v in verdicts))],
+    )
+    families.gauge(
+        "nxsock_binding_cache_entries",
+        "Entries of the native binding cache.",
+        [({}, sum(v.cache_entries for v in verdicts))],
+    )
+    families.gauge(
+        "nxsock_binding_cache_bytes",
+        "The size of the native binding cache.",
+        [({}, sum(v.cache_bytes for v in verdicts))],
+    )
+    families.gauge(
+        "nxsock_binding_cache_reclaimable_bytes",
+        "What nxsock cache prune would free.",
+        [({}, sum(v.cache_reclaimable_bytes for v in verdicts))],
+    )
     if per_user:
-        families.gauge("nxsock_user_status", "Each user's audit, by uid (asked for with --per-user-metrics).",
-                       [({"uid": str(u.uid), "status": s}, int(u.status == s)) for u in fleet.users for s in USER_STATUSES])
-        families.gauge("nxsock_user_demoted", "Whether each user's sockets were demoted, by uid.",
-                       [({"uid": str(u.uid)}, int(u.verdict.demoted)) for u in fleet.users if u.verdict is not None])
+        families.gauge(
+            "nxsock_user_status",
+            "Each user's audit, by uid (asked for with --per-user-metrics).",
+            [({"uid": str(u.uid), "status": s}, int(u.status == s)) for u in fleet.users for s in USER_STATUSES],
+        )
+        families.gauge(
+            "nxsock_user_demoted",
+            "Whether each user's sockets were demoted, by uid.",
+            [({"uid": str(u.uid)}, int(u.verdict.demoted)) for u in fleet.users if u.verdict is not None],
+        )
     return families.text()
 
 
@@ -138,13 +186,27 @@ def provision_metrics_text(report: ProvisionReport, drop_in: TmpfilesChange | No
     two files both hold).
     """
     families = _Families()
-    families.gauge("nxsock_provision_last_check_timestamp_seconds", "When provision --check ran, in seconds since the epoch.",
-                   [({}, round(checked_at, 3))])
-    families.gauge("nxsock_provision_pending_steps", "Steps nxsock provision would take now (0: provisioned).",
-                   [({}, len(report.steps))])
-    families.gauge("nxsock_provision_refused", "Whether provisioning is refused (something other than a directory "
-                   "stands there, or /tmp is unsafe).", [({}, int(report.refusal is not None))])
+    families.gauge(
+        "nxsock_provision_last_check_timestamp_seconds",
+        "When provision --check ran, in seconds since the epoch.",
+        [({}, round(checked_at, 3))],
+    )
+    families.gauge(
+        "nxsock_provision_pending_steps",
+        "Steps nxsock provision would take now (0: provisioned).",
+        [({}, len(report.steps))],
+    )
+    families.gauge(
+        "nxsock_provision_refused",
+        "Whether provisioning is refused (something other than a directory stands there, or /tmp is unsafe).",
+        [({}, int(report.refusal is not None))],
+    )
     if drop_in is not None:
-        families.state_set("nxsock_provision_drop_in_state", "The systemd-tmpfiles drop-in that recreates /tmp/.nx at boot.",
-                           "state", DROP_IN_STATES, _DROP_IN_STATE.get(drop_in.verb, "refused"))
+        families.state_set(
+            "nxsock_provision_drop_in_state",
+            "The systemd-tmpfiles drop-in that recreates /tmp/.nx at boot.",
+            "state",
+            DROP_IN_STATES,
+            _DROP_IN_STATE.get(drop_in.verb, "refused"),
+        )
     return families.text()

@@ -458,7 +458,7 @@ def render_doctor(results: t.Sequence[tuple[str, Finding]], status: str, explana
 
 
 def render_all_users(fleet: FleetVerdict) -> None:
-    """``doctor --all-users``: the container, then one line per user — status, uid and name, tier, and the worst finding."""
+    """``doctor --all-users``: the container, then one line per user: status, uid and name, tier, worst finding."""
     out = _console()
     out.print(Text(f"{CONTAINER}: {fleet.container}", style="bold"))
     if not fleet.users:

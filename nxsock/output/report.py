@@ -97,7 +97,9 @@ def _provision_message(report: ProvisionReport, refusal: Json | None) -> str:
     if refusal is not None:
         return str(refusal["message"]) + (f" Fix: {refusal['remedy']}" if refusal.get("remedy") else "")
     if not report.steps:
-        return f"{CONTAINER} is provisioned; nothing to change." if report.as_root else "Your levels are in place; nothing to change."
+        if report.as_root:
+            return f"{CONTAINER} is provisioned; nothing to change."
+        return "Your levels are in place; nothing to change."
     done = ", ".join(f"{s.verb} {s.path} {format_mode(s.mode)}" for s in report.steps)
     return f"Would {done}." if report.dry_run else f"Done: {done}."
 
@@ -227,7 +229,7 @@ def doctor_error_document(message: str) -> Json:
 
 
 def all_users_document(fleet: FleetVerdict) -> Json:
-    """The ``doctor --all-users --json`` document: the container, and each user's audit as that user's ``doctor --json``."""
+    """The ``doctor --all-users --json`` document: the container, and each user's audit as their ``doctor --json``."""
     import datetime
 
     users = []
@@ -237,17 +239,21 @@ def all_users_document(fleet: FleetVerdict) -> Json:
             "uid": audit.uid, "name": audit.name, "reasons": list(audit.reasons), "status": audit.status,
             "error": audit.failure, "exit_code": None if v is None else v.exit_code,
             "socket_tier": None if v is None else v.socket_tier, "demoted": None if v is None else v.demoted,
-            "stale_entries": None if v is None else v.stale_entries, "stale_bytes": None if v is None else v.stale_bytes,
+            "stale_entries": None if v is None else v.stale_entries,
+            "stale_bytes": None if v is None else v.stale_bytes,
             "legacy_entries": None if v is None else v.legacy_entries,
-            "cache_entries": None if v is None else v.cache_entries, "cache_bytes": None if v is None else v.cache_bytes,
+            "cache_entries": None if v is None else v.cache_entries,
+            "cache_bytes": None if v is None else v.cache_bytes,
             "cache_reclaimable_bytes": None if v is None else v.cache_reclaimable_bytes,
-            "nx_version": None if v is None else v.nx_version, "nx_version_source": None if v is None else v.nx_version_source,
+            "nx_version": None if v is None else v.nx_version,
+            "nx_version_source": None if v is None else v.nx_version_source,
             "doctor": None if v is None else v.document,
         })
     return {
         "schema_version": SCHEMA_VERSION,
         "status": fleet.status,
-        "checked_at": datetime.datetime.fromtimestamp(fleet.checked_at, datetime.timezone.utc).isoformat(timespec="seconds"),
+        "checked_at": datetime.datetime.fromtimestamp(fleet.checked_at, datetime.timezone.utc)
+        .isoformat(timespec="seconds"),
         "duration": round(fleet.duration, 3),
         "nxsock_version": fleet.nxsock_version,
         "container": {"path": CONTAINER, "state": fleet.container},

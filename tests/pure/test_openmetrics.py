@@ -43,10 +43,21 @@ LABEL = re.compile(r'([a-z_]+)="((?:[^"\\]|\\.)*)"')
 
 def verdict(uid: int = 1000, **fields: t.Any) -> UserVerdict:
     values: dict[str, t.Any] = {
-        "uid": uid, "status": "warn", "exit_code": 0, "findings": (("container", "ok"), ("boot-persistence", "warn")),
-        "socket_tier": "shared", "demoted": False, "stale_entries": 0, "stale_bytes": 0, "legacy_entries": 0,
-        "cache_entries": 1, "cache_bytes": 4096, "cache_reclaimable_bytes": 0, "nx_version": "24.0.6",
-        "nx_version_source": "installed", "document": {"status": "warn", "findings": []},
+        "uid": uid,
+        "status": "warn",
+        "exit_code": 0,
+        "findings": (("container", "ok"), ("boot-persistence", "warn")),
+        "socket_tier": "shared",
+        "demoted": False,
+        "stale_entries": 0,
+        "stale_bytes": 0,
+        "legacy_entries": 0,
+        "cache_entries": 1,
+        "cache_bytes": 4096,
+        "cache_reclaimable_bytes": 0,
+        "nx_version": "24.0.6",
+        "nx_version_source": "installed",
+        "document": {"status": "warn", "findings": []},
     }
     values.update(fields)
     return UserVerdict(**values)
@@ -56,7 +67,9 @@ user_verdicts = st.builds(
     verdict,
     uid=st.integers(0, 2**32 - 2),
     status=st.sampled_from(["ok", "warn", "error"]),
-    findings=st.lists(st.tuples(st.sampled_from([*IDS, "not-an-id"]), st.sampled_from(SEVERITIES)), max_size=8).map(tuple),
+    findings=st.lists(st.tuples(st.sampled_from([*IDS, "not-an-id"]), st.sampled_from(SEVERITIES)), max_size=8).map(
+        tuple
+    ),
     socket_tier=st.sampled_from(["shared", "home", "workspace", "configured", None]),
     demoted=st.booleans(),
     stale_entries=st.integers(0, 10**6),
@@ -70,9 +83,15 @@ audits = st.builds(
     verdict=st.one_of(st.none(), user_verdicts),
     failure=st.just("the audit as uid 7 did not finish within 15 s"),
 )
-fleets = st.builds(FleetVerdict, checked_at=st.floats(0, 4e9), duration=st.floats(0, 1e3), container=st.sampled_from(CONTAINER_STATES),
-                   users=st.lists(audits, max_size=5).map(tuple), nxsock_version=st.sampled_from(["0.2.0", "unknown"]),
-                   all_users=st.booleans())
+fleets = st.builds(
+    FleetVerdict,
+    checked_at=st.floats(0, 4e9),
+    duration=st.floats(0, 1e3),
+    container=st.sampled_from(CONTAINER_STATES),
+    users=st.lists(audits, max_size=5).map(tuple),
+    nxsock_version=st.sampled_from(["0.2.0", "unknown"]),
+    all_users=st.booleans(),
+)
 
 
 def families(text: str) -> dict[str, list[tuple[dict[str, str], float]]]:
@@ -100,13 +119,22 @@ def families(text: str) -> dict[str, list[tuple[dict[str, str], float]]]:
 
 class TestTheText:
     @given(fleets, st.booleans())
-    def test_every_family_has_help_and_type_and_no_sample_has_a_timestamp(self, fleet: FleetVerdict, per_user: bool) -> None:
+    def test_every_family_has_help_and_type_and_no_sample_has_a_timestamp(
+        self, fleet: FleetVerdict, per_user: bool
+    ) -> None:
         families(metrics_text(fleet, per_user=per_user))
 
     @given(fleets, st.booleans())
-    def test_label_values_are_closed_vocabularies_never_a_path_or_a_name(self, fleet: FleetVerdict, per_user: bool) -> None:
-        allowed = {"state": set(CONTAINER_STATES), "status": {"ok", "warn", "error", "failed"}, "severity": set(SEVERITIES),
-                   "id": {*IDS, "other"}, "source": {"installed", "--nx-version", "assumed"}}
+    def test_label_values_are_closed_vocabularies_never_a_path_or_a_name(
+        self, fleet: FleetVerdict, per_user: bool
+    ) -> None:
+        allowed = {
+            "state": set(CONTAINER_STATES),
+            "status": {"ok", "warn", "error", "failed"},
+            "severity": set(SEVERITIES),
+            "id": {*IDS, "other"},
+            "source": {"installed", "--nx-version", "assumed"},
+        }
         for name, samples in families(metrics_text(fleet, per_user=per_user)).items():
             for labels, _ in samples:
                 for key, value in labels.items():
@@ -130,18 +158,31 @@ class TestTheText:
         assert sum(value for _, value in found["nxsock_users"]) == len(fleet.users)
         verdicts = [u.verdict for u in fleet.users if u.verdict is not None]
         assert sum(value for _, value in found["nxsock_findings"]) == sum(
-            1 for v in verdicts for finding_id, _ in v.findings if finding_id in IDS)
+            1 for v in verdicts for finding_id, _ in v.findings if finding_id in IDS
+        )
         assert found["nxsock_users_demoted"] == [({}, float(sum(v.demoted for v in verdicts)))]
 
     def test_a_sample(self) -> None:
         """The lines an alert rule would use, as written."""
-        fleet = FleetVerdict(1765000000.5, 0.25, "user-owned", (UserAudit(1000, "ada", ("named",), verdict(demoted=True)),),
-                             "0.2.0", True)
+        fleet = FleetVerdict(
+            1765000000.5,
+            0.25,
+            "user-owned",
+            (UserAudit(1000, "ada", ("named",), verdict(demoted=True)),),
+            "0.2.0",
+            True,
+        )
         text = metrics_text(fleet)
-        for line in ('nxsock_container_state{state="user-owned"} 1', 'nxsock_users{status="warn"} 1', "nxsock_users_demoted 1",
-                     'nxsock_findings{id="boot-persistence",severity="warn"} 1', 'nxsock_build_info{version="0.2.0"} 1',
-                     'nxsock_nx_info{version="24.0.6",source="installed"} 1', "nxsock_last_check_timestamp_seconds 1765000000.5",
-                     "nxsock_binding_cache_bytes 4096"):
+        for line in (
+            'nxsock_container_state{state="user-owned"} 1',
+            'nxsock_users{status="warn"} 1',
+            "nxsock_users_demoted 1",
+            'nxsock_findings{id="boot-persistence",severity="warn"} 1',
+            'nxsock_build_info{version="0.2.0"} 1',
+            'nxsock_nx_info{version="24.0.6",source="installed"} 1',
+            "nxsock_last_check_timestamp_seconds 1765000000.5",
+            "nxsock_binding_cache_bytes 4096",
+        ):
             assert line in text.splitlines(), line
         assert "ada" not in text
 
@@ -153,11 +194,22 @@ class TestTheChildsVerdict:
         one = verdict()
         assert verdict_from_json(json.loads(json.dumps(verdict_json(one)))) == one
 
-    @pytest.mark.parametrize("change", [
-        {"uid": True}, {"stale_bytes": -1}, {"findings": [["container", "fatal"]]}, {"status": "failed"},
-        {"nx_version": '24.0.6"} 1\nnxsock_users_demoted 99'}, {"nx_version": "../x"}, {"nx_version_source": "me"},
-        {"socket_tier": "/tmp"}, {"extra": 1}, {"demoted": 1},
-    ], ids=str)
+    @pytest.mark.parametrize(
+        "change",
+        [
+            {"uid": True},
+            {"stale_bytes": -1},
+            {"findings": [["container", "fatal"]]},
+            {"status": "failed"},
+            {"nx_version": '24.0.6"} 1\nnxsock_users_demoted 99'},
+            {"nx_version": "../x"},
+            {"nx_version_source": "me"},
+            {"socket_tier": "/tmp"},
+            {"extra": 1},
+            {"demoted": 1},
+        ],
+        ids=str,
+    )
     def test_anything_else_is_no_verdict(self, change: dict[str, t.Any]) -> None:
         assert verdict_from_json({**verdict_json(verdict()), **change}) is None
 
@@ -173,13 +225,23 @@ class TestUsers:
 
 
 class TestTheOptions:
-    @pytest.mark.parametrize("args", [
-        ["doctor", "--output", "x.prom"], ["doctor", "--per-user-metrics"], ["doctor", "--users", "1000"],
-        ["doctor", "--format", "openmetrics", "--json"], ["doctor", "--all-users", "--fix"], ["doctor", "--all-users", "--user", "0"],
-        ["doctor", "--format", "openmetrics", "--report"], ["doctor", "--all-users", "--users", "1000-"],
-        ["provision", "--format", "openmetrics"], ["provision", "--output", "x.prom"],
-        ["provision", "--check", "--tmpfiles", "--format", "openmetrics"],
-    ], ids=" ".join)
+    @pytest.mark.parametrize(
+        "args",
+        [
+            ["doctor", "--output", "x.prom"],
+            ["doctor", "--per-user-metrics"],
+            ["doctor", "--users", "1000"],
+            ["doctor", "--format", "openmetrics", "--json"],
+            ["doctor", "--all-users", "--fix"],
+            ["doctor", "--all-users", "--user", "0"],
+            ["doctor", "--format", "openmetrics", "--report"],
+            ["doctor", "--all-users", "--users", "1000-"],
+            ["provision", "--format", "openmetrics"],
+            ["provision", "--output", "x.prom"],
+            ["provision", "--check", "--tmpfiles", "--format", "openmetrics"],
+        ],
+        ids=" ".join,
+    )
     def test_what_does_not_go_together_is_usage(self, args: list[str]) -> None:
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 2, result.output
@@ -236,5 +298,9 @@ class TestTheCommand:
         result = CliRunner().invoke(cli, ["provision", "--check", "--format", "openmetrics", "--output", str(target)])
         assert result.exit_code in (0, 1), result.output
         found = families(target.read_text())
-        assert set(found) >= {"nxsock_provision_pending_steps", "nxsock_provision_refused", "nxsock_provision_drop_in_state"}
+        assert set(found) >= {
+            "nxsock_provision_pending_steps",
+            "nxsock_provision_refused",
+            "nxsock_provision_drop_in_state",
+        }
         assert all(name.startswith("nxsock_provision_") for name in found)  # beside doctor's file, no series twice

@@ -57,7 +57,8 @@ class TestTheSchemas:
         """One file per document, each named NAME.schema.json, and nothing else beside the loader."""
         files = sorted(p.name for p in SHIPPED.iterdir() if p.name != "__init__.py" and p.name != "__pycache__")
         assert files == sorted(f"{name}.schema.json" for name in NAMES)
-        assert set(NAMES) == {"paths", "check-root", "doctor", "doctor-all-users", "doctor-fix", "reset", "cache-path", "cache-list", "cache-verify",
+        assert set(NAMES) == {"paths", "check-root", "doctor", "doctor-all-users", "doctor-fix", "reset",
+                              "cache-path", "cache-list", "cache-verify",
                               "cache-prune", "provision", "provision-tmpfiles"}
 
     @pytest.mark.parametrize("name", NAMES)

@@ -28,14 +28,22 @@ from documents import checked
 REPO = Path(__file__).resolve().parents[2]
 BASE = harness._UID_BASE + 10
 HEALTHY, DEMOTED, HIJACKED, STALE, LINKED, PEER = (BASE + i for i in range(1, 7))
-USERS = {HEALTHY: "fleet-healthy", DEMOTED: "fleet-demoted", HIJACKED: "fleet-hijacked", STALE: "fleet-stale",
-         LINKED: "fleet-linked", PEER: "fleet-peer"}
+USERS = {
+    HEALTHY: "fleet-healthy",
+    DEMOTED: "fleet-demoted",
+    HIJACKED: "fleet-hijacked",
+    STALE: "fleet-stale",
+    LINKED: "fleet-linked",
+    PEER: "fleet-peer",
+}
 RUN_DIR = "0123456789abcdef0123"  # a per-run directory name as Nx hashes one
 
 
 def _state() -> str:
     """Shell, as root: the five users' states under a root-provisioned /tmp/.nx, and their passwd entries."""
-    passwd = "; ".join(f"echo '{name}:x:{uid}:{uid}::/home/{name}:/bin/sh' >> /tmp/.passwd" for uid, name in USERS.items())
+    passwd = "; ".join(
+        f"echo '{name}:x:{uid}:{uid}::/home/{name}:/bin/sh' >> /tmp/.passwd" for uid, name in USERS.items()
+    )
     homes = "; ".join(f"install -d -m 0755 -o {uid} -g {uid} /home/{name}" for uid, name in USERS.items())
     return f"""
 mount -t tmpfs -o mode=1777 tmpfs /tmp
@@ -43,7 +51,8 @@ mount -t tmpfs -o mode=0755 tmpfs /home
 cp /etc/passwd /tmp/.passwd; {passwd}; mount --bind /tmp/.passwd /etc/passwd
 {homes}
 install -d -m 1777 -o root -g root /tmp/.nx
-install -d -m 0700 -o {HEALTHY} -g {HEALTHY} /tmp/.nx/{HEALTHY} /tmp/.nx/{HEALTHY}/sockets /tmp/.nx/{HEALTHY}/native-cache
+install -d -m 0700 -o {HEALTHY} -g {HEALTHY} /tmp/.nx/{HEALTHY} /tmp/.nx/{HEALTHY}/sockets \\
+  /tmp/.nx/{HEALTHY}/native-cache
 install -d -m 0700 -o {DEMOTED} -g {DEMOTED} /tmp/.nx/{DEMOTED}
 install -d -m 0700 -o root -g root /tmp/.nx/{DEMOTED}/sockets
 install -d -m 0700 -o {PEER} -g {PEER} /tmp/.nx/{HIJACKED} /tmp/.nx/{PEER} /tmp/.nx/{PEER}/sockets
@@ -60,13 +69,17 @@ cd /
 def _nxsock(python: str, pythonpath: str) -> str:
     """``nxsock`` as root with a small clean environment (the one each user's own run gets, but for HOME)."""
     q = shlex.quote
-    return f"env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 PYTHONPATH={q(pythonpath)} PYTHONDONTWRITEBYTECODE=1 {q(python)} -m nxsock"
+    return (f"env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 PYTHONPATH={q(pythonpath)} "
+            f"PYTHONDONTWRITEBYTECODE=1 {q(python)} -m nxsock")
 
 
 def _as(uid: int, python: str, pythonpath: str) -> str:
     q = shlex.quote
-    return (f"setpriv --reuid={uid} --regid={uid} --clear-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "
-            f"HOME=/home/{USERS[uid]} LANG=C.UTF-8 PYTHONPATH={q(pythonpath)} PYTHONDONTWRITEBYTECODE=1 {q(python)} -m nxsock")
+    return (
+        f"setpriv --reuid={uid} --regid={uid} --clear-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "
+        f"HOME=/home/{USERS[uid]} LANG=C.UTF-8 PYTHONPATH={q(pythonpath)} PYTHONDONTWRITEBYTECODE=1 "
+        f"{q(python)} -m nxsock"
+    )
 
 
 def _sections(text: str) -> dict[str, str]:
@@ -79,20 +92,40 @@ def _sections(text: str) -> dict[str, str]:
 
 def _run(script: str, timeout: float = 240) -> dict[str, str]:
     """*script* as root in private mount, pid and network namespaces (everything it starts ends with it)."""
-    marked = "mark() { rc=$?; printf '<<<%s\\n%s\\n' \"$1\" \"$rc\"; }\n" + script
-    proc = subprocess.run(["unshare", "-m", "-p", "-f", "-n", "--mount-proc", "--kill-child", "--propagation", "private",
-                           "bash", "-c", marked], capture_output=True, stdin=subprocess.DEVNULL, timeout=timeout, cwd="/")
+    marked = 'mark() { rc=$?; printf \'<<<%s\\n%s\\n\' "$1" "$rc"; }\n' + script
+    proc = subprocess.run(
+        [
+            "unshare",
+            "-m",
+            "-p",
+            "-f",
+            "-n",
+            "--mount-proc",
+            "--kill-child",
+            "--propagation",
+            "private",
+            "bash",
+            "-c",
+            marked,
+        ],
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
+        cwd="/",
+    )
     found = _sections(proc.stdout.decode("utf-8", "replace"))
     found["stderr"] = proc.stderr.decode("utf-8", "replace")
     return found
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # session: other modules' tests on the same worker do not rebuild it
 def fleet() -> dict[str, str]:
     """The state built once: root's --all-users (JSON, text, metrics, under strace), each user's own doctor --json."""
     python, pythonpath = harness.stage_nxsock()
     root = _nxsock(python, pythonpath)
-    own = "\n".join(f"echo '<<<OWN {uid}'; {_as(uid, python, pythonpath)} doctor --json; mark 'OWNRC {uid}'" for uid in USERS)
+    own = "\n".join(
+        f"echo '<<<OWN {uid}'; {_as(uid, python, pythonpath)} doctor --json; mark 'OWNRC {uid}'" for uid in USERS
+    )
     script = f"""{_state()}
 set +e
 echo '<<<TREE'; {harness.SNAPSHOT}
@@ -127,12 +160,15 @@ def _verdict(document: dict[str, t.Any]) -> list[tuple[t.Any, ...]]:
 
 
 @pytest.mark.tool("strace")
+@pytest.mark.xdist_group("fleet-all-users")  # one worker builds the state once for the whole class
 class TestAllUsers:
     """``doctor --all-users`` is each user's own ``doctor``, for every user with state, and changes nothing."""
 
     def test_every_user_with_state_is_audited_and_no_other(self, fleet: dict[str, str]) -> None:
         document = _document(fleet)
-        assert fleet["JSONRC"].strip() == "0", fleet["stderr"][-2000:]  # warnings only: each user falls back to the home
+        assert fleet["JSONRC"].strip() == "0", fleet["stderr"][
+            -2000:
+        ]  # warnings only: each user falls back to the home
         assert [u["uid"] for u in document["users"]] == sorted(USERS)
         assert document["container"] == {"path": "/tmp/.nx", "state": "ok"}
         assert document["status"] == "warn"
@@ -163,8 +199,10 @@ class TestAllUsers:
         assert (healthy["socket_tier"], healthy["demoted"], healthy["stale_entries"]) == ("shared", False, 0)
         assert (demoted["socket_tier"], demoted["demoted"]) == ("home", True)
         assert hijacked["demoted"] and linked["demoted"]
-        problems = {u["uid"]: {(f["id"], f["severity"], f["path"]) for f in u["doctor"]["findings"]}
-                    for u in (hijacked, linked, demoted)}
+        problems = {
+            u["uid"]: {(f["id"], f["severity"], f["path"]) for f in u["doctor"]["findings"]}
+            for u in (hijacked, linked, demoted)
+        }
         assert ("private-levels", "warn", f"/tmp/.nx/{HIJACKED}") in problems[HIJACKED]
         assert ("private-levels", "warn", f"/tmp/.nx/{LINKED}") in problems[LINKED]
         assert ("private-levels", "warn", f"/tmp/.nx/{DEMOTED}/sockets") in problems[DEMOTED]
@@ -198,7 +236,9 @@ class TestAllUsers:
         document = _document(fleet)
         samples = _samples(fleet["METRICS"])
         for status in ("ok", "warn", "error", "failed"):
-            assert samples[("nxsock_users", (("status", status),))] == sum(u["status"] == status for u in document["users"])
+            assert samples[("nxsock_users", (("status", status),))] == sum(
+                u["status"] == status for u in document["users"]
+            )
         assert samples[("nxsock_users_demoted", ())] == sum(bool(u["demoted"]) for u in document["users"])
         assert samples[("nxsock_stale_entries", ())] == sum(u["stale_entries"] for u in document["users"])
         assert samples[("nxsock_container_state", (("state", "ok"),))] == 1
@@ -207,7 +247,7 @@ class TestAllUsers:
         assert "/tmp/" not in "".join(line for line in fleet["METRICS"].splitlines() if not line.startswith("#"))
 
 
-_SAMPLE = re.compile(r'^([a-z_:][a-z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+_SAMPLE = re.compile(r"^([a-z_:][a-z0-9_:]*)(?:\{(.*)\})? (\S+)$")
 _LABEL = re.compile(r'([a-z_][a-z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 
@@ -272,7 +312,8 @@ def test_the_systemd_units_verify() -> None:
     script = f"""set -e
 mount -t tmpfs tmpfs /usr/local/bin
 printf '#!/bin/sh\\n' > /usr/local/bin/nxsock; chmod 0755 /usr/local/bin/nxsock
-echo '<<<VERIFY'; systemd-analyze verify --man=no {units}/nxsock-metrics.service {units}/nxsock-metrics.timer 2>&1; mark RC
+echo '<<<VERIFY'
+systemd-analyze verify --man=no {units}/nxsock-metrics.service {units}/nxsock-metrics.timer 2>&1; mark RC
 """
     out = _run(script)
     assert out.get("RC", "").strip() == "0", out
@@ -308,8 +349,10 @@ def test_a_user_who_stops_their_audit_is_reported_and_the_others_are_audited() -
     python, pythonpath = harness.stage_nxsock()
     root = _nxsock(python, pythonpath)
     q = shlex.quote
-    stopper = (f"setpriv --reuid={STALE} --regid={STALE} --clear-groups {q(python)} -c {q(STOPPER)} /tmp/.stopper-ready "
-               f">/dev/null 2>&1 & for _ in $(seq 1000); do [ -e /tmp/.stopper-ready ] && break; sleep 0.01; done")
+    stopper = (
+        f"setpriv --reuid={STALE} --regid={STALE} --clear-groups {q(python)} -c {q(STOPPER)} /tmp/.stopper-ready "
+        f">/dev/null 2>&1 & for _ in $(seq 1000); do [ -e /tmp/.stopper-ready ] && break; sleep 0.01; done"
+    )
     out = _run(f"""{_state()}
 set +e
 {stopper}
