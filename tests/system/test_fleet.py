@@ -36,13 +36,15 @@ USERS = {
     LINKED: "fleet-linked",
     PEER: "fleet-peer",
 }
+IDLE, STRANGER = BASE + 7, BASE + 8  # an account with no state under /tmp/.nx; a uid with neither
 RUN_DIR = "0123456789abcdef0123"  # a per-run directory name as Nx hashes one
 
 
 def _state() -> str:
     """Shell, as root: the five users' states under a root-provisioned /tmp/.nx, and their passwd entries."""
     passwd = "; ".join(
-        f"echo '{name}:x:{uid}:{uid}::/home/{name}:/bin/sh' >> /tmp/.passwd" for uid, name in USERS.items()
+        f"echo '{name}:x:{uid}:{uid}::/home/{name}:/bin/sh' >> /tmp/.passwd"
+        for uid, name in {**USERS, IDLE: "fleet-idle"}.items()
     )
     homes = "; ".join(f"install -d -m 0755 -o {uid} -g {uid} /home/{name}" for uid, name in USERS.items())
     return f"""
@@ -366,3 +368,26 @@ echo '<<<END'
     assert f"the audit as uid {STALE} was stopped by SIGSTOP" in by_uid[STALE]["error"]
     assert all(u["status"] == "warn" and u["error"] is None for uid, u in by_uid.items() if uid != STALE)
     assert document["status"] == "failed"
+
+
+def test_users_adds_uids_and_the_accounts_of_a_range_and_user_gives_one_users_metrics() -> None:
+    """``--users`` audits a uid named even without state or account, and a range's passwd accounts; ``--user UID
+    --format openmetrics`` is that one user's audit as metrics."""
+    python, pythonpath = harness.stage_nxsock()
+    root = _nxsock(python, pythonpath)
+    out = _run(f"""{_state()}
+set +e
+echo '<<<JSON'; {root} doctor --all-users --users {STRANGER},{BASE + 7}-{BASE + 9} --json; mark RC
+echo '<<<ONE'; {root} doctor --user {HIJACKED} --format openmetrics; mark ONERC
+echo '<<<END'
+""")
+    assert out["RC"].strip() == "0", out["stderr"][-2000:]
+    by_uid = {u["uid"]: u for u in checked(json.loads(out["JSON"]), "doctor-all-users")["users"]}
+    assert sorted(by_uid) == sorted([*USERS, IDLE, STRANGER])  # BASE + 9: in the range, but no account and no state
+    assert by_uid[IDLE]["reasons"] == ["asked"] and by_uid[IDLE]["name"] == "fleet-idle"
+    assert by_uid[STRANGER]["reasons"] == ["asked"] and by_uid[STRANGER]["name"] is None
+    assert by_uid[IDLE]["socket_tier"] == "shared" and by_uid[IDLE]["status"] == "warn"
+    samples = _samples(out["ONE"])
+    assert out["ONERC"].strip() == "0"
+    assert samples[("nxsock_users", (("status", "warn"),))] == 1 and samples[("nxsock_users_demoted", ())] == 1
+    assert samples[("nxsock_findings", (("id", "private-levels"), ("severity", "warn")))] == 1
