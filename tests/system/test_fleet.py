@@ -120,8 +120,12 @@ def _run(script: str, timeout: float = 240) -> dict[str, str]:
     return found
 
 
-@pytest.fixture(scope="session")  # session: other modules' tests on the same worker do not rebuild it
+@pytest.fixture(scope="session")  # built once a worker (each worker has its own uids)
 def fleet() -> dict[str, str]:
+    return _build_fleet()
+
+
+def _build_fleet() -> dict[str, str]:
     """The state built once: root's --all-users (JSON, text, metrics, under strace), each user's own doctor --json."""
     python, pythonpath = harness.stage_nxsock()
     root = _nxsock(python, pythonpath)
@@ -162,7 +166,6 @@ def _verdict(document: dict[str, t.Any]) -> list[tuple[t.Any, ...]]:
 
 
 @pytest.mark.tool("strace")
-@pytest.mark.xdist_group("fleet-all-users")  # one worker builds the state once for the whole class
 class TestAllUsers:
     """``doctor --all-users`` is each user's own ``doctor``, for every user with state, and changes nothing."""
 
@@ -177,22 +180,25 @@ class TestAllUsers:
         assert "named" in _user(fleet, HIJACKED)["reasons"] and "owns an entry" in _user(fleet, PEER)["reasons"]
         assert all(u["error"] is None and u["name"] == USERS[u["uid"]] for u in document["users"])
 
-    @pytest.mark.parametrize("uid", sorted(USERS), ids=[USERS[u] for u in sorted(USERS)])
-    def test_each_users_verdict_is_that_users_own_doctor(self, fleet: dict[str, str], uid: int) -> None:
+    def test_each_users_verdict_is_that_users_own_doctor(self, fleet: dict[str, str]) -> None:
         """Status, exit code, and every finding — id, group, severity, path and sentence — as the user's own run.
 
         The remedies are root's to paste (as under ``--user``): one differs only where the user's own is a ``sudo``
-        command through a level the user could swap before root pastes it.
+        command through a level the user could swap before root pastes it.  (One test for all six users: the state
+        is built once, on one worker.)
         """
-        own = checked(json.loads(fleet[f"OWN {uid}"]), "doctor")
-        user = _user(fleet, uid)
-        assert user["status"] == own["status"]
-        assert user["exit_code"] == int(fleet[f"OWNRC {uid}"])
-        assert [v[:5] for v in _verdict(user["doctor"])] == [v[:5] for v in _verdict(own)]
-        pairs = zip(_verdict(user["doctor"]), _verdict(own), strict=True)
-        differing = [(mine[5], theirs[5]) for mine, theirs in pairs if mine != theirs]
-        assert all(theirs.startswith("sudo ") for _, theirs in differing), differing
-        assert user["doctor"]["daemon"] == own["daemon"]
+        differences = {}
+        for uid, name in USERS.items():
+            own = checked(json.loads(fleet[f"OWN {uid}"]), "doctor")
+            user = _user(fleet, uid)
+            mine, theirs = _verdict(user["doctor"]), _verdict(own)
+            remedies = [(m[5], o[5]) for m, o in zip(mine, theirs, strict=False) if m[5] != o[5]]
+            if (user["status"], user["exit_code"], user["doctor"]["daemon"], [v[:5] for v in mine]) != (
+                    own["status"], int(fleet[f"OWNRC {uid}"]), own["daemon"], [v[:5] for v in theirs]):
+                differences[name] = (user["doctor"], own)
+            elif not all(o.startswith("sudo ") for _, o in remedies):
+                differences[name] = remedies
+        assert differences == {}
 
     def test_the_states_are_told_apart(self, fleet: dict[str, str]) -> None:
         """Healthy in tier 1; demoted to the home; hijacked and linked refused; the stale socket counted."""
