@@ -101,6 +101,8 @@ def schema_name(args: t.Sequence[str]) -> str | None:
         return "provision-tmpfiles"
     if command == "doctor" and "--fix" in words:
         return "doctor-fix"
+    if command == "doctor" and "--all-users" in words:
+        return "doctor-all-users"
     return command
 
 

@@ -16,30 +16,13 @@ from .summaries import summarized
 #: The sandboxes ``--sandbox`` names: the ``paths --format`` values that are sandboxes.
 SANDBOX_FORMATS = ("bwrap", "srt", "claude", "codex", "codex-profile", "flatpak", "docker", "seatbelt")
 #: What ``--format`` prints: people's text, the JSON document, or GitHub Actions workflow commands.
-OUTPUT_FORMATS = ("text", "json", "github")
+OUTPUT_FORMATS = ("text", "json", "github", "openmetrics")
 
 if t.TYPE_CHECKING:
     from ..audit.explain import Answer, Explanation
     from ..audit.findings import Context, Finding
+    from ..audit.fleet import FleetVerdict, UserAudit, UserVerdict
 
-
-
-def _drop_to(uid: int) -> None:
-    """Become *uid* (with its passwd group and home) in this process: a child forked for the audit."""
-    import pwd
-
-    try:
-        entry = pwd.getpwuid(uid)
-        gid, home = entry.pw_gid, entry.pw_dir
-    except KeyError:
-        gid, home = uid, None
-    os.setgroups([])
-    os.setgid(gid)
-    os.setuid(uid)
-    if home:
-        os.environ["HOME"] = home
-    else:
-        os.environ.pop("HOME", None)
 
 
 def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
@@ -62,7 +45,17 @@ def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: 
 @click.option("--sandbox", "sandbox", type=click.Choice(SANDBOX_FORMATS), metavar="FORMAT",
               help="Judge for this sandbox as well (bwrap, srt, claude, codex, codex-profile, flatpak, docker, seatbelt).")
 @click.option("--format", "output_format", type=click.Choice(OUTPUT_FORMATS),
-              help="text (the default), json (as --json), or github: a GitHub Actions annotation per problem (notes too with --strict).")
+              help="text (the default), json (as --json), github: a GitHub Actions annotation per problem (notes too "
+                   "with --strict), or "
+                   "openmetrics: the verdict as Prometheus metrics (node_exporter's textfile collector).")
+@click.option("--output", "output_file", metavar="FILE",
+              help="With --format openmetrics: write the metrics to FILE whole (a temporary file renamed over it).")
+@click.option("--all-users", "all_users", is_flag=True,
+              help="As root: audit every user with state under /tmp/.nx (and those --users names), "
+                   "each as that user sees it.")
+@click.option("--users", "users_spec", metavar="UIDS",
+              help="With --all-users: these uids too (1000,1002); a range (1000-1999) adds its passwd accounts.")
+@click.option("--per-user-metrics", is_flag=True, help="With --format openmetrics: series by uid too (never by name).")
 @click.option("--report", is_flag=True, help="Print a Markdown report to paste into an issue, home and user name masked.")
 @click.option("--no-redact", is_flag=True, help="With --report: show the home directory and user name as they are.")
 @click.option("--fix", is_flag=True, help="Show the plan, ask once, apply each remedy that needs no root, audit again.")
@@ -71,7 +64,8 @@ def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: 
 @summarized("doctor")
 def doctor(json_flag: bool, strict: bool, verbose: bool, list_checks: bool, only: tuple[str, ...], user: int | None,
            explain_text: str | None, sandbox: str | None, output_format: str | None, report: bool, no_redact: bool,
-           fix: bool, yes: bool, dry_run: bool, host: HostOverrides) -> None:
+           fix: bool, yes: bool, dry_run: bool, output_file: str | None, all_users: bool, users_spec: str | None,
+           per_user_metrics: bool, host: HostOverrides) -> None:
     """The shared container, your levels, the sockets, the daemon and the binding cache.
 
     Each finding has a stable id, a severity (ok, info, warn, error), the path
@@ -83,11 +77,19 @@ def doctor(json_flag: bool, strict: bool, verbose: bool, list_checks: bool, only
     --strict), 1 otherwise; --fix exits as the audit afterwards, and 1 too
     while it still finds a problem a remedy was for; 2 without a terminal
     to ask on unless --yes; 130 on Ctrl-C.
+
+    As root, --all-users audits each user with state under /tmp/.nx as that
+    user sees it (as --user does), one line per user; it never acts and never
+    follows another user's link.  --format openmetrics --output FILE writes
+    the verdict for node_exporter's textfile collector; 73 when FILE cannot
+    be written.
     """
     from ..audit.doctor import FINDING_DESCRIPTIONS, FINDING_IDS
 
     json_flag = json_flag or output_format == "json"
     _check_combinations(json_flag, output_format, report, no_redact, fix, yes, dry_run, user, explain_text, list_checks, host)
+    _check_fleet_combinations(json_flag, output_format, output_file, all_users, users_spec, per_user_metrics, user, fix,
+                              report, explain_text)
     if list_checks:
         ids = sorted({i for ids in FINDING_IDS.values() for i in ids})
         width = max(map(len, ids))
@@ -102,6 +104,17 @@ def doctor(json_flag: bool, strict: bool, verbose: bool, list_checks: bool, only
         from ..audit.explain import MAX_TEXT
 
         text = _read_stdin(MAX_TEXT + 1) if explain_text == "-" else explain_text  # never more than is read
+    if all_users:
+        if os.geteuid() != 0:
+            click.echo(f"nxsock doctor: --all-users needs root: sudo {nxsock_for_root()} doctor --all-users", err=True)
+            sys.exit(exitcodes.NOPERM)
+        sys.exit(_audit_all(users_spec, json_flag, strict, only, host, sandbox, output_format, output_file,
+                            per_user_metrics))
+    if output_format == "openmetrics":
+        if user is not None and user != os.geteuid() and os.geteuid() != 0:
+            click.echo(f"nxsock doctor: --user needs root: sudo {nxsock_for_root()} doctor --user {user}", err=True)
+            sys.exit(exitcodes.NOPERM)
+        sys.exit(_audit_metrics(user, strict, only, host, sandbox, output_file, per_user_metrics))
     if user is not None and user != os.geteuid():
         if os.geteuid() != 0:
             click.echo(f"nxsock doctor: --user needs root: sudo {nxsock_for_root()} doctor --user {user}", err=True)
@@ -131,6 +144,35 @@ def _check_combinations(json_flag: bool, output_format: str | None, report: bool
                   if given]
         if others:
             raise click.UsageError(f"--fix acts on this host as it is, for you; it does not go with {others[0]}.")
+
+
+def _check_fleet_combinations(json_flag: bool, output_format: str | None, output_file: str | None, all_users: bool,
+                              users_spec: str | None, per_user_metrics: bool, user: int | None, fix: bool, report: bool,
+                              explain_text: str | None) -> None:
+    """The fleet's options that do not go together, each as a usage error (exit 2)."""
+    metrics = output_format == "openmetrics"
+    if metrics and json_flag:
+        raise click.UsageError("--format openmetrics and --json are exclusive.")
+    if (output_file is not None or per_user_metrics) and not metrics:
+        raise click.UsageError("--output and --per-user-metrics go with --format openmetrics.")
+    if metrics and (fix or report or explain_text is not None):
+        raise click.UsageError("--format openmetrics reports the audit; "
+                               "it does not go with --fix, --report or --explain.")
+    if users_spec is not None and not all_users:
+        raise click.UsageError("--users goes with --all-users.")
+    if all_users:
+        others = [name for name, given in (("--user", user is not None), ("--fix", fix), ("--report", report),
+                                           ("--explain", explain_text is not None),
+                                           ("--format github", output_format == "github")) if given]
+        if others:
+            raise click.UsageError(f"--all-users audits every user, read-only; it does not go with {others[0]}.")
+    if users_spec is not None:
+        from ..audit.fleet import parse_users
+
+        try:
+            parse_users(users_spec)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--users") from None
 
 
 #: How long ``--explain -`` waits for its input to end when it is not a terminal: a pipe nothing closes must not hang the doctor.
@@ -187,85 +229,24 @@ def _read_stdin(limit: int, deadline: float = STDIN_DEADLINE) -> str:
     return b"".join(chunks).decode("utf-8", "surrogateescape")
 
 
-#: How long root waits for the audit it forked as another user; that user can stop or slow the child.
-CHILD_DEADLINE = 15.0
-
-
 def _audit_as(uid: int, json_flag: bool, strict: bool, only: tuple[str, ...], text: str | None, host: HostOverrides,
               sandbox: str | None = None, output_format: str | None = None, report: bool = False, no_redact: bool = False) -> int:
-    """Run the audit in a child that has become *uid*, bounded in time; a stopped or killed child is reported.
+    """Run the audit in a child that has become *uid* (:func:`nxsock.audit.as_user.run_as`); a stopped or killed
+    child is reported.
 
-    The child runs with the audited user's ids, so that user may signal it:
-    a stop is seen at once (``WUNTRACED``) and the child killed, as is one
-    still running after :data:`CHILD_DEADLINE` seconds.  With ``--json`` the
-    child's document comes back through a pipe and is printed only once the
-    child has exited by itself, so stdout always holds exactly one document.
+    With ``--json`` the child's document comes back through a pipe and is
+    printed only once the child has exited by itself, so stdout always holds
+    exactly one document.
     """
-    import select
-    import signal
-    import time
+    from ..audit.as_user import run_as
 
-    sys.stdout.flush()
-    sys.stderr.flush()
-    read_end, write_end = os.pipe() if json_flag else (-1, -1)
-    pid = os.fork()
-    if pid == 0:  # the audit runs with that user's own permissions
-        code = exitcodes.SOFTWARE
-        try:
-            if json_flag:
-                os.close(read_end)
-                os.dup2(write_end, 1)
-                os.close(write_end)
-            _drop_to(uid)
-            code = _audit(json_flag, strict, only, text, host, sandbox, pasted_by_root=True, output_format=output_format,
-                          report=report, no_redact=no_redact)
-            sys.stdout.flush()
-        except click.ClickException as exc:  # a bad value, found as that user
-            exc.show()
-            code = exc.exit_code
-        except exitcodes.OutputFailed as exc:  # the standard output it shares refused a write
-            click.echo(f"nxsock: {exc}", err=True)
-            code = exitcodes.IOERR
-        except BaseException:  # a child must never return into the parent's code
-            pass
-        os._exit(code)
-    if json_flag:
-        os.close(write_end)
-    chunks: list[bytes] = []
-    deadline = time.monotonic() + CHILD_DEADLINE
-    failure = None
-    status = 0
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG | os.WUNTRACED)
-        if done and os.WIFSTOPPED(status):
-            failure = f"was stopped by {signal.Signals(os.WSTOPSIG(status)).name} (the audited user can signal it)"
-        elif done:
-            break
-        elif time.monotonic() > deadline:
-            failure = f"did not finish within {CHILD_DEADLINE:g} s"
-        if failure is not None:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            break
-        if json_flag:
-            ready, _, _ = select.select([read_end], [], [], 0.05)
-            if ready:
-                chunk = os.read(read_end, 1 << 16)
-                if chunk:
-                    chunks.append(chunk)
-        else:
-            time.sleep(0.02)
-    if json_flag:
-        while failure is None:
-            chunk = os.read(read_end, 1 << 16)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        os.close(read_end)
-    if failure is None and os.WIFSIGNALED(status):
-        failure = f"was killed by {signal.Signals(os.WTERMSIG(status)).name}"
-    if failure is not None:
-        message = f"the audit as uid {uid} {failure}; it was ended and nothing it found is reported."
+    def work() -> int:
+        return _as_child(lambda: _audit(json_flag, strict, only, text, host, sandbox, pasted_by_root=True,
+                                        output_format=output_format, report=report, no_redact=no_redact))
+
+    outcome = run_as(uid, work, capture=json_flag)
+    if outcome.failure is not None:
+        message = f"the audit as uid {uid} {outcome.failure}; it was ended and nothing it found is reported."
         click.echo(f"nxsock doctor: {message}", err=True)
         if json_flag:
             from ..output.emit import write_json
@@ -274,9 +255,21 @@ def _audit_as(uid: int, json_flag: bool, strict: bool, only: tuple[str, ...], te
             write_json(doctor_error_document(message))
         return exitcodes.PROBLEM
     if json_flag:
-        sys.stdout.buffer.write(b"".join(chunks))
+        sys.stdout.buffer.write(outcome.output)
         sys.stdout.flush()
-    return os.waitstatus_to_exitcode(status)
+    return outcome.code
+
+
+def _as_child(audit: t.Callable[[], int]) -> int:
+    """The child's side of an audit as another user: a bad value found as that user is shown as click shows it."""
+    try:
+        return audit()
+    except click.ClickException as exc:  # a bad value, found as that user
+        exc.show()
+        return exc.exit_code
+    except exitcodes.OutputFailed as exc:  # the standard output it shares refused a write
+        click.echo(f"nxsock: {exc}", err=True)
+        return exitcodes.IOERR
 
 
 def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | None, host: HostOverrides,
@@ -326,6 +319,122 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
         # (for --user too, whose child audits in this process's image), rather than threaded through every audit.
         render_doctor(results, status, explanation, answers, verbose=click.get_current_context().params.get("verbose", False))
     return exitcodes.PROBLEM if status == "error" else exitcodes.OK
+
+
+def _user_verdict(strict: bool, only: tuple[str, ...], host: HostOverrides, sandbox: str | None, *,
+                  pasted_by_root: bool) -> UserVerdict:
+    """One audit, as ``doctor --json`` makes it, with what a fleet watches beside it."""
+    from ..audit.doctor import gather, run_checks, status_of
+    from ..audit.fleet import verdict_of
+    from ..output.paths_json import daemon_json, withhold_values
+    from ..output.report import doctor_document
+
+    resolution, view = build_resolution(host)
+    context = gather(resolution, view, sandbox, pasted_by_root=pasted_by_root)
+    results = run_checks(context, only)
+    status = status_of([f for _, f in results], strict)
+    document = withhold_values(doctor_document(results, status, None, (), daemon_json(resolution)),
+                               resolution.environment.withheld)
+    return verdict_of(context, results, status, exitcodes.PROBLEM if status == "error" else exitcodes.OK, document)
+
+
+def _audit_user(audit: UserAudit, strict: bool, only: tuple[str, ...], host: HostOverrides,
+                sandbox: str | None) -> UserAudit:
+    """*audit*'s user judged as that user sees it: here for oneself, else in a child that has become that user."""
+    from ..audit.as_user import run_as
+    from ..audit.fleet import verdict_from_json, verdict_json
+    from ..core.json_input import MAX_TEXT, JsonInputError, parse_json
+    from ..output.emit import dumps
+
+    if audit.uid == os.geteuid():
+        return audit._replace(verdict=_user_verdict(strict, only, host, sandbox, pasted_by_root=False))
+
+    def work() -> int:
+        def send() -> int:
+            verdict = _user_verdict(strict, only, host, sandbox, pasted_by_root=True)
+            data = dumps(verdict_json(verdict)).encode("utf-8")
+            while data:  # to the pipe itself, whatever object sys.stdout is (a test runner's buffer)
+                data = data[os.write(1, data):]
+            return exitcodes.OK
+
+        return _as_child(send)
+
+    outcome = run_as(audit.uid, work, capture=True, output_limit=MAX_TEXT)
+    if outcome.failure is not None:
+        return audit._replace(failure=f"the audit as uid {audit.uid} {outcome.failure}; "
+                                      "it was ended and nothing it found is reported")
+    try:
+        verdict = verdict_from_json(parse_json(outcome.output.decode("utf-8", "replace")))
+    except JsonInputError:
+        verdict = None
+    if verdict is None or verdict.uid != audit.uid:
+        return audit._replace(failure=f"the audit as uid {audit.uid} ended ({outcome.code}) without a verdict")
+    return audit._replace(verdict=verdict)
+
+
+def _fleet(users: t.Sequence[UserAudit], started: float, started_monotonic: float, all_users: bool) -> FleetVerdict:
+    import time
+
+    from ..audit.fleet import FleetVerdict, container_state
+    from ._metrics import nxsock_version
+
+    return FleetVerdict(started, time.monotonic() - started_monotonic, container_state(), tuple(users),
+                        nxsock_version(), all_users)
+
+
+def _audit_metrics(user: int | None, strict: bool, only: tuple[str, ...], host: HostOverrides, sandbox: str | None,
+                   output_file: str | None, per_user: bool) -> int:
+    """``--format openmetrics``: this user's audit (or, as root, ``--user``'s) as metrics; exits as the audit does."""
+    import pwd
+    import time
+
+    from ..audit.fleet import UserAudit
+    from ..output.openmetrics import metrics_text
+    from ._metrics import publish_metrics
+
+    started, clock = time.time(), time.monotonic()
+    uid = os.geteuid() if user is None else user
+    try:
+        name: str | None = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        name = None
+    audited = _audit_user(UserAudit(uid, name, ("asked",)), strict, only, host, sandbox)
+    if audited.failure is not None:
+        click.echo(f"nxsock doctor: {audited.failure}.", err=True)
+    code = publish_metrics(metrics_text(_fleet([audited], started, clock, False), per_user=per_user), output_file)
+    if code != exitcodes.OK:
+        return code
+    return audited.verdict.exit_code if audited.verdict is not None else exitcodes.PROBLEM
+
+
+def _audit_all(users_spec: str | None, json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrides,
+               sandbox: str | None, output_format: str | None, output_file: str | None, per_user: bool) -> int:
+    """``--all-users``: each user with state (and those named), one after another, each as that user sees it."""
+    import time
+
+    from ..audit.fleet import parse_users, users_to_audit
+
+    started, clock = time.time(), time.monotonic()
+    selection = parse_users(users_spec) if users_spec is not None else None
+    audited = [_audit_user(audit, strict, only, host, sandbox) for audit in users_to_audit(selection)]
+    fleet = _fleet(audited, started, clock, True)
+    code = exitcodes.OK if fleet.status in ("ok", "warn") else exitcodes.PROBLEM
+    if output_format == "openmetrics":
+        from ..output.openmetrics import metrics_text
+        from ._metrics import publish_metrics
+
+        written = publish_metrics(metrics_text(fleet, per_user=per_user), output_file)
+        return written if written != exitcodes.OK else code
+    if json_flag:
+        from ..output.emit import write_json
+        from ..output.report import all_users_document
+
+        write_json(all_users_document(fleet))
+    else:
+        from ..output.render import render_all_users
+
+        render_all_users(fleet)
+    return code
 
 
 def _explain(text: str, results: t.Sequence[tuple[str, Finding]], context: Context) -> tuple[Explanation, list[Answer]]:

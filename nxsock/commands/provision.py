@@ -25,8 +25,14 @@ if t.TYPE_CHECKING:
 @click.option("--tmpfiles", is_flag=True, help="Print the systemd-tmpfiles drop-in that recreates /tmp/.nx at boot.")
 @click.option("--install", is_flag=True, help="With --tmpfiles: write the drop-in to /etc/tmpfiles.d/ and apply it (root).")
 @click.option("--uninstall", is_flag=True, help="With --tmpfiles: remove the drop-in nxsock installed (root).")
+@click.option("--format", "output_format", type=click.Choice(("text", "json", "openmetrics")),
+              help="text (the default), json (as --json), or with --check openmetrics: "
+                   "the verdict as Prometheus metrics.")
+@click.option("--output", "output_file", metavar="FILE",
+              help="With --format openmetrics: write the metrics to FILE whole (a temporary file renamed over it).")
 @summarized("provision")
-def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, install: bool, uninstall: bool) -> None:
+def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, install: bool, uninstall: bool,
+              output_format: str | None, output_file: str | None) -> None:
     """As root: a real root:root 1777 directory.  As a user: your own tree beneath it.
 
     As root a container a user created first is handed to root; the users'
@@ -42,6 +48,15 @@ def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, insta
         raise click.UsageError("--install and --uninstall go with --tmpfiles.")
     if install and uninstall:
         raise click.UsageError("--install and --uninstall are exclusive.")
+    json_flag = json_flag or output_format == "json"
+    if output_format == "openmetrics":
+        if json_flag:
+            raise click.UsageError("--format openmetrics and --json are exclusive.")
+        if not check or tmpfiles:
+            raise click.UsageError("--format openmetrics goes with --check alone (it reports; it changes nothing).")
+        sys.exit(_check_metrics(output_file))
+    if output_file is not None:
+        raise click.UsageError("--output goes with --format openmetrics.")
     dry = dry_run or check
     root = os.geteuid() == 0
     if tmpfiles:
@@ -98,6 +113,32 @@ def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, insta
 
         render_provision(document)
     sys.exit(code)
+
+
+def _check_metrics(output_file: str | None) -> int:
+    """``provision --check --format openmetrics``: what provisioning would change, and the drop-in, as metrics.
+
+    Exits as ``--check`` does: 1 when anything would change or is refused.
+    """
+    import time
+
+    from ..act import tmpfiles as drop_in
+    from ..act.provisioning import provision_for_everyone, provision_for_user
+    from ..core.fsview import LiveView
+    from ..output.openmetrics import provision_metrics_text
+    from ._metrics import publish_metrics
+
+    started = time.time()
+    view = LiveView()
+    if os.geteuid() == 0:
+        report = provision_for_everyone(view, dry_run=True)
+    else:
+        report = provision_for_user(view, os.geteuid(), os.getegid(), dry_run=True)
+    text = provision_metrics_text(report, drop_in.install(dry_run=True)[0], checked_at=started)
+    written = publish_metrics(text, output_file)
+    if written != exitcodes.OK:
+        return written
+    return exitcodes.PROBLEM if report.refusal is not None or report.changed else exitcodes.OK
 
 
 def _apply_and_judge(drop_in: ModuleType) -> list[TmpfilesChange]:

@@ -12,6 +12,7 @@ import typing as t
 from rich.console import Console
 from rich.text import Text
 
+from ..core.layout import CONTAINER
 from ..core.resolver import Resolution
 from ..core.terminal import counted, printable, printable_lines
 from .paths_json import paths_document
@@ -21,6 +22,7 @@ if t.TYPE_CHECKING:
     from ..audit.binding_cache import CacheListing, Verdict
     from ..audit.explain import Answer, Explanation
     from ..audit.findings import Finding
+    from ..audit.fleet import FleetVerdict
 
 __all__ = ["render_check_root", "render_paths", "safe"]
 
@@ -580,6 +582,32 @@ def _render_explanation(out: Console, explanation: Explanation, answers: t.Seque
     if answers and not any_results:
         out.print(Text("No check on this machine bears on these messages now; each fix above is the message's own.", style="dim"))
     out.print()
+
+
+def render_all_users(fleet: FleetVerdict) -> None:
+    """``doctor --all-users``: the container, then one line per user: status, uid and name, tier, worst finding."""
+    out = _console()
+    out.print(Text(f"{CONTAINER}: {fleet.container}", style="bold"))
+    if not fleet.users:
+        out.print(Text(f"No user has state under {CONTAINER}.", style="dim"))
+    rank = {"ok": 0, "info": 1, "warn": 2, "error": 3}
+    styles = {"ok": "green", "warn": "yellow", "error": "red", "failed": "red"}
+    for audit in fleet.users:
+        who = f"uid {audit.uid}" + (f" ({printable(audit.name)})" if audit.name else "")
+        line = Text(f"{audit.status:<6}  ", style=styles[audit.status]) + Text(who)
+        verdict = audit.verdict
+        if verdict is None:
+            line += Text(f"  {printable(audit.failure or '')}")
+        else:
+            line += Text(f"  sockets: {verdict.socket_tier or 'none'}{' (demoted)' if verdict.demoted else ''}")
+            findings = [f for f in verdict.document.get("findings", []) if f.get("severity") in ("warn", "error")]
+            if findings:
+                worst = max(findings, key=lambda f: rank.get(f.get("severity"), 0))
+                more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
+                line += Text(f"  {worst.get('id')}: {printable(str(worst.get('message', '')))}{more}")
+        out.print(line)
+    counts = {s: sum(1 for a in fleet.users if a.status == s) for s in ("ok", "warn", "error", "failed")}
+    out.print(Text(f"{len(fleet.users)} users: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n), style="dim"))
 
 
 def render_error(command: str, message: str) -> None:

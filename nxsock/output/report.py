@@ -25,6 +25,7 @@ if t.TYPE_CHECKING:
     from ..audit.binding_cache import CacheListing, Verdict
     from ..audit.explain import Answer, Explanation
     from ..audit.findings import Finding
+    from ..audit.fleet import FleetVerdict
 
 from ..core.terminal import format_mode
 from ..core.wording import (
@@ -36,6 +37,7 @@ from .emit import node_path as _p
 from .paths_json import refusal_json
 
 __all__ = [
+    "all_users_document",
     "cache_list_document",
     "cache_path_document",
     "cache_prune_document",
@@ -74,17 +76,32 @@ def provision_document(report: ProvisionReport, ctx: RemedyContext | None = None
         from ..core.wording import plain_context
 
         ctx = plain_context(LiveView(), os.geteuid(), os.getegid(), os.environ.get("HOME"))
+    refusal = None if report.refusal is None else refusal_json(report.refusal, ctx)
     return {
         "schema_version": SCHEMA_VERSION,
         "as_root": report.as_root,
         "dry_run": report.dry_run,
         "changed": report.changed,
+        "failed": refusal is not None,
+        "msg": _provision_message(report, refusal),
         "steps": [
             {"verb": s.verb, "path": _p(s.path), "mode": format_mode(s.mode), "done": not report.dry_run}
             for s in report.steps
         ],
-        "refusal": None if report.refusal is None else refusal_json(report.refusal, ctx),
+        "refusal": refusal,
     }
+
+
+def _provision_message(report: ProvisionReport, refusal: Json | None) -> str:
+    """One line for a configuration manager's log (Ansible's ``msg``): what was done, would be, or what refused it."""
+    if refusal is not None:
+        return str(refusal["message"]) + (f" Fix: {refusal['remedy']}" if refusal.get("remedy") else "")
+    if not report.steps:
+        if report.as_root:
+            return f"{CONTAINER} is provisioned; nothing to change."
+        return "Your levels are in place; nothing to change."
+    done = ", ".join(f"{s.verb} {s.path} {format_mode(s.mode)}" for s in report.steps)
+    return f"Would {done}." if report.dry_run else f"Done: {done}."
 
 
 def reset_document(items: t.Sequence[ResetItem], marker_reason: str | None, *, dry_run: bool, interrupted: bool) -> Json:
@@ -194,10 +211,14 @@ def tmpfiles_document(path: str, content: str) -> Json:
 
 def tmpfiles_steps_document(steps: t.Sequence[TmpfilesChange], *, dry_run: bool, changed: bool) -> Json:
     """The ``provision --tmpfiles --install/--uninstall/--check --json`` document: each step and its verb."""
+    failed = any(s.verb in ("refuse", "fail") for s in steps)
+    shown = [s for s in steps if s.verb in ("refuse", "fail")] if failed else list(steps)
     return {
         "schema_version": SCHEMA_VERSION,
         "dry_run": dry_run,
         "changed": changed,
+        "failed": failed,
+        "msg": "; ".join(f"{s.path}: {s.detail}" for s in shown) or "nothing to do",
         "steps": [{"verb": s.verb, "path": s.path, "detail": s.detail} for s in steps],
     }
 
@@ -205,6 +226,39 @@ def tmpfiles_steps_document(steps: t.Sequence[TmpfilesChange], *, dry_run: bool,
 def doctor_error_document(message: str) -> Json:
     """The ``doctor --json`` document when the audit itself could not be made (``--user``'s child failed)."""
     return {"schema_version": SCHEMA_VERSION, "status": "error", "findings": [], "error": message}
+
+
+def all_users_document(fleet: FleetVerdict) -> Json:
+    """The ``doctor --all-users --json`` document: the container, and each user's audit as their ``doctor --json``."""
+    import datetime
+
+    users = []
+    for audit in fleet.users:
+        v = audit.verdict
+        users.append({
+            "uid": audit.uid, "name": audit.name, "reasons": list(audit.reasons), "status": audit.status,
+            "error": audit.failure, "exit_code": None if v is None else v.exit_code,
+            "socket_tier": None if v is None else v.socket_tier, "demoted": None if v is None else v.demoted,
+            "stale_entries": None if v is None else v.stale_entries,
+            "stale_bytes": None if v is None else v.stale_bytes,
+            "legacy_entries": None if v is None else v.legacy_entries,
+            "cache_entries": None if v is None else v.cache_entries,
+            "cache_bytes": None if v is None else v.cache_bytes,
+            "cache_reclaimable_bytes": None if v is None else v.cache_reclaimable_bytes,
+            "nx_version": None if v is None else v.nx_version,
+            "nx_version_source": None if v is None else v.nx_version_source,
+            "doctor": None if v is None else v.document,
+        })
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "status": fleet.status,
+        "checked_at": datetime.datetime.fromtimestamp(fleet.checked_at, datetime.timezone.utc)
+        .isoformat(timespec="seconds"),
+        "duration": round(fleet.duration, 3),
+        "nxsock_version": fleet.nxsock_version,
+        "container": {"path": CONTAINER, "state": fleet.container},
+        "users": users,
+    }
 
 
 # -- doctor --fix -------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 import typing as t
@@ -56,7 +57,8 @@ class TestTheSchemas:
         """One file per document, each named NAME.schema.json, and nothing else beside the loader."""
         files = sorted(p.name for p in SHIPPED.iterdir() if p.name != "__init__.py" and p.name != "__pycache__")
         assert files == sorted(f"{name}.schema.json" for name in NAMES)
-        assert set(NAMES) == {"paths", "check-root", "doctor", "doctor-fix", "reset", "cache-path", "cache-list", "cache-verify",
+        assert set(NAMES) == {"paths", "check-root", "doctor", "doctor-all-users", "doctor-fix", "reset",
+                              "cache-path", "cache-list", "cache-verify",
                               "cache-prune", "provision", "provision-tmpfiles"}
 
     @pytest.mark.parametrize("name", NAMES)
@@ -155,6 +157,7 @@ ONE_OF_EACH = {
     "check-root": ["check-root", "--json", "/nonexistent/.nx"],
     "doctor": ["doctor", "--json"],
     "doctor-fix": ["doctor", "--fix", "--dry-run", "--json"],
+    "doctor-all-users": ["doctor", "--all-users", "--json"],
     "reset": ["reset", "--json", "--dry-run"],
     "cache-path": ["cache", "path", "--json"],
     "cache-list": ["cache", "list", "--json"],
@@ -168,6 +171,8 @@ ONE_OF_EACH = {
 @pytest.mark.parametrize("name", NAMES)
 def test_a_real_document_of_each_schema_matches_it(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every schema is met by a document this suite produces, whatever else runs: here, in a fresh workspace."""
+    if name == "doctor-all-users" and os.geteuid() != 0:
+        pytest.skip("doctor --all-users needs root")
     (tmp_path / "nx.json").write_text("{}")
     monkeypatch.chdir(tmp_path)
     args = ONE_OF_EACH[name]
@@ -184,6 +189,7 @@ BUILDERS = {
     "check_root_document": "check-root",
     "doctor_document": "doctor",
     "doctor_error_document": "doctor",
+    "all_users_document": "doctor-all-users",
     "fix_document": "doctor-fix",
     "reset_document": "reset",
     "cache_path_document": "cache-path",
