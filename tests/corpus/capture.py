@@ -62,16 +62,15 @@ DAEMON_SOCKET = f"$(sed -n 's/.*\"socketPath\": *\"\\([^\"]*\\)\".*/\\1/p' {DATA
 
 
 def _copied_nx(left_out: str) -> str:
-    """Setup: the workspace's node_modules made a real copy of nx with its dependencies linked, ``@nx/<left_out>`` left out.
+    """Setup: the workspace's node_modules made a real, whole copy of the installed tree, the user's, ``@nx/<left_out>``
+    left out, and a package.json that names nx: a tree the package manager's own command can complete.
 
-    Node resolves a link to its target, so a linked nx would still find the shared install's binding: nx is copied.
+    (Node resolves a link to its target, so a linked nx would still find the shared install's binding.)
     """
     nm = f"{WS}/node_modules"
-    return (f"src=$(readlink -f {nm}); rm {nm}; install -d -o {U} -g {U} {nm} {nm}/@nx {nm}/.bin; "
-            f"cp -a \"$src/nx\" {nm}/nx; ln -s ../nx/dist/bin/nx.js {nm}/.bin/nx; "
-            f"for dep in \"$src\"/*; do [ -e {nm}/\"${{dep##*/}}\" ] || ln -s \"$dep\" {nm}/; done; "
-            f"for dep in \"$src\"/@nx/*; do [ \"${{dep##*/}}\" = {left_out} ] || ln -s \"$dep\" {nm}/@nx/; done; "
-            f"chown -R -h {U}:{U} {nm}")
+    return (f"src=$(readlink -f {nm}); rm {nm}; cp -a \"$src\" {nm}; rm -rf {nm}/@nx/{left_out}; "
+            f"echo '{{\"name\": \"ws\", \"private\": true, \"devDependencies\": {{\"nx\": \"'\"$NX_VERSION\"'\"}}}}' "
+            f"> {WS}/package.json; chown -R -h {U}:{U} {nm} {WS}/package.json")
 
 
 def _unpacked_binding(triple: str) -> str:
