@@ -76,6 +76,10 @@ def test_a_missing_binding_fails_nx_as_doctor_says_and_its_remedy_makes_nx_work(
     assert says in finding["message"], finding["message"]
     assert finding["remedy"] == REMEDY  # the command whose equivalent the scenario applied
     assert [s["verb"] for s in finding["remedy_steps"]] == ["install-package"]
+    verdict = document["binding"]  # the verdict paths --json carries too
+    assert (verdict["state"], verdict["present"], verdict["loadable"]) == ("missing", False, False)
+    assert verdict["package"] == "@nx/nx-linux-x64-gnu" and verdict["locked"] is (True if lockfile else None)
+    assert verdict["instead"] == (["@nx/nx-linux-x64-musl"] if musl_only else [])
     before, after = result.post.split("PASTED", 1)
     assert "WorkspaceContext is not a constructor" in before and "NX-RC 1" in before, before  # as predicted
     assert "NX-RC 0" in after, after  # the package restored, the same Nx command works
