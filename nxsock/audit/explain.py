@@ -82,7 +82,8 @@ _NO_PLATFORM_BINDING = ("Nx could not load the native binding for this platform:
                         "dependencies skipped, a node_modules from another host), or it does not load here.")
 _BINDING_KINDS = frozenset(("native-binding-broken", "binding-module-missing", "missing-platform-dependency",
                             "binding-map-failed", "binding-dlopen-failed"))
-#: The file Node could not map, as its dlopen error names it (``<path>: failed to map segment from shared object``).
+#: The file Node could not map, as its dlopen error names it (``Error: <path>: failed to map segment from shared object``);
+#: anchored on ``Error: `` so that a text of slashes is not tried at every one of them.
 _MAPPED_PATH = r"(?P<path>/[^\s:'\"`]{1,4096}\.node)"
 
 # (id, pattern, cause, checks).  Order matters only where two patterns match the same text: the first wins.
@@ -124,7 +125,7 @@ _KINDS: tuple[tuple[str, re.Pattern[str], str, tuple[str, ...]], ...] = (
     ("missing-platform-dependency", re.compile(r"Missing Platform Dependency"), _NO_PLATFORM_BINDING, _BINDING_CHECKS),
     ("missing-platform-dependency", re.compile(r"Cannot find native binding\."), _NO_PLATFORM_BINDING, _BINDING_CHECKS),
     # Node's own dlopen error, as a program that requires the binding prints it: a noexec mount refuses the mapping …
-    ("binding-map-failed", re.compile(rf"{_MAPPED_PATH}: failed to map segment from shared object"
+    ("binding-map-failed", re.compile(rf"Error: {_MAPPED_PATH}: failed to map segment from shared object"
                                       r"(?:(?:\n[^\n]{0,300}){0,15}?\n\s*code: 'ERR_DLOPEN_FAILED')?"),
      "Node could not map Nx's binding into memory: the file lies on a mount with noexec (a hardened /tmp holding "
      "the binding cache, or a node_modules mounted noexec).", _BINDING_CHECKS),

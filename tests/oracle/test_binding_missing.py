@@ -151,7 +151,7 @@ def test_pnpm_and_yarn_get_their_own_command_and_it_restores_the_binding(manager
     user = as_user_prefix(env={"PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin"})
     result = run_as_user(f"tar -C /home -xf {seed}; rm -rf {package_dir}", ["doctor", "--json", "--only", "binding"], cwd=WS,
                          post=f"{_nx()}; echo PASTED; cd {WS} && unshare -n {user} {manager} install --force >/dev/null 2>&1; "
-                              f"echo \"REMEDY-RC $?\"; {_nx()}")
+                              f"echo \"REMEDY-RC $?\"; {_nx()}", timeout=600)  # a hang guard: the tree is large
     document = parsed(result.stdout, "doctor")
     (finding,) = document["findings"]
     assert finding["severity"] == "error" and f"{lockfile} lists it" in finding["message"], finding["message"]

@@ -224,3 +224,15 @@ class TestExplainOnNodesDlopenError:
             (answer,) = answer_all(explain(NOEXEC_NODE_MODULES_TEXT).messages, findings, FINDING_IDS,
                                    lambda m: general_advice(m, {}, "linux", ctx))
             assert answer.remedy is None and "noexec" in (answer.hint or ""), findings
+
+
+@pytest.mark.parametrize("text", ["/" * (1 << 20), "Error: /" * (1 << 17), "Error: /" + "a" * (1 << 20),
+                                  ("Error: /a.node: failed to map segment from shared object\n" + "x" * 300 + "\n") * 4000,
+                                  "ERR_DLOPEN_FAILED " * (1 << 16)])
+def test_the_dlopen_patterns_read_a_hostile_text_in_linear_time(text: str) -> None:
+    """A paste of slashes once made the path pattern start at every one and run 4096 characters from each."""
+    import time
+
+    started = time.process_time()
+    explain(text)
+    assert time.process_time() - started < 10
