@@ -21,10 +21,11 @@ from ..core._pathname import basename, join
 from ..core.environment import Environment
 from ..core.fsview import Entry, FsView
 from ..core.layout import short_hash
-from ..core.mounts import Mount, mount_of
+from ..core.mounts import mount_of
 from ..core.releases import ReleaseRules, rules_for
 from ..core.remedy import Remedy, Step
 from ..core.resolver import Resolution
+from .binding_presence import Loadability, host_triple, loadability, locate_binding, platform_triple
 
 __all__ = [
     "Binding",
@@ -33,6 +34,7 @@ __all__ = [
     "Loadability",
     "Unused",
     "find_binding",
+    "host_triple",
     "list_cache",
     "loadability",
     "parse_duration",
@@ -95,35 +97,6 @@ class CacheListing(t.NamedTuple):
         return entry.atime if self.access_times else entry.mtime
 
 
-def platform_triple(platform: str, machine: str, musl: bool) -> str | None:
-    """``linux-x64-gnu``, ``darwin-arm64``, ``win32-x64-msvc``…: the suffix of Nx's binding package."""
-    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64", "armv7l": "arm"}.get(machine.lower())
-    if arch is None:
-        return None
-    if platform == "linux":
-        return "linux-arm-gnueabihf" if arch == "arm" else f"linux-{arch}-{'musl' if musl else 'gnu'}"
-    if platform == "darwin":
-        return f"darwin-{arch}" if arch != "arm" else None
-    if platform == "win32":
-        return f"win32-{arch}-msvc" if arch != "arm" else None
-    return None
-
-
-def host_triple() -> str | None:
-    """This machine's triple; musl is told from the C library the interpreter runs on."""
-    try:
-        musl = not os.confstr("CS_GNU_LIBC_VERSION")
-    except (ValueError, OSError):
-        musl = True
-    platform = "darwin" if os.uname().sysname == "Darwin" else "linux"
-    return platform_triple(platform, os.uname().machine, musl)
-
-
-def _regular(view: FsView, path: str) -> Entry | None:
-    entry = view.stat(path)
-    return entry if isinstance(entry, Entry) and entry.kind == "file" else None
-
-
 def entry_name(version: str, binding_path: str, file_name: str, rules: ReleaseRules) -> str:
     """The cache entry a binding is copied to: keyed by the binding's resolved path from 23.1.2, by version alone before."""
     if rules.cache_key_hashes_binding:
@@ -134,30 +107,13 @@ def entry_name(version: str, binding_path: str, file_name: str, rules: ReleaseRu
 def find_binding(env: Environment, view: FsView, triple: str | None, rules: ReleaseRules | None = None) -> Binding | None:
     """The binding Nx loads: a local build beside its loader first, else ``@nx/nx-<triple>`` as Node resolves it."""
     rules = rules or rules_for(env.nx_version)
-    if triple is None:
+    located = locate_binding(env, view, triple)
+    if located is None or triple is None:
         return None
-    package_dir = view.realpath(join(env.workspace_root, "node_modules", "nx"))
-    if isinstance(package_dir, int):
-        return None
+    path, entry = located
     file_name = f"nx.{triple}.node"
-    candidates = [join(package_dir, "src", "native", file_name), join(package_dir, "dist", "src", "native", file_name)]
-    level = package_dir
-    while True:
-        if basename(level) != "node_modules":
-            candidates.append(join(level, "node_modules", "@nx", f"nx-{triple}", file_name))
-        parent = level.rsplit("/", 1)[0] or "/"
-        if parent == level:
-            break
-        level = parent
-    for candidate in candidates:
-        entry = _regular(view, candidate)
-        if entry is None:
-            continue
-        real = view.realpath(candidate)
-        path = real if isinstance(real, str) else candidate
-        name = None if env.nx_version is None else entry_name(env.nx_version, path, file_name, rules)
-        return Binding(path, file_name, entry.size, entry.mtime, name)
-    return None
+    name = None if env.nx_version is None else entry_name(env.nx_version, path, file_name, rules)
+    return Binding(path, file_name, entry.size, entry.mtime, name)
 
 
 def list_cache(resolution: Resolution, view: FsView, binding: Binding | None) -> CacheListing:
@@ -252,42 +208,6 @@ def _entry(
         mtime=stats.mtime,
         atime=stats.atime,
     )
-
-
-class Loadability(t.NamedTuple):
-    """Whether Nx can load its binding here, as its mounts allow (``noexec`` refuses every shared object on them).
-
-    *state*: ``ok``; ``cache-noexec`` (the copy fails to load and this release
-    does not fall back: every command fails); ``cache-noexec-falls-back`` (it
-    loads the binding in place instead); ``binding-noexec`` (Nx loads the
-    binding in place, and its own mount refuses it too).
-    """
-
-    state: t.Literal["ok", "cache-noexec", "cache-noexec-falls-back", "binding-noexec"]
-    cache_mount: str | None  # the mount point of a noexec mount the cache lies on
-    binding_mount: str | None  # the mount point of a noexec mount the binding lies on
-
-
-def loadability(rules: ReleaseRules, cache_dir: str | None, bypassed: bool, binding: str | None,
-                mounts: t.Sequence[Mount]) -> Loadability:
-    """Where Nx loads its binding from (its copy in *cache_dir*, else in place) and whether that mount allows it.
-
-    *cache_dir* and *binding*: real paths, or the nearest level of them that exists.
-    """
-    def noexec_mount(path: str | None) -> str | None:
-        mount = None if path is None else mount_of(mounts, path)
-        return mount.mount_point if mount is not None and mount.noexec else None
-
-    cache_mount = None if bypassed else noexec_mount(cache_dir)
-    binding_mount = noexec_mount(binding)
-    in_place = bypassed or cache_dir is None or (cache_mount is not None and rules.cache_dlopen_falls_back)
-    if cache_mount is not None and not rules.cache_dlopen_falls_back:
-        return Loadability("cache-noexec", cache_mount, binding_mount)
-    if in_place and binding_mount is not None:
-        return Loadability("binding-noexec", cache_mount, binding_mount)
-    if cache_mount is not None:
-        return Loadability("cache-noexec-falls-back", cache_mount, binding_mount)
-    return Loadability("ok", None, binding_mount)
 
 
 class Verdict(t.NamedTuple):

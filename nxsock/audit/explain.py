@@ -95,7 +95,11 @@ _BINDING_CHECKS = ("binding", "native-cache")
 #: The messages of a binding that did not load: on this machine the finding that shows why is their cause.
 _NO_PLATFORM_BINDING = ("Nx could not load the native binding for this platform: its package is missing (optional "
                         "dependencies skipped, a node_modules from another host), or it does not load here.")
-_BINDING_KINDS = frozenset(("native-binding-broken", "binding-module-missing", "missing-platform-dependency"))
+_BINDING_KINDS = frozenset(("native-binding-broken", "binding-module-missing", "missing-platform-dependency",
+                            "binding-map-failed", "binding-dlopen-failed"))
+#: The file Node could not map, as its dlopen error names it (``Error: <path>: failed to map segment from shared object``);
+#: anchored on ``Error: `` so that a text of slashes is not tried at every one of them.
+_MAPPED_PATH = r"(?P<path>/[^\s:'\"`]{1,4096}\.node)"
 
 # (id, pattern, cause, checks).  Order matters only where two patterns match the same text: the first wins.
 # Every run that could go on is bounded ({0,200}, {1,4096}): a paste is another program's output and may be
@@ -135,6 +139,15 @@ _KINDS: tuple[tuple[str, re.Pattern[str], str, tuple[str, ...]], ...] = (
      "node_modules installed on another host).", _BINDING_CHECKS),
     ("missing-platform-dependency", re.compile(r"Missing Platform Dependency"), _NO_PLATFORM_BINDING, _BINDING_CHECKS),
     ("missing-platform-dependency", re.compile(r"Cannot find native binding\."), _NO_PLATFORM_BINDING, _BINDING_CHECKS),
+    # Node's own dlopen error, as a program that requires the binding prints it: a noexec mount refuses the mapping …
+    ("binding-map-failed", re.compile(rf"Error: {_MAPPED_PATH}: failed to map segment from shared object"
+                                      r"(?:(?:\n[^\n]{0,300}){0,15}?\n\s*code: 'ERR_DLOPEN_FAILED')?"),
+     "Node could not map Nx's binding into memory: the file lies on a mount with noexec (a hardened /tmp holding "
+     "the binding cache, or a node_modules mounted noexec).", _BINDING_CHECKS),
+    # … and its code, which any binding that does not load carries (noexec, another platform's file, a cut-short copy).
+    ("binding-dlopen-failed", re.compile(r"\bERR_DLOPEN_FAILED\b"),
+     "Node could not load a native binding (dlopen): its mount is noexec, it was built for another platform or C "
+     "library, or it is a cut-short copy.", _BINDING_CHECKS),
     ("fs-errno", re.compile(rf"\b{_ERRNO}: [a-z ]{{1,60}}, (?P<detail>[a-z]{{1,20}}) '(?P<path>/[^'\n]{{1,4096}})'"),
      "", ("workspace-data", "tmpdir", "configuration", "daemon", "native-cache")),
     ("os-permission-denied", re.compile(r"Permission denied \(os error 13\)"),
@@ -410,6 +423,8 @@ def general_remedy(
     if kind in ("binding-module-missing", "missing-platform-dependency"):
         return (_doctor_instead("which package this host needs, and the package manager that restores it, show only on the "
                                 "machine (NX_SKIP_NATIVE_FILE_CACHE cannot help: there is no binding to load)"),)
+    if kind in ("binding-map-failed", "binding-dlopen-failed"):
+        return _dlopen_remedy(message)
     if kind == "native-binding-broken":
         return (Remedy((Step("export", variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
                        "Nx then loads its binding in place; free space where the cache is, and `nxsock reset --legacy` "
@@ -426,6 +441,30 @@ def general_remedy(
     if kind in ("fallback", "no-socket-directory"):
         return (_doctor_instead("which level refused shows only on the machine"),)
     return (_doctor_instead("the message does not say which level refuses"),)
+
+
+#: A binding cache entry's name: ``<version>-<H12>-nx.<triple>.node`` (or ``<version>-nx.<triple>.node`` up to 23.1.1).
+_CACHE_ENTRY = re.compile(r"/[^/]+-(?:[0-9a-f]{12}-)?nx\.[a-z0-9-]+\.node$")
+
+
+def _dlopen_remedy(message: Message) -> tuple[Remedy | Withheld, ...]:
+    """A binding Node could not load, where this machine shows no cause: only a cached copy's is one Nx can skip.
+
+    A noexec cache is escaped by loading in place; a binding in node_modules
+    that does not map has nothing to fall back to, and skipping the cache
+    cannot help it.
+    """
+    path = message.path
+    if message.matched == "binding-map-failed" and path is not None and _CACHE_ENTRY.search(path) \
+            and "/node_modules/" not in path:
+        return (Remedy((Step("export", variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
+                       "The cached copy lies on a noexec mount: Nx then loads its binding in place, from node_modules."),)
+    if message.matched == "binding-map-failed" and path is not None:
+        return (Withheld(f"{NO_SAFE_COMMAND}: {shell_quote(path)} lies on a noexec mount, and skipping the cache cannot help a binding "
+                         "loaded in place: install node_modules on a filesystem mounted exec, or remount it with exec "
+                         "(as root); nxsock does not remount filesystems"),)
+    return (_doctor_instead("which binding Node could not load, and why (noexec, another platform, a cut-short copy), "
+                            "shows only on the machine"),)
 
 
 def general_advice(

@@ -296,10 +296,11 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
     status = status_of(findings, strict)
     if json_flag:
         from ..output.emit import write_json
-        from ..output.paths_json import daemon_json, withhold_values
+        from ..output.paths_json import binding_json, daemon_json, withhold_values
         from ..output.report import doctor_document
 
-        write_json(withhold_values(doctor_document(results, status, explanation, answers, daemon_json(resolution)),
+        write_json(withhold_values(doctor_document(results, status, explanation, answers, daemon_json(resolution),
+                                                   binding_json(resolution, view)),
                                    resolution.environment.withheld))
     elif report:
         from ..output.report import Masks, doctor_markdown, masks_for, report_facts, report_paths

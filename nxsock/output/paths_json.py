@@ -32,7 +32,7 @@ from .emit import node_path as _p
 if t.TYPE_CHECKING:
     from ..core.wording import RemedyContext
 
-__all__ = ["daemon_json", "paths_document", "paths_exit_code", "print_paths_json", "refusal_json", "remedy_context",
+__all__ = ["binding_json", "daemon_json", "paths_document", "paths_exit_code", "print_paths_json", "refusal_json", "remedy_context",
            "withheld_reason", "withhold_values"]
 
 
@@ -207,6 +207,7 @@ def paths_document(resolution: Resolution, view: FsView | None = None) -> Json:
         },
         "user_namespace_sandbox": _sandbox_json(resolution, ctx),
         "daemon": daemon_json(resolution),
+        "binding": binding_json(resolution, view),
         "actions": [{"verb": a.verb, "path": _p(a.path), "mode": format_mode(a.mode)} for a in resolution.actions],
         "allowlist": {
             "write": [_p(p) for p in resolution.allowlist.write],
@@ -262,6 +263,35 @@ def daemon_json(resolution: Resolution) -> Json:
     if verdict is None:  # a Resolution made by hand, not by resolve()
         return {"enabled": None, "reasons": []}
     return {"enabled": verdict.enabled, "reasons": list(verdict.reasons)}
+
+
+def binding_json(resolution: Resolution, view: FsView | None = None) -> Json | None:
+    """The binding this host needs: which package and file, whether it is there, what is there instead, and whether
+    the mounts let the release in hand load it (``noexec``); ``null`` for a simulated machine, whose packages are not here.
+    """
+    if resolution.environment.simulated:
+        return None
+    from ..audit.binding_presence import binding_verdict, host_triple
+
+    verdict = binding_verdict(resolution, view if view is not None else _view_for(resolution), host_triple())
+    presence, loads = verdict.presence, verdict.loads
+    return {
+        "state": presence.state,
+        "triple": presence.triple,
+        "package": presence.package,
+        "file": None if presence.triple is None else f"nx.{presence.triple}.node",
+        "present": None if presence.state in ("no-nx", "unknown-platform") else presence.state == "ok",
+        "path": _p(verdict.path),
+        "instead": list(presence.others),
+        "lockfile": presence.lockfile,
+        "package_manager": presence.manager,
+        "locked": presence.locked,
+        "loads_from": verdict.loads_from,
+        "loadable": verdict.loadable,
+        "noexec": None if loads is None else loads.state,
+        "noexec_cache_mount": None if loads is None else _p(loads.cache_mount),
+        "noexec_binding_mount": None if loads is None else _p(loads.binding_mount),
+    }
 
 
 def _client_refusal_json(refusal: Refusal, ctx: RemedyContext, sandbox: SandboxDaemon | None) -> Json:

@@ -173,9 +173,9 @@ def cache_prune_document(results: t.Sequence[tuple[Removal, str]], *, dry_run: b
 
 
 def doctor_document(results: t.Sequence[tuple[str, Finding]], status: str, explanation: Explanation | None = None,
-                    answers: t.Sequence[Answer] = (), daemon: Json | None = None) -> Json:
+                    answers: t.Sequence[Answer] = (), daemon: Json | None = None, binding: Json | None = None) -> Json:
     """The ``doctor --json`` document: the status and every finding; with ``--explain``, what was recognised;
-    *daemon*: whether Nx uses its daemon (as ``paths --json`` has it)."""
+    *daemon*: whether Nx uses its daemon, and with it *binding*: the binding verdict (both as ``paths --json`` has them)."""
     document: Json = {
         "schema_version": SCHEMA_VERSION,
         "status": status,
@@ -188,6 +188,7 @@ def doctor_document(results: t.Sequence[tuple[str, Finding]], status: str, expla
     }
     if daemon is not None:
         document["daemon"] = daemon
+        document["binding"] = binding
     if explanation is not None:  # the first message's keys as before; then every message, each with its remedy
         first = answers[0] if answers else None
         document.update(matched=explanation.matched, errno=explanation.errno, path=explanation.path,

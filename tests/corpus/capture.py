@@ -85,6 +85,29 @@ module.exports = { name: 'killer', createNodesV2: ['**/project.json', async () =
 DAEMON_SOCKET = f"$(sed -n 's/.*\"socketPath\": *\"\\([^\"]*\\)\".*/\\1/p' {DATA}/d/server-process.json)"
 
 
+def _copied_nx(left_out: str) -> str:
+    """Setup: the workspace's node_modules made a real, whole copy of the installed tree, the user's, ``@nx/<left_out>``
+    left out, and a package.json that names nx: a tree the package manager's own command can complete.
+
+    (Node resolves a link to its target, so a linked nx would still find the shared install's binding.)
+    """
+    nm = f"{WS}/node_modules"
+    return (f"src=$(readlink -f {nm}); rm {nm}; cp -a \"$src\" {nm}; rm -rf {nm}/@nx/{left_out}; "
+            f"echo '{{\"name\": \"ws\", \"private\": true, \"devDependencies\": {{\"nx\": \"'\"$NX_VERSION\"'\"}}}}' "
+            f"> {WS}/package.json; chown -R -h {U}:{U} {nm} {WS}/package.json")
+
+
+def _unpacked_binding(triple: str) -> str:
+    """Setup: ``@nx/nx-<triple>`` at the release's version unpacked where npm installs it, from the tarball ``npm pack``
+    fetched once into the test cache (:func:`harness.pack_nx_binding`), so a capture needs no network after its first."""
+    target = f"{WS}/node_modules/@nx/nx-{triple}"
+    fetch = (f"import sys; sys.path.insert(0, {str(HERE.parent)!r}); import harness; "
+             f"print(harness.pack_nx_binding({triple!r}, sys.argv[1]))")
+    return (f"tarball=$({shlex.quote(sys.executable)} -c {shlex.quote(fetch)} \"$NX_VERSION\"); "
+            f"install -d -o {U} -g {U} {target}; tar -xzf \"$tarball\" --strip-components=1 -C {target}; "
+            f"chown -R {U}:{U} {target}")
+
+
 class State(t.NamedTuple):
     """One failure state: how it is built, in what environment, and which Nx commands show it."""
 
@@ -131,6 +154,12 @@ STATES: tuple[State, ...] = (
     State("sandbox-user-namespace", "an unprivileged user namespace (as bwrap, srt and codex make): other owners show as 65534",
           "install -d -m 1777 /tmp/.nx", wrap="unshare -U --map-current-user", commands=("client", "run"), timeout=400),
     State("binding-cache-full", "a 1 MiB /tmp: the native binding cannot be copied into its cache (ENOSPC)", tmp_size="1m"),
+    State("binding-missing", "a real copy of nx without this host's binding package (optional dependencies skipped)",
+          _copied_nx("nx-linux-x64-gnu"), commands=("run",)),
+    State("binding-musl-only", "a real copy of nx holding only the musl binding package, as from an Alpine install",
+          f"{_copied_nx('nx-linux-x64-gnu')}; {_unpacked_binding('linux-x64-musl')}", commands=("run",)),
+    State("binding-cache-noexec", "/tmp mounted noexec: the binding's cached copy cannot be mapped (ERR_DLOPEN_FAILED)",
+          "mount -o remount,noexec /tmp", commands=("run",)),
     State("binding-cache-readonly", "the binding cache's version directory is the user's but read-only (EACCES)",
           f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} -g {U} /tmp/.nx/{U} /tmp/.nx/{U}/native-cache; "
           f"install -d -m 0500 -o {U} -g {U} /tmp/.nx/{U}/native-cache/\"$NX_VERSION\""),

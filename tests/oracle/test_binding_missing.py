@@ -20,11 +20,15 @@ has no install scripts.)  The test checks the printed command is that one.
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import subprocess
+import typing as t
+from pathlib import Path
 
 import pytest
 from documents import parsed
-from harness import USER, as_user_prefix, install_nx, pack_nx_binding, run_as_user
+from harness import USER, as_user_prefix, cache_dir, install_nx, pack_nx_binding, run_as_user
 
 WS = f"/home/u{USER}/ws"
 VERSION = "24.0.6"
@@ -76,6 +80,83 @@ def test_a_missing_binding_fails_nx_as_doctor_says_and_its_remedy_makes_nx_work(
     assert says in finding["message"], finding["message"]
     assert finding["remedy"] == REMEDY  # the command whose equivalent the scenario applied
     assert [s["verb"] for s in finding["remedy_steps"]] == ["install-package"]
+    verdict = document["binding"]  # the verdict paths --json carries too
+    assert (verdict["state"], verdict["present"], verdict["loadable"]) == ("missing", False, False)
+    assert verdict["package"] == "@nx/nx-linux-x64-gnu" and verdict["locked"] is (True if lockfile else None)
+    assert verdict["instead"] == (["@nx/nx-linux-x64-musl"] if musl_only else [])
     before, after = result.post.split("PASTED", 1)
     assert "WorkspaceContext is not a constructor" in before and "NX-RC 1" in before, before  # as predicted
     assert "NX-RC 0" in after, after  # the package restored, the same Nx command works
+
+
+# -- pnpm and yarn 1: their own command, run as printed ------------------------------------------------------------
+#
+# The workspace is installed once by the real package manager, as the user, into the test cache (the network is
+# needed for that first run only): the tree, the lockfile and the manager's own store or cache, under the user's
+# home as the manager made them.  Each run unpacks it, removes the binding package the way the manager lays it out,
+# and runs the remedy exactly as doctor prints it, as the user, in a network namespace of its own: no network.
+
+MANAGERS = {
+    "pnpm": (f"{WS}/node_modules/.pnpm/@nx+nx-linux-x64-gnu@{VERSION}", "pnpm-lock.yaml", "pnpm install"),
+    "yarn": (f"{WS}/node_modules/@nx/nx-linux-x64-gnu", "yarn.lock", "yarn install --ignore-scripts"),
+}
+
+
+def _manager_tools() -> Path:
+    """pnpm 9 and yarn 1 installed once into the test cache (never the machine's global prefix); their bin folder."""
+    tools = cache_dir() / "pm-tools"
+    with _locked():
+        if not (tools / ".installed").exists():
+            subprocess.run(["npm", "install", "-g", "--no-audit", "--no-fund", "--prefix", str(tools), "pnpm@9", "yarn@1"],
+                           check=True, capture_output=True, timeout=600)
+            (tools / ".installed").write_text("pnpm@9 yarn@1\n")
+    return tools / "bin"
+
+
+def _locked() -> t.Any:
+    import contextlib
+    import fcntl
+
+    @contextlib.contextmanager
+    def held() -> t.Iterator[None]:
+        with open(cache_dir() / ".lock-pm", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+
+    return held()
+
+
+def _seeded(manager: str) -> Path:
+    """The user's home after ``<manager> install`` of nx@VERSION in the workspace, as a tarball in the test cache."""
+    bin_dir = _manager_tools()
+    seed = cache_dir() / f"seed-{manager}-nx-{VERSION}-u{USER}.tar"
+    with _locked():
+        if not seed.exists():
+            user = as_user_prefix(env={"PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin"})
+            install = MANAGERS[manager][2]
+            script = (f"set -e; mount -t tmpfs -o mode=0755 tmpfs /home; install -d -o {USER} -g {USER} /home/u{USER} {WS}; "
+                      f"echo '{{}}' > {WS}/nx.json; "
+                      f"echo '{{\"name\":\"ws\",\"private\":true,\"devDependencies\":{{\"nx\":\"{VERSION}\"}}}}' > {WS}/package.json; "
+                      f"chown -R {USER} {WS}; cd {WS}; {user} {install} >/dev/null; "
+                      f"tar -C /home -cf {seed}.partial u{USER}")
+            subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], check=True, timeout=900)
+            os.replace(f"{seed}.partial", seed)
+    return seed
+
+
+@pytest.mark.parametrize("manager", sorted(MANAGERS))
+def test_pnpm_and_yarn_get_their_own_command_and_it_restores_the_binding(manager: str) -> None:
+    package_dir, lockfile, _ = MANAGERS[manager]
+    seed, bin_dir = _seeded(manager), _manager_tools()
+    user = as_user_prefix(env={"PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin"})
+    result = run_as_user(f"tar -C /home -xf {seed}; rm -rf {package_dir}", ["doctor", "--json", "--only", "binding"], cwd=WS,
+                         post=f"{_nx()}; echo PASTED; cd {WS} && unshare -n {user} {manager} install --force >/dev/null 2>&1; "
+                              f"echo \"REMEDY-RC $?\"; {_nx()}", timeout=600)  # a hang guard: the tree is large
+    document = parsed(result.stdout, "doctor")
+    (finding,) = document["findings"]
+    assert finding["severity"] == "error" and f"{lockfile} lists it" in finding["message"], finding["message"]
+    assert finding["remedy"] == f"{manager} install --force"
+    assert document["binding"]["package_manager"] == manager and document["binding"]["locked"] is True
+    before, after = result.post.split("PASTED", 1)
+    assert "WorkspaceContext is not a constructor" in before and "NX-RC 1" in before, before
+    assert "REMEDY-RC 0" in after and "NX-RC 0" in after, after  # the printed command, offline, restored it
