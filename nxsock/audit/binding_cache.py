@@ -123,6 +123,9 @@ def list_cache(resolution: Resolution, view: FsView, binding: Binding | None) ->
     flat = cache.configured or not resolution.rules.current_layout  # entries directly in it, no version directories
     holders = [shown] if flat and shown else []
     problem = None
+    if cache.refusals and shown is not None:  # Nx loads nothing from it; a peer's link there is never followed
+        return CacheListing(shown, cache.bypass_reason, binding, (), "not listed: Nx refuses this directory "
+                            "(nxsock paths says why)", None)
     if not flat and shown is not None:
         names = view.listdir(shown)
         if isinstance(names, int):  # ENOENT is an empty cache: nothing was loaded yet
