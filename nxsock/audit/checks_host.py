@@ -15,7 +15,7 @@ from .binding_cache import entry_removal
 from .checks_sockets import reset_remedy
 from .findings import Context, Finding, Severity, advised_finding, mode_text, offer_remedy, refusal_finding
 
-__all__ = ["GOOD_TMPFILES_LINE", "TMPFILES_DIRS", "TmpfilesLine", "check_binding", "check_boot_persistence", "check_leftovers", "check_native_cache", "check_workspace_data"]
+__all__ = ["GOOD_TMPFILES_LINE", "TMPFILES_DIRS", "TmpfilesLine", "check_binding", "check_boot_persistence", "check_cache_directory", "check_leftovers", "check_native_cache", "check_workspace_data"]
 
 
 TMPFILES_DIRS = ("/etc/tmpfiles.d", "/run/tmpfiles.d", "/usr/local/lib/tmpfiles.d", "/usr/lib/tmpfiles.d")
@@ -65,6 +65,29 @@ def check_workspace_data(ctx: Context) -> list[Finding]:
     return [advised_finding("workspace-data", "error", first,
                      f"{first} belongs to {whose}, so Nx cannot write its caches or daemon files there "
                      "(EACCES, \"os error 13\").", advice)]
+
+
+def check_cache_directory(ctx: Context) -> list[Finding]:
+    """A configured task cache the release refuses at start-up: Nx 24.0.6 stops every command before it does anything."""
+    cache = ctx.resolution.cache_directory
+    if cache is None or cache.untrusted_reason is None:
+        return []
+    release = ctx.resolution.rules.release
+    if not cache.refused:
+        return [Finding("cache-directory", "warn", cache.dir,
+                        f"The task cache {cache.dir} ({cache.source}) is not safe: {cache.untrusted_reason}. Nx {release} "
+                        "uses it only because NX_ALLOW_INSECURE_DIRECTORIES=true; another user could plant task outputs "
+                        "there that Nx restores.", None,
+                        "Point it at a directory only you can write, then unset NX_ALLOW_INSECURE_DIRECTORIES.")]
+    message = (f"The task cache {cache.dir} ({cache.source}) is not safe: {cache.untrusted_reason}. Nx {release} stops "
+               "every command with UntrustedDataDirectoryError before it runs anything.")
+    if cache.variable is None:
+        return [Finding("cache-directory", "error", cache.dir, message, None,
+                        "No command: nxsock does not edit nx.json. Change cacheDirectory there to a directory only you, "
+                        "root or the workspace's owner can write (a path inside the workspace is trusted like it), "
+                        "or remove it to use Nx's default.")]
+    advice = ctx.remedies.offer(configuration_fix(ctx.remedies, cache.variable, "task cache"))
+    return [advised_finding("cache-directory", "error", cache.dir, message, advice)]
 
 
 def check_native_cache(ctx: Context) -> list[Finding]:

@@ -16,6 +16,7 @@ from .checks_daemon import check_daemon_enabled, when_daemon_runs
 from .checks_host import (
     check_binding,
     check_boot_persistence,
+    check_cache_directory,
     check_leftovers,
     check_native_cache,
     check_workspace_data,
@@ -50,6 +51,7 @@ CHECKS: dict[str, tuple[str, t.Callable[[Context], list[Finding]]]] = {
     "outcome": ("Outcome", check_outcome),
     "configuration": ("Outcome", check_configuration),
     "workspace-data": ("Outcome", check_workspace_data),
+    "cache-directory": ("Outcome", check_cache_directory),
     "path-budget": ("Outcome", check_path_budget),
     "sockets": ("Sockets", check_sockets),
     "socket-owner": ("Sockets", check_socket_owner),
@@ -70,6 +72,7 @@ FINDING_IDS = {
     "configuration": ("configuration",), "path-budget": ("path-budget",), "sockets": ("sockets",),
     "socket-owner": ("socket-owner",), "daemon-enabled": ("daemon-enabled",), "daemon": ("daemon-record", "daemon-disabled", "daemon-error"),
     "binding": ("binding",), "native-cache": ("native-cache",), "leftovers": ("leftovers",), "boot-persistence": ("boot-persistence",),
+    "cache-directory": ("cache-directory",),
 }
 
 
