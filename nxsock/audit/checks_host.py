@@ -21,12 +21,12 @@ from ..core.fsview import Entry, FsView
 from ..core.layout import CONTAINER
 from ..core.remedy import Remedy, Step
 from ..core.terminal import counted
-from ..core.wording import configuration_fix
+from ..core.wording import configuration_fix, socket_export
 from .binding_cache import entry_removal
 from .checks_sockets import reset_remedy
 from .findings import Context, Finding, Severity, advised_finding, mode_text, offer_remedy, refusal_finding
 
-__all__ = ["GOOD_TMPFILES_LINE", "TMPFILES_DIRS", "TmpfilesLine", "check_binding", "check_boot_persistence", "check_cache_directory", "check_leftovers", "check_native_cache", "check_workspace_data", "container_boot_rule"]
+__all__ = ["GOOD_TMPFILES_LINE", "TMPFILES_DIRS", "TmpfilesLine", "check_binding", "check_boot_persistence", "check_cache_directory", "check_leftovers", "check_native_cache", "check_shared_tmp", "check_workspace_data", "container_boot_rule"]
 
 
 
@@ -98,6 +98,58 @@ def check_cache_directory(ctx: Context) -> list[Finding]:
                         "or remove it to use Nx's default.")]
     advice = ctx.remedies.offer(configuration_fix(ctx.remedies, cache.variable, "task cache"))
     return [advised_finding("cache-directory", "error", cache.dir, message, advice)]
+
+
+def _foreign_listeners(ctx: Context, root: str) -> list[str]:
+    """Sockets in the per-run directories of *root* whose listener lives in a pid namespace invisible from here."""
+    from ..core.containers import peer_outside
+
+    found: list[str] = []
+    names = ctx.view.listdir(root)
+    for name in sorted(names) if isinstance(names, list) else []:
+        leaf = join(root, name)
+        entry = ctx.view.lstat(leaf)
+        if not isinstance(entry, Entry) or not entry.is_dir or entry.is_link or len(name) != 20:
+            continue
+        inner = ctx.view.listdir(leaf)
+        for sock in sorted(inner)[:8] if isinstance(inner, list) else []:
+            if sock.endswith(".sock") and peer_outside(join(leaf, sock)):
+                found.append(join(leaf, sock))
+        if len(found) >= 3:
+            break
+    return found
+
+
+def check_shared_tmp(ctx: Context) -> list[Finding]:
+    """A socket root shared beyond this pid namespace: daemons of two containers with one checkout path collide.
+
+    Nx names a daemon's per-run directory after the workspace path and the
+    daemon's pid, and pids repeat across pid namespaces. Seen two ways: the
+    socket root lies on a mount bound into this container, or a socket in it
+    answers from a process this pid namespace has no number for.
+    """
+    verdict = ctx.resolution.container
+    root = ctx.resolution.socket_root
+    if verdict is None or root.root is None or root.tier == "configured":
+        return []
+    listeners = _foreign_listeners(ctx, root.root)
+    if not verdict.shared_socket_root and not listeners:
+        return []
+    seen = [verdict.shared_reason] if verdict.shared_reason else []
+    if listeners:
+        seen.append(f"{listeners[0]} answers from a process in a pid namespace nxsock cannot see from here "
+                    "(another container, or the host)")
+    message = ("Nx's socket root is shared beyond this pid namespace: " + "; and ".join(seen) + ". Pids repeat across "
+               "pid namespaces and Nx names a daemon's directory after the workspace path and its pid, so two "
+               "containers with the same checkout path can take each other's sockets (listen EADDRINUSE … "
+               "fp<pid>-0.sock).")
+    daemonless = Remedy((Step("export", variable="NX_DAEMON", value="false"),),
+                        "Runs Nx without its daemon here: no daemon socket to collide on.")
+    advice = ctx.remedies.offer(socket_export(ctx.remedies), daemonless)
+    hint = ((advice.hint + " ") if advice.hint else "") + (
+        "What works: a private /tmp per container (docker run --tmpfs /tmp; an emptyDir volume at /tmp in "
+        "Kubernetes), a per-container NX_SOCKET_DIR, or NX_DAEMON=false.")
+    return [Finding("shared-tmp", "warn", root.root, message, advice.command, hint, steps=advice.steps)]
 
 
 def check_native_cache(ctx: Context) -> list[Finding]:

@@ -19,6 +19,7 @@ from .checks_host import (
     check_cache_directory,
     check_leftovers,
     check_native_cache,
+    check_shared_tmp,
     check_workspace_data,
 )
 from .checks_levels import (
@@ -52,6 +53,7 @@ CHECKS: dict[str, tuple[str, t.Callable[[Context], list[Finding]]]] = {
     "configuration": ("Outcome", check_configuration),
     "workspace-data": ("Outcome", check_workspace_data),
     "cache-directory": ("Outcome", check_cache_directory),
+    "shared-tmp": ("Sockets", check_shared_tmp),
     "path-budget": ("Outcome", check_path_budget),
     "sockets": ("Sockets", check_sockets),
     "socket-owner": ("Sockets", check_socket_owner),
@@ -73,6 +75,7 @@ FINDING_IDS = {
     "socket-owner": ("socket-owner",), "daemon-enabled": ("daemon-enabled",), "daemon": ("daemon-record", "daemon-disabled", "daemon-error"),
     "binding": ("binding",), "native-cache": ("native-cache",), "leftovers": ("leftovers",), "boot-persistence": ("boot-persistence",),
     "cache-directory": ("cache-directory",),
+    "shared-tmp": ("shared-tmp",),
 }
 
 

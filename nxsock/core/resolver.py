@@ -13,6 +13,7 @@ import typing as t
 from . import layout
 from ._pathname import basename, dirname, is_absolute, join, normalize
 from ._pathname import resolve as resolve_path
+from .containers import ContainerVerdict, judge_container
 from .daemon_switch import DaemonSwitch
 from .daemon_switch import judge as _judge_daemon
 from .environment import Environment, Variable, home_directory
@@ -175,6 +176,7 @@ class Resolution(t.NamedTuple):
     user_namespace_sandbox: SandboxDaemon | None = None  # Linux: whether the daemon serves a client inside bwrap/srt/codex
     daemon: DaemonSwitch | None = None  # whether Nx's client uses its daemon at all, and why not (core/daemon_switch.py)
     cache_directory: CacheDirectory | None = None  # a configured task cache, judged as the release judges it
+    container: ContainerVerdict | None = None  # Linux: the container nxsock runs in, and whether the socket root is shared
 
 
 class _Roots(t.NamedTuple):
@@ -245,6 +247,7 @@ def resolve(env: Environment, view: FsView, *, layout_override: str | None = Non
         else None,
         daemon=switch,
         cache_directory=_cache_directory(env, view, rules),
+        container=judge_container(view, env.get, root.root) if env.platform == "linux" else None,
     )
 
 
