@@ -108,17 +108,25 @@ def container_lines(lines: t.Sequence[TmpfilesLine]) -> list[TmpfilesLine]:
     return obeyed
 
 
-def drop_in_for(lines: t.Sequence[TmpfilesLine]) -> str | None:
+def drop_in_for(lines: t.Sequence[TmpfilesLine], ours: t.Callable[[str], bool] = lambda path: True) -> str | None:
     """Where ``--install`` must write so its line for /tmp/.nx is the one obeyed; ``None`` where no name of nxsock's
-    sorts before the file whose line is obeyed today."""
+    sorts before the file whose line is obeyed today.  *ours* tells whether a drop-in file carries nxsock's marker."""
     first = next((line for line in lines if line.path == CONTAINER and line.type in CREATING_TYPES), None)
-    if first is None or first.file in (DROP_IN, EARLY_DROP_IN):
-        return DROP_IN if first is None else first.file
+    if first is None:
+        return DROP_IN
+    if first.file in (DROP_IN, EARLY_DROP_IN) and ours(first.file):
+        return first.file
     name = first.file.rpartition("/")[2]
     for candidate in (DROP_IN, EARLY_DROP_IN):
         if candidate.rpartition("/")[2] < name:
             return candidate
     return None
+
+
+def _marked(view: FsView, path: str) -> bool:
+    """Whether the file at *path* is a drop-in nxsock wrote (it starts with :data:`MARKER`)."""
+    text = view.read_text(path, 4096)
+    return isinstance(text, str) and text.startswith(MARKER)
 
 
 class TmpfilesChange(t.NamedTuple):
@@ -203,8 +211,9 @@ def install(*, dry_run: bool, path: str | None = None) -> list[TmpfilesChange]:
     if path is None:
         from ..core.fsview import LiveView
 
-        obeyed = container_lines(tmpfiles_lines(LiveView()))
-        winning = drop_in_for(obeyed)
+        view = LiveView()
+        obeyed = container_lines(tmpfiles_lines(view))
+        winning = drop_in_for(obeyed, lambda file: _marked(view, file))
         if winning is None:
             first = next(line for line in obeyed if line.path == CONTAINER and line.type in CREATING_TYPES)
             return [TmpfilesChange("refuse", first.file, f"line {first.number} (`{' '.join(first.fields)}`) is read before "

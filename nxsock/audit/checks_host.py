@@ -326,9 +326,12 @@ def _judge_boot_rules(ctx: Context, systemd: bool) -> list[Finding] | None:
         else:
             message = (f"{first.where} makes /tmp/.nx at boot (`{' '.join(first.fields)}`), but {problem}: every user but "
                        f"its owner is demoted to ~/.nx or refused, again at every boot{when}.")
-            ours_file = view.read_text(first.file, 4096)
-            ours = first.file in (DROP_IN, EARLY_DROP_IN) and isinstance(ours_file, str) and ours_file.startswith(MARKER)
-            winning = drop_in_for(obeyed)
+            def marked(path: str) -> bool:
+                text = view.read_text(path, 4096)
+                return isinstance(text, str) and text.startswith(MARKER)
+
+            ours = first.file in (DROP_IN, EARLY_DROP_IN) and marked(first.file)
+            winning = drop_in_for(obeyed, marked)
             if ours or winning is not None:
                 target = first.file if ours else winning
                 changes = (f"Rewrites nxsock's own drop-in with the line `{GOOD_TMPFILES_LINE}`" if ours else

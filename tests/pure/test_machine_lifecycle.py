@@ -47,6 +47,8 @@ class TestTmpfilesPrecedence:
         assert drop_in_for(nx) == EARLY_DROP_IN
         first = container_lines(tmpfiles_lines(_view({"/usr/lib/tmpfiles.d/0.conf": "d /tmp/.nx 0755 1 1 -\n"})))
         assert drop_in_for(first) is None
+        foreign = container_lines(tmpfiles_lines(_view({"/etc/tmpfiles.d/nxsock.conf": "d /tmp/.nx 0755 1 1 -\n"})))
+        assert drop_in_for(foreign, lambda path: False) == EARLY_DROP_IN  # a same-named file not nxsock's
 
 
 class TestBootRuleFindings:
