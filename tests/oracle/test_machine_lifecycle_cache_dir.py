@@ -15,7 +15,7 @@ import shlex
 
 import pytest
 from documents import parsed
-from harness import USER, as_user_prefix, install_nx, run_as_user
+from harness import USER, as_user_prefix, install_nx, run_as_user, stage_nxsock
 
 from nxsock.core.releases import KNOWN_RELEASES, rules_for
 
@@ -44,15 +44,18 @@ def _nx(env: dict[str, str], prefix: str = "") -> str:
 @pytest.mark.parametrize("release", KNOWN_RELEASES)
 def test_an_untrusted_task_cache_stops_the_releases_that_judge_it_and_unsetting_it_works(release: str) -> None:
     judged = rules_for(release).untrusted_data_dir_refused
-    paths = run_as_user(_state(release), ["paths", "--json"], env=ENV, cwd=WS)
-    document = parsed(paths.stdout, "paths")
-    cache = document["cache_directory"]
-    assert cache["dir"] == CACHE and cache["source"] == "NX_CACHE_DIRECTORY (environment)"
-    assert cache["refused"] is judged and paths.returncode == (78 if judged else 0), paths.stdout
+    python, pythonpath = stage_nxsock()
+    paths = (f"cd {WS} && {as_user_prefix(USER, ENV)} PYTHONPATH={shlex.quote(pythonpath)} {shlex.quote(python)} "
+             "-m nxsock paths --json; echo \"PATHS-RC $?\"")
     result = run_as_user(_state(release), ["doctor", "--json", "--only", "cache-directory"], env=ENV, cwd=WS,
-                         post=f"{_nx(ENV)}; echo PASTED; {_nx(ENV, 'unset NX_CACHE_DIRECTORY; ')}")
+                         post=f"{paths}; echo NX; {_nx(ENV)}; echo PASTED; {_nx(ENV, 'unset NX_CACHE_DIRECTORY; ')}")
+    predicted, nx_runs = result.post.split("\nNX\n", 1)
+    document, rc = predicted.rsplit("PATHS-RC ", 1)
+    cache = parsed(document, "paths")["cache_directory"]
+    assert cache["dir"] == CACHE and cache["source"] == "NX_CACHE_DIRECTORY (environment)"
+    assert cache["refused"] is judged and int(rc) == (78 if judged else 0), predicted
     findings = parsed(result.stdout, "doctor")["findings"]
-    before, pasted = result.post.split("PASTED", 1)
+    before, pasted = nx_runs.split("PASTED", 1)
     if not judged:
         assert findings == [] and result.returncode == 0
         assert "NX-RC 0" in before and "UntrustedData" not in before, before  # this release uses it
