@@ -96,7 +96,10 @@ def run(args: list[str]) -> int:
         hint = exc.param_hint or (exc.param.opts[0] if exc.param is not None and exc.param.opts else "a value")
         if not isinstance(hint, str):
             hint = " / ".join(hint)
-        line = f"{command}: invalid {hint}: {exc.message.rstrip('.')} (see {command} --help)"
+        from .commands._resolution import BadValuePointing
+
+        where = "" if isinstance(exc, BadValuePointing) else f" (see {command} --help)"  # one pointer, not two
+        line = f"{command}: invalid {hint}: {exc.message.rstrip('.')}{where}"
         click.echo(printable(line), err=True)  # the value may carry a terminal escape
         return exc.exit_code
     except click.ClickException as exc:

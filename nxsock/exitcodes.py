@@ -1,4 +1,4 @@
-"""nxsock's exit codes: one table for every command, after ``sysexits.h`` (SPEC §5)."""
+"""nxsock's exit codes: one table for every command, after ``sysexits.h`` (docs/behaviour.md#exit-codes)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 An allowlist of ``/tmp/.nx`` and ``~/.nx`` can be useless: inside an
 unprivileged user namespace every foreign owner, root included, is uid 65534,
 so Nx 24 refuses both default tiers and Nx 23 keeps ``/tmp/.nx`` only when
-the user owns it (SPEC §1.7).  So the plan resolves over that view, with the
+the user owns it (docs/behaviour.md#user-namespace-sandboxes).  So the plan resolves over that view, with the
 sandbox refusing writes directly in ``/``, ``/tmp`` and ``$HOME`` (entries are
 never those), and allows the narrowest existing directories Nx then writes.
 """
@@ -124,7 +124,8 @@ def plan_for(
     if cache.dir is not None and cache.bypass_reason is None:
         needed.append(cache.dir)
     # The workspace data directory: the project graph and file map, and in <workspace-data>/d the daemon's
-    # own files (daemon.log, server-process.json) whatever socket root it chose (SPEC §1.7).
+    # own files (daemon.log, server-process.json) whatever socket root it chose
+    # (docs/behaviour.md#user-namespace-sandboxes).
     needed.append(resolution.workspace_data.dir)
     write, pending = [], []
     for directory in needed:
@@ -236,16 +237,33 @@ def render(fmt: str, plan: SandboxPlan, env: Environment, *, portable: bool = Fa
         rules += [f'(allow network-outbound (remote unix-socket (subpath "{p}")))' for p in both(sockets)]
         return "\n".join(rules) + "\n", warnings
     if fmt == "bwrap":
-        args = [f"--bind {shell_quote(p)} {shell_quote(p)}" for p in write]
+        args = [f"--bind {_word(p, portable)} {_word(p, portable)}" for p in write]
         args += [f"--setenv {name} {value}"] if daemon is not None else []
         return " ".join(args) + "\n", warnings
     if fmt == "docker":
+        if portable:
+            return " ".join(f"-v {_word(p, portable)}:{_word(p, portable)}" for p in write) + "\n", warnings
         return " ".join(f"-v {shell_quote(p + ':' + p)}" for p in write) + "\n", warnings
     if fmt == "flatpak":
-        args = [f"--filesystem={shell_quote(p)}" for p in write]
+        args = [f"--filesystem={_word(p, portable, tilde=True)}" for p in write]
         args += [f"--env={name}={value}"] if daemon is not None else []
         return " ".join(args) + "\n", warnings
     raise ValueError(fmt)
+
+
+def _word(path: str, portable: bool, *, tilde: bool = False) -> str:
+    """An entry as one shell word.  A portable entry of the workspace is spelled ``"$PWD"``, one of the home
+    ``"$HOME"`` (flatpak reads ``~/`` itself, with *tilde*): bwrap and docker take neither a relative path nor
+    a ``~``, and the shell expands these where the line is pasted, in the workspace."""
+    if portable and path == ".":
+        return '"$PWD"'
+    if portable and path.startswith("./"):
+        return '"$PWD"/' + shell_quote(path[2:])
+    if portable and path.startswith("~/") and not tilde:
+        return '"$HOME"/' + shell_quote(path[2:])
+    if portable and path.startswith("~/"):
+        return "~/" + shell_quote(path[2:])
+    return shell_quote(path)
 
 
 def _codex_environment() -> str:

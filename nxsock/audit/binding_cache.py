@@ -1,4 +1,6 @@
-"""The native binding cache: which binding Nx loads, what the cache holds, what is stale (SPEC §3).
+"""The native binding cache: which binding Nx loads, what the cache holds, what is stale.
+
+See docs/behaviour.md#binding-cache.
 
 Nx copies ``nx.<platform>.node`` into ``<cache>/<version>-<H12(binding)>-<file>``
 before loading it, where the hash is of the binding's path as Node resolves it

@@ -399,7 +399,7 @@ def check_boot_persistence(ctx: Context) -> list[Finding]:
     return [Finding("boot-persistence", "info", CONTAINER,
                     f"The tmpfiles.d rule `{rule}` in {where}{more} would clear or age /tmp, but systemd does not run here "
                     "(no /run/systemd/system), so nothing applies it now.",
-                    hint="If this host boots with systemd, `sudo nxsock provision --tmpfiles --install` keeps /tmp/.nx across it.")]
+                    hint=f"If this host boots with systemd, `{install.command}` keeps /tmp/.nx across it." if install.command else None)]
 
 
 def _host_words(triple: str) -> str:

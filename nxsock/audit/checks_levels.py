@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import typing as t
+
+from ..core._pathname import dirname, join
 from ..core._pathname import resolve as resolve_path
 from ..core.environment import RELEVANT_VARIABLES
-from ..core.fsview import Entry, UserNamespaceView
+from ..core.fsview import Entry, UserNamespaceView, errno_name
 from ..core.guards import Refusal
 from ..core.layout import BUDGET, CONTAINER
-from ..core.remedy import Step
+from ..core.mounts import Mount, filesystem_name
+from ..core.remedy import Remedy, Step
 from ..core.resolver import resolve
 from ..core.sandbox_daemon import inside_user_namespace, marker_warning, run_inside_remedy, sandbox_statement
 from ..core.wording import (
     PROVISION_COMMAND,
     Advice,
     configuration_fix,
+    describe,
     describe_invalid,
     remedy_for,
     remedy_for_invalid,
@@ -38,7 +43,8 @@ def quoted_value(text: str, limit: int = 60) -> str:
     return '"' + printable(text[:limit]) + '"' + ("…" if len(text) > limit else "")
 
 
-__all__ = ["check_configuration", "check_container", "check_environment", "check_levels", "check_outcome", "check_path_budget", "check_tmpdir", "check_user_namespace"]
+__all__ = ["check_configuration", "check_container", "check_environment", "check_filesystems", "check_levels", "check_outcome",
+           "check_path_budget", "check_tmpdir", "check_user_namespace", "check_workspace_writable", "mount_advice"]
 
 
 def check_environment(ctx: Context) -> list[Finding]:
@@ -61,7 +67,7 @@ def check_environment(ctx: Context) -> list[Finding]:
     elif env.nx_version is None:
         found.append(Finding("environment", "info", env.workspace_root,
                              f"No Nx is installed in this workspace; predicted as Nx {res.rules.release}, the newest release nxsock knows.",
-                             hint="Run nxsock in the workspace (or pass --workspace DIR), or pass --nx-version V to audit for that release."))
+                             hint="Run nxsock in the workspace (or pass --workspace DIR), or pass --nx-version VERSION to audit for that release."))
     else:
         assumed = f"; newer than any release nxsock knows, predicted as Nx {res.rules.release}" if res.layout_assumed else ""
         found.append(Finding("environment", "info", None, f"Nx {env.nx_version}, {res.layout} layout ({res.generation}){assumed}."))
@@ -99,11 +105,15 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
     else:
         sandboxed = resolve(env, UserNamespaceView(ctx.view, env.uid, env.gid))
         root = sandboxed.socket_root
-        where = f"{root.root} ({root.tier})" if root.tier else "nowhere: Nx would fail"
         inside = f"Inside {name}" if named else "Inside an unprivileged sandbox (bubblewrap, srt, codex)"
         formats = named or "bwrap|srt|claude|codex-profile"
+        if not root.tier:  # no directory to allow: the sandbox fails as the host does
+            found.append(Finding("user-namespace", "info", None,
+                                 f"{inside} Nx {env.nx_version or ''} fails as well: it finds no socket directory to use.".replace("  ", " "),
+                                 hint="Fix the error reported above first; no sandbox allowlist helps before that."))
+            return found
         found.append(Finding("user-namespace", "info", None,
-                             f"{inside} Nx {env.nx_version or ''} would resolve to {where}.".replace("  ", " "),
+                             f"{inside} Nx {env.nx_version or ''} would resolve to {root.root} ({root.tier}).".replace("  ", " "),
                              hint=f"Allow that directory and the workspace data directory {res.workspace_data.dir} in the sandbox; "
                                   f"`nxsock paths --format {formats}` prints the entries."
                                   + ("" if verdict is None or verdict.usable else
@@ -180,6 +190,24 @@ def _level_of(refusal: Refusal) -> str:
     return "private-levels"
 
 
+def _level_finding(check: str, refusal: Refusal, severity: Severity, ctx: Context) -> Finding:
+    """A refusal as a finding; where the filesystem itself refuses the level, it is named and the sockets go elsewhere."""
+    found = mount_advice(ctx, refusal)
+    if found is None:
+        return refusal_finding(check, refusal, severity, ctx)
+    sentence, advice = found
+    return advised_finding(check, severity, refusal.dir, f"{describe(refusal)} {sentence}.", advice)
+
+
+def _first_fix(ctx: Context, refusal: Refusal) -> Advice:
+    """The fix of a refusal: the filesystem's remedy where the filesystem refuses, else the level's own."""
+    found = mount_advice(ctx, refusal)
+    if found is None:
+        return remedy_for(refusal, ctx.remedies)
+    sentence, advice = found
+    return advice._replace(hint=f"{sentence}. {advice.hint or ''}".strip())
+
+
 def check_levels(ctx: Context) -> list[Finding]:
     """Every refusal met on the way, at the level it was met, severe when Nx ends up with nothing."""
     res = ctx.resolution
@@ -188,10 +216,10 @@ def check_levels(ctx: Context) -> list[Finding]:
     for refusal in res.socket_root.refusals:
         if refusal == res.socket_root.failure or refusal.dir == CONTAINER:
             continue  # the failure is the outcome's; the container's own refusal is the container check's
-        found.append(refusal_finding(_level_of(refusal), refusal, severity, ctx))
+        found.append(_level_finding(_level_of(refusal), refusal, severity, ctx))
     for placement in res.sockets.values():
         for refusal in placement.refusals:
-            found.append(refusal_finding("private-levels", refusal, "warn", ctx))
+            found.append(_level_finding("private-levels", refusal, "warn", ctx))
     for action in res.actions:
         if action.verb == "tighten":
             advice = offer_remedy(ctx, [Step("chmod", action.path, mode=0o700)], f"Restricts {action.path} to you now, as Nx would.")
@@ -208,7 +236,7 @@ def check_container(ctx: Context) -> list[Finding]:
     env = res.environment
     refused = [r for r in res.socket_root.refusals if r.dir == CONTAINER]
     if refused:
-        return [refusal_finding("container", refused[0], "warn" if res.socket_root.tier else "error", ctx)]
+        return [_level_finding("container", refused[0], "warn" if res.socket_root.tier else "error", ctx)]
     if isinstance(entry, int):
         return [Finding("container", "ok", CONTAINER, "/tmp/.nx does not exist yet; Nx will create it, owned by you, 1777.",
                         hint=f"On a shared machine provision it for everyone: {PROVISION_COMMAND}")]
@@ -231,14 +259,14 @@ def check_container(ctx: Context) -> list[Finding]:
 
 def check_outcome(ctx: Context) -> list[Finding]:
     root = ctx.resolution.socket_root
-    if root.invalid is not None:
-        return []  # the configuration check says it
+    if root.invalid is not None or root.listen_fails is not None:
+        return []  # the configuration check, or the filesystem check, says it
     if root.tier is None:
         failure = root.failure
-        advice = remedy_for(failure, ctx.remedies) if failure else Advice(None, "No refusal was recorded to fix.")
+        advice = _first_fix(ctx, failure) if failure else Advice(None, "No refusal was recorded to fix.")
         return [advised_finding("outcome", "error", failure.dir if failure else None,
                          "Nx cannot establish any socket directory: every command that needs the daemon or plugins fails.", advice)]
-    first = remedy_for(root.refusals[0], ctx.remedies) if root.refusals else Advice(None, None)
+    first = _first_fix(ctx, root.refusals[0]) if root.refusals else Advice(None, None)
     if first.command is not None:
         first = first._replace(hint=f"The fix of the first refusal above, {root.refusals[0].dir}: {first.hint or ''}".rstrip(": "))
     if root.tier == "home":
@@ -294,3 +322,113 @@ def check_path_budget(ctx: Context) -> list[Finding]:
             advice = Advice(None, "No shorter directory that passes every rule was found; choose one you own. " + (advice.hint or ""))
         found = [f._replace(remedy=advice.command, hint=advice.hint, steps=advice.steps) for f in found]
     return found
+
+
+def _mount_under(ctx: Context, path: str) -> Mount | None:
+    """The mount *path* (or its nearest existing level) lies on, as this view's mount table shows it."""
+    from ..core.guards import canonical_dir
+    from ..core.mounts import MountReader
+
+    for level in ctx.resolution.mounts:
+        if level.path == path:
+            return level.mount
+    return MountReader(ctx.view.read_text).of(canonical_dir(ctx.view, path))
+
+
+def mount_refusal(ctx: Context, refusal: Refusal) -> tuple[str, Mount] | None:
+    """Why the filesystem itself refuses *refusal*'s level — it keeps no mode, or it is read-only — with that mount."""
+    mount = _mount_under(ctx, refusal.dir)
+    if mount is None:
+        return None
+    if refusal.kind in ("not-tightenable", "peer-writable-not-sticky") and not mount.keeps_modes:
+        return "keeps no mode of its own (chmod is silently ignored)", mount
+    if refusal.kind == "not-created" and (refusal.errno == "EROFS" or mount.read_only):
+        return "is mounted read-only", mount
+    return None
+
+
+def _sockets_elsewhere(ctx: Context, why: str) -> Advice:
+    """Nx's sockets moved to a directory of the user's own on a local, writable filesystem, or why nxsock has none."""
+    advice = ctx.remedies.offer(socket_export(ctx.remedies))
+    if advice.command is None:
+        return Advice(None, f"{why} No directory of your own on a local, writable filesystem was found to suggest: set "
+                            "NX_SOCKET_DIR to one (for example under $XDG_RUNTIME_DIR).")
+    return advice._replace(hint=f"{why} {advice.hint or ''}".strip())
+
+
+def mount_advice(ctx: Context, refusal: Refusal) -> tuple[str, Advice] | None:
+    """The sentence and remedy for a level its filesystem refuses: no chmod or install that cannot work there."""
+    found = mount_refusal(ctx, refusal)
+    if found is None:
+        return None
+    why, mount = found
+    sentence = f"{refusal.dir} is on {filesystem_name(mount)}, which {why}"
+    return sentence, _sockets_elsewhere(ctx, "No command changes that filesystem; the sockets go elsewhere.")
+
+
+def check_filesystems(ctx: Context) -> list[Finding]:
+    """The filesystem under the socket directory Nx settles on: one that cannot hold unix sockets fails every listen."""
+    res = ctx.resolution
+    root = res.socket_root
+    if root.listen_fails is None or root.root is None:
+        return []
+    mount = _mount_under(ctx, root.root)
+    where = filesystem_name(mount) if mount is not None else "a filesystem"
+    configured = root.configured[0] if root.tier == "configured" and root.configured else None
+    why = ("Removing the file Nx leaves named like its socket does not help: Nx makes it again on every run; "
+           "the sockets must go to a local filesystem.")
+    advice = _sockets_elsewhere(ctx, why)
+    if configured is not None:
+        fix = ctx.remedies.offer(configuration_fix(ctx.remedies, configured, "socket directory"), socket_export(ctx.remedies))
+        advice = fix._replace(hint=f"{why} {fix.hint or ''}".strip())
+    return [advised_finding("filesystem", "error", root.root,
+                            f"Nx would put its sockets in {root.root} ({root.tier}), on {where}, which cannot hold unix "
+                            f"sockets: its listen fails ({root.listen_fails}), so its daemon and plugin workers fail.", advice)]
+
+
+def check_workspace_writable(ctx: Context) -> list[Finding]:
+    """Whether Nx can create its workspace data directory (its caches, the daemon's files) at all: an unwritable or
+    read-only workspace, another uid's, or a read-only configured directory fails every command with EACCES/EROFS."""
+    from ..core.guards import Simulation, make_parents
+
+    res = ctx.resolution
+    env = res.environment
+    if env.platform == "win32" or env.uid == 0:
+        return []
+    data = res.workspace_data
+    sim = Simulation(ctx.view, env.uid, env.gid, env.groups, env.umask)
+    failed = make_parents(sim, data.daemon_dir)
+    if failed is None:
+        return []
+    level, code = failed
+    errno_text = errno_name(code)
+    if errno_text == "EEXIST":
+        return []
+    blocker = dirname(level)
+    entry = ctx.view.stat(blocker)
+    mount = _mount_under(ctx, blocker)
+    if errno_text == "EROFS" or (mount is not None and mount.read_only):
+        cause = f"{blocker} is on {filesystem_name(mount) if mount else 'a filesystem'}, mounted read-only"
+    elif isinstance(entry, Entry) and entry.uid != env.uid:
+        cause = f"{blocker} belongs to uid {entry.uid} (mode {mode_text(entry)})"
+    elif isinstance(entry, Entry):
+        cause = f"{blocker} is yours but not writable (mode {mode_text(entry)})"
+    else:
+        cause = f"{blocker} cannot be inspected"
+    message = (f"Nx cannot create {level} ({errno_text}): {cause}. Every Nx command writes its workspace data there "
+               f"({data.dir}, from {data.source}), so it fails with {errno_text}.")
+    return [advised_finding("workspace-writable", "error", level, message, _data_elsewhere(ctx, sim))]
+
+
+def _data_elsewhere(ctx: Context, sim: t.Any) -> Advice:
+    """An ``NX_WORKSPACE_DATA_DIRECTORY`` of the user's own that Nx can create, proven by the same simulation."""
+    from ..core.guards import make_parents
+
+    suggestion = ctx.remedies.data_dir_suggestion
+    if suggestion is not None and make_parents(sim, join(suggestion, "d")) is None:
+        return ctx.remedies.offer(Remedy(
+            (Step("export", variable="NX_WORKSPACE_DATA_DIRECTORY", value=suggestion),),
+            f"Keeps Nx's workspace data (its caches and the daemon's files) in {suggestion}, a directory of your own "
+            "on a writable filesystem (add it to your shell's profile, or the workspace's .env, to keep it)."))
+    return Advice(None, "No directory of your own on a writable filesystem was found to suggest: set "
+                        "NX_WORKSPACE_DATA_DIRECTORY to one.")

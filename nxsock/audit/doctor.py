@@ -26,11 +26,13 @@ from .checks_levels import (
     check_configuration,
     check_container,
     check_environment,
+    check_filesystems,
     check_levels,
     check_outcome,
     check_path_budget,
     check_tmpdir,
     check_user_namespace,
+    check_workspace_writable,
 )
 from .checks_sockets import check_daemon, check_socket_owner, check_sockets, check_unix_sockets, survey_sockets
 from .findings import Context, Finding
@@ -38,7 +40,7 @@ from .findings import Context, Finding
 if t.TYPE_CHECKING:
     from .binding_cache import Loadability
 
-__all__ = ["CHECKS", "FINDING_IDS", "gather", "run_checks", "status_of"]
+__all__ = ["CHECKS", "FINDING_DESCRIPTIONS", "FINDING_IDS", "gather", "run_checks", "status_of"]
 
 
 #: id → (group, check).  The order is the order of the report.
@@ -55,6 +57,8 @@ CHECKS: dict[str, tuple[str, t.Callable[[Context], list[Finding]]]] = {
     "cache-directory": ("Outcome", check_cache_directory),
     "shared-tmp": ("Sockets", check_shared_tmp),
     "path-budget": ("Outcome", check_path_budget),
+    "filesystem": ("Outcome", check_filesystems),
+    "workspace-writable": ("Outcome", check_workspace_writable),
     "sockets": ("Sockets", check_sockets),
     "socket-owner": ("Sockets", check_socket_owner),
     "daemon-enabled": ("Daemon", check_daemon_enabled),
@@ -74,8 +78,40 @@ FINDING_IDS = {
     "configuration": ("configuration",), "path-budget": ("path-budget",), "sockets": ("sockets",),
     "socket-owner": ("socket-owner",), "daemon-enabled": ("daemon-enabled",), "daemon": ("daemon-record", "daemon-disabled", "daemon-error"),
     "binding": ("binding",), "native-cache": ("native-cache",), "leftovers": ("leftovers",), "boot-persistence": ("boot-persistence",),
+    "filesystem": ("filesystem",), "workspace-writable": ("workspace-writable",),
     "cache-directory": ("cache-directory",),
     "shared-tmp": ("shared-tmp",),
+}
+
+
+#: What each finding id judges, one line each, for ``--list-checks``.
+FINDING_DESCRIPTIONS = {
+    "environment": "the Nx version, layout and platform nxsock judges for",
+    "user-namespace": "where Nx puts its sockets inside a user-namespace sandbox (bwrap, srt, codex)",
+    "sandbox-daemon": "whether Nx's client can use its daemon inside a user-namespace sandbox",
+    "tmpdir": "TMPDIR (TMP, TEMP): set, present, and a directory Nx can use",
+    "unix-sockets": "whether a policy (seccomp, a sandbox) refuses unix sockets here",
+    "workspace-data": "the workspace data directory (.nx/workspace-data): Nx can write it and trusts it",
+    "container": "the shared /tmp/.nx: root's or yours, mode 1777, a real directory",
+    "ancestry": "every directory above a level Nx uses: none another user could swap",
+    "private-levels": "your own levels (per-user, sockets, native cache): yours, 0700, not links",
+    "outcome": "where Nx puts the sockets now, and why there",
+    "configuration": "NX_SOCKET_DIR and the other variables Nx reads: what Nx does with them",
+    "path-budget": "each socket path within Nx's limit of 95 characters",
+    "sockets": "the socket files: who listens, their mode, dead ones",
+    "socket-owner": "a socket another user owns where yours should be",
+    "daemon-enabled": "whether Nx starts its daemon here, and why not",
+    "daemon-record": "the daemon's record: its pid alive, its version, whether the client dials it",
+    "daemon-disabled": "the marker Nx writes when it turned the daemon off, and its reason",
+    "daemon-error": "the daemon's last error in its log",
+    "binding": "the native binding this platform needs: installed and loadable",
+    "filesystem": "the filesystem under the socket directory: it can hold unix sockets and keep 0700",
+    "workspace-writable": "whether Nx can create its workspace data directory (.nx/workspace-data/d)",
+    "native-cache": "the binding cache: its directory trusted, the copy fresh",
+    "leftovers": "what reset or cache prune would remove: dead sockets, old cache entries",
+    "boot-persistence": "whether /tmp/.nx survives a reboot (a tmpfiles.d rule)",
+    "cache-directory": "a configured task cache (NX_CACHE_DIRECTORY, nx.json cacheDirectory): Nx trusts it at start-up",
+    "shared-tmp": "the socket root shared beyond this pid namespace (containers sharing /tmp)",
 }
 
 
@@ -100,18 +136,20 @@ def status_of(findings: t.Iterable[Finding], strict: bool) -> str:
     return "ok"
 
 
-def gather(resolution: Resolution, view: FsView, sandbox: str | None = None, *, pasted_by_root: bool = False) -> Context:
+def gather(resolution: Resolution, view: FsView, sandbox: str | None = None, *, pasted_by_root: bool = False,
+           nxsock_for_root: str = "nxsock") -> Context:
     """Everything the checks read besides the resolution: the cache's state and what a reset would remove.
 
     *pasted_by_root*: root audits for another uid (``doctor --user``) and will
     paste the remedies, so none may rest on a level that uid could swap.
+    *nxsock_for_root*: how a ``sudo`` remedy names nxsock (:mod:`nxsock.core.program`).
     """
     from ..act.cleanup import reset
     from ..core.wording import context_for
     from .binding_cache import entry_removal, find_binding, host_triple, list_cache, prune_plan, verify
     from .binding_presence import binding_presence
     env = resolution.environment
-    remedies = context_for(resolution, view, pasted_by_root=pasted_by_root)
+    remedies = context_for(resolution, view, pasted_by_root=pasted_by_root, nxsock_for_root=nxsock_for_root)
 
     def remove_command(path: str) -> str | None:
         return remedies.offer(entry_removal(path)).command

@@ -16,7 +16,22 @@ import typing as t
 from ..core._pathname import dirname
 from ..core.fsview import Entry
 from ..core.remedy import Remedy, Step, Withheld, render, shell_quote
-from ..core.wording import Advice, RemedyContext, socket_export
+from ..core.wording import (
+    DAEMON_BACK,
+    DAEMON_MESSAGE_CAUSES,
+    DAEMON_SEEN_HERE,
+    INOTIFY_NO_COMMAND,
+    MARKER_WITH_CAUSE,
+    NO_SOCKETS_HERE,
+    PLUGIN_NO_TIMEOUTS,
+    PLUGINS_IN_PROCESS,
+    READ_ONLY_NO_COMMAND,
+    SHARED_SOCKET_DIR,
+    VERSION_CHANGED,
+    Advice,
+    RemedyContext,
+    socket_export,
+)
 
 __all__ = [
     "MAX_MESSAGES",
@@ -40,7 +55,7 @@ class Message(t.NamedTuple):
     """One message recognised in the text, where it was, and what it names."""
 
     matched: str  # which kind of message
-    errno: str | None  # the errno name exactly as Nx printed it
+    errno: str | None  # the errno name exactly as Nx printed it, or the one its words mean ("os error 13": EACCES)
     path: str | None  # the path the message names, without the punctuation around it
     cause: str
     checks: tuple[str, ...]  # the doctor checks that can see its cause
@@ -146,6 +161,21 @@ _KINDS: tuple[tuple[str, re.Pattern[str], str, tuple[str, ...]], ...] = (
      ("unix-sockets", "configuration", "sockets", "levels", "outcome", "daemon")),
     ("socket-denied", re.compile(r"denied permission to use its unix socket"),
      "Nx was refused its unix socket (EACCES or EPERM): a policy or another user's directory.", _WRAPPED),
+    # The daemon's own life: the messages users paste most, each answered whole (see _WHOLE).
+    ("daemon-terminated", re.compile(r"Daemon process terminated and closed the connection"),
+     DAEMON_MESSAGE_CAUSES["daemon-terminated"], ("daemon",)),
+    ("plugin-worker-timeout", re.compile(r"plugin worker for (?P<detail>\S{1,400}) is exiting as it was not connected", re.I),
+     DAEMON_MESSAGE_CAUSES["plugin-worker-timeout"], ()),
+    ("plugin-worker-never-listened", re.compile(r"Failed to start plugin worker for plugin (?P<detail>\S{1,400})"),
+     DAEMON_MESSAGE_CAUSES["plugin-worker-never-listened"], ()),
+    ("workspace-mismatch", re.compile(r"Daemon for '(?P<path>/[^'\n]{0,4096})'\s{1,8}received a message"
+                                      r"\s{1,8}from a different workspace\s{1,8}\('(?P<detail>[^'\n]{1,4096})'\)"),
+     DAEMON_MESSAGE_CAUSES["workspace-mismatch"], ("configuration",)),
+    ("version-changed", re.compile(r"Nx version changed\. Please restart"), DAEMON_MESSAGE_CAUSES["version-changed"], ("daemon",)),
+    ("read-only-fs", re.compile(r"Read-only file system \(os error 30\)"), DAEMON_MESSAGE_CAUSES["read-only-fs"],
+     ("workspace-data", "levels", "outcome", "native-cache")),
+    ("inotify-limit", re.compile(r"System limit for number of file watchers"), DAEMON_MESSAGE_CAUSES["inotify-limit"], ()),
+    ("inotify-limit", re.compile(r"amount of inotify watches"), DAEMON_MESSAGE_CAUSES["inotify-limit"], ()),
 )
 
 #: Wrapper messages: recognised and reported, answered with the remedy of the message they carry.
@@ -158,6 +188,8 @@ _ERRNO_CAUSES = {
     "ECONNREFUSED": "nothing listens on the socket: it is stale",
     "EADDRINUSE": "a socket file is already at that path (a stale one, or another daemon's)",
     "EROFS": "the directory is on a read-only mount (a sandbox's bind)",
+    "ENOTSUP": NO_SOCKETS_HERE,
+    "EOPNOTSUPP": NO_SOCKETS_HERE,
 }
 _FS_CAUSES = {
     "EACCES": "a directory or file Nx writes belongs to another user (root, after `sudo nx`) or its mode refuses you",
@@ -179,6 +211,8 @@ def explain(text: str) -> Explanation:
             if name in ("socket-errno", "fs-errno"):
                 causes = _ERRNO_CAUSES if name == "socket-errno" else _FS_CAUSES
                 cause = f"{errno_name}: {causes.get(errno_name or '', 'the system refused it')}."
+            if name in _ERRNO_OF:  # the native layer prints the OS's words; the errno is what they mean
+                errno_name = _ERRNO_OF[name]
             detail = groups.get("detail")
             own = ("outcome",) if name == "fallback" and detail == "/" else checks  # only a user namespace shows / as foreign
             found.append(Message(name, errno_name, groups.get("path"), cause, own, match.start(), match.end(), detail))
@@ -225,6 +259,7 @@ class Answer(t.NamedTuple):
     hint: str | None
     source: str  # "this machine" (a doctor finding shows the cause) | "general" (the message's own remedy)
     finding: str | None  # the id of the finding whose remedy it is
+    steps: tuple[Step, ...] = ()  # the vetted steps *remedy* renders: a whole remedy is built from them
 
 
 def sandbox_format(env: t.Mapping[str, str], platform: str) -> str | None:
@@ -313,6 +348,8 @@ def general_remedy(
                              "Removes the socket another user left where yours belongs (a daemon of `sudo nx`), never a directory; "
                              "your Nx binds its own.")
             return (remove, export)
+        if errno_name in ("ENOTSUP", "EOPNOTSUPP"):  # the filesystem, not a mode: a directory of your own elsewhere
+            return (export,)
         return (_doctor_instead(f"{errno_name} on a socket has more than one cause"),)
     if kind == "path-too-long":
         return (export,)
@@ -330,6 +367,28 @@ def general_remedy(
     if kind == "daemon-disabled":
         return (Remedy((Step("run-nx", value="reset"),),
                        "Removes the disabled marker (and clears Nx's caches); the daemon runs again on the next command."),)
+    if kind == "daemon-terminated":
+        return (Remedy((Step("run-nxsock", value="reset --daemon-marker"), Step("run-nx", value="daemon --start")), DAEMON_BACK),)
+    if kind == "plugin-worker-timeout":
+        return (Remedy((Step("export", variable="NX_PLUGIN_NO_TIMEOUTS", value="true"),), PLUGIN_NO_TIMEOUTS),)
+    if kind == "plugin-worker-never-listened":
+        return (Remedy((Step("export", variable="NX_ISOLATE_PLUGINS", value="false"),), PLUGINS_IN_PROCESS),)
+    if kind == "workspace-mismatch":  # the daemon that refused is the other workspace's; the one pasting sent it
+        other = shell_quote(message.path or "the other workspace")
+        steps = [Step("unset", variable="NX_SOCKET_DIR"), Step("unset", variable="NX_DAEMON_SOCKET_DIR")]
+        record = ctx.resolution.daemon_record if ctx.resolution else None
+        if record is not None and record.problem is None:  # this workspace's record names the socket the other took
+            if record.pid is not None and record.alive:
+                steps.append(Step("stop-process", pid=record.pid, owner=ctx.uid))  # your own daemon: no sudo
+            steps.append(Step("remove", path=record.file))
+        return (Remedy(tuple(steps), SHARED_SOCKET_DIR.format(other=other)),
+                _unset("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR", changes=SHARED_SOCKET_DIR.format(other=other)))
+    if kind == "version-changed":
+        return (Remedy((Step("run-nx", value="daemon --stop"),), VERSION_CHANGED),)
+    if kind == "read-only-fs":
+        return (_doctor_instead(READ_ONLY_NO_COMMAND),)
+    if kind == "inotify-limit":
+        return (Withheld(INOTIFY_NO_COMMAND),)
     if kind == "daemon-not-running":
         return (Remedy((Step("run-nx", value="daemon --start"),), "Starts the daemon for this workspace."),)
     if kind == "fs-errno" and path is not None:
@@ -406,6 +465,8 @@ class _Finding(t.Protocol):
     def hint(self) -> str | None: ...
     @property
     def message(self) -> str: ...
+    @property
+    def steps(self) -> tuple[Step, ...]: ...
 
 
 def answer_all(
@@ -413,12 +474,24 @@ def answer_all(
     findings: t.Sequence[_Finding],
     finding_ids: t.Mapping[str, t.Sequence[str]],
     general: t.Callable[[Message], Advice],
+    offer: t.Callable[[Remedy], Advice] | None = None,
 ) -> list[Answer]:
-    """Every message answered, in order; one that only carries another (a wrapper) gets the remedy of the one it carries."""
-    own = [answer(m, findings, finding_ids, general(m)) for m in messages]
+    """Every message answered, in order; one that only carries another (a wrapper) gets the remedy of the one it carries.
+
+    With *offer* (the policy on this machine), the disabled marker's message gets its cause's remedy with the
+    marker's removal after it: the cause alone leaves the daemon off, the marker alone brings the cause back.
+    """
+    own = [_whole(m, findings, general(m)) if m.matched in _WHOLE else answer(m, findings, finding_ids, general(m))
+           for m in messages]
     answers = []
+    whole = next((a for a in own if a.message.matched in _MARKER_CAUSES), None)
     for index, message in enumerate(messages):
         mine = own[index]
+        if whole is not None and message.matched in _CONSEQUENCES:
+            # The marker and the absent daemon are what the cause left: its whole remedy (or why none) clears both.
+            borrowed = f"As for the {whole.message.matched} message that caused it."
+            mine = whole._replace(message=message, hint=(f"{whole.hint} ({borrowed})" if whole.remedy is None
+                                                         else f"{borrowed} {whole.hint or ''}".strip()))
         if message.matched in WRAPPERS and mine.source == "general":
             causes = [a for a in own[index + 1:] + own[:index][::-1]
                       if a.message.matched not in WRAPPERS and a.message.matched != "daemon-disabled"]
@@ -428,8 +501,25 @@ def answer_all(
                 hint = (f"{carried.hint} ({borrowed})" if carried.remedy is None  # the reason there is no command still comes first
                         else f"{borrowed} {carried.hint or ''}".strip())
                 mine = carried._replace(message=message, hint=hint)
+        elif offer is not None and message.matched == "daemon-disabled":
+            mine = _with_marker_cleared(mine, own, offer)
         answers.append(mine)
     return answers
+
+
+def _with_marker_cleared(marker: Answer, own: t.Sequence[Answer], offer: t.Callable[[Remedy], Advice]) -> Answer:
+    """The marker's answer made whole: the first cause in the paste with a command, then the marker removed."""
+    causes = [a for a in own if a.message.matched not in WRAPPERS and a.message.matched not in _CONSEQUENCES and a.steps]
+    if not causes:
+        return marker
+    cause = causes[0]
+    if any(s.verb == "run-nxsock" and s.value == "reset --daemon-marker" for s in cause.steps):
+        return cause._replace(message=marker.message)
+    advice = offer(Remedy((*cause.steps, Step("run-nxsock", value="reset --daemon-marker")),
+                          MARKER_WITH_CAUSE.format(cause=cause.message.matched, changes=cause.hint or "")))
+    if advice.command is None:
+        return marker
+    return Answer(marker.message, advice.command, advice.hint, cause.source, cause.finding, advice.steps)
 
 
 def answer(
@@ -457,5 +547,29 @@ def answer(
             hint = f"{NO_SAFE_COMMAND}: {hint}"
         if message.matched in _BINDING_KINDS:  # why the binding does not load here, as the audit sees it
             message = message._replace(cause=f"On this machine: {best.message}")
-        return Answer(message, best.remedy, hint, "this machine", best.id)
-    return Answer(message, general.command, general.hint, "general", None)
+        return Answer(message, best.remedy, hint, "this machine", best.id, best.steps)
+    return Answer(message, general.command, general.hint, "general", None, general.steps)
+
+
+#: Kinds whose errno Nx does not print as a token: the native layer's words for it.
+_ERRNO_OF = {"os-permission-denied": "EACCES", "read-only-fs": "EROFS", "inotify-limit": "ENOSPC"}
+
+#: Messages whose command is always their own whole remedy: a finding here fixes only a part (the record, the marker),
+#: so the findings of these ids only name the cause on this machine.
+_WHOLE = {"daemon-terminated": ("daemon-error", "daemon-disabled", "daemon-record")}
+#: What a whole-remedied message leaves behind, answered in the same paste with its remedy.
+_CONSEQUENCES = frozenset(("daemon-disabled", "daemon-not-running"))
+#: The causes of a disabled marker whose own answer also clears it (or says how), so the marker's message takes it.
+_MARKER_CAUSES = frozenset(("daemon-terminated", "inotify-limit"))
+
+
+def _whole(message: Message, findings: t.Sequence[_Finding], general: Advice) -> Answer:
+    """The message's whole remedy, its cause completed with what this machine's findings show of it."""
+    ids = _WHOLE[message.matched]
+    seen = sorted((f for f in findings if f.id in ids and f.severity != "ok"), key=lambda f: ids.index(f.id))
+    if not seen:
+        return Answer(message, general.command, general.hint, "general", None)
+    # A finding that goes on to quote lines ("…; the reason it recorded:") is named without its colon clause.
+    here = DAEMON_SEEN_HERE.format(what=" ".join((f.message.rsplit(";", 1)[0] if f.message.endswith(":") else f.message)
+                                                 .rstrip(".") + "." for f in seen))
+    return Answer(message._replace(cause=f"{message.cause} {here}"), general.command, general.hint, "this machine", seen[0].id)

@@ -17,19 +17,47 @@ import click
 from ..core import snapshot
 from ..core.fsview import FsView
 from ..core.host_overrides import UID_MAX, HostOverrides
+from ..core.releases import is_version
 from ..core.resolver import Resolution
+from .completion import complete_directories
 from .options import HOST_OPTIONS, HostOption
 
-__all__ = ["build_resolution", "host_options", "resolution_options", "wants_json", "workspace_option"]
+__all__ = ["BadValuePointing", "build_resolution", "host_options", "nxsock_for_root", "resolution_options", "uid_value", "wants_json",
+           "workspace_option"]
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
+
+
+class BadValuePointing(click.BadParameter):
+    """A bad value whose message already names where to look (``nxsock doctor --list-checks``): shown without the
+    usual ``(see … --help)``, so a person is sent one place, not two."""
+
+
+def uid_value(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    """A uid: a whole number from 0 to :data:`UID_MAX`, said in those words when it is not (an option callback)."""
+    if value is None:
+        return None
+    if not value.isascii() or not value.isdigit() or int(value) > UID_MAX:
+        raise click.BadParameter(f"{value!r} is not a uid: a whole number from 0 to {UID_MAX}", ctx, param)
+    return int(value)
+
+
+def _nx_version_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """An Nx version by semver's grammar (``24.0.6``), as the release table reads it (an option callback)."""
+    if value is not None and not is_version(value):
+        raise click.BadParameter(f"{value!r} is not an Nx version: major.minor.patch, such as 24.0.6", ctx, param)
+    return value
 
 
 def _click_option(option: HostOption) -> t.Callable[[F], F]:
     if option.choices:
         return click.option(option.flag, option.field, type=click.Choice(option.choices), help=option.help)
     if option.is_uid:
-        return click.option(option.flag, option.field, type=click.IntRange(0, UID_MAX), metavar="UID", help=option.help)
+        return click.option(option.flag, option.field, callback=uid_value, metavar="UID", help=option.help)
+    if option.is_version:
+        return click.option(option.flag, option.field, callback=_nx_version_value, metavar=option.metavar, help=option.help)
+    if option.metavar == "DIR":
+        return click.option(option.flag, option.field, metavar="DIR", shell_complete=complete_directories, help=option.help)
     return click.option(option.flag, option.field, metavar=option.metavar, help=option.help)
 
 
@@ -75,6 +103,21 @@ def build_resolution(host: HostOverrides) -> tuple[Resolution, FsView]:
         return snapshot.build_resolution(host)
     except snapshot.WorkspaceError as exc:
         raise click.BadParameter(str(exc), param_hint="--workspace") from None
+
+
+def nxsock_for_root() -> str:
+    """How a ``sudo`` line this run prints names nxsock: asked of how this process was started, here and only here,
+    and handed on as data (:func:`nxsock.core.program.nxsock_for_root`)."""
+    import os
+    import sys
+
+    from ..core.program import nxsock_for_root as name_for_root
+
+    try:
+        cwd: str | None = os.getcwd()
+    except OSError:  # a working directory removed under us: only an absolute argv[0] still names a file
+        cwd = None
+    return name_for_root(sys.argv[0] if sys.argv else "", cwd)
 
 
 def wants_json(json_flag: bool, output_format: str | None) -> bool:

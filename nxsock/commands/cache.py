@@ -33,7 +33,7 @@ def cache() -> None:
     """Nx copies its native binding into this cache before loading it; each subcommand has its own --help."""
 
 
-@cache.command("path")
+@cache.command("path", short_help="The cache directory, or why Nx loads the binding in place.")
 @reading_host_options
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 def cache_path(json_flag: bool, host: HostOverrides) -> None:
@@ -57,7 +57,7 @@ def cache_path(json_flag: bool, host: HostOverrides) -> None:
     sys.exit(exitcodes.OK)
 
 
-@cache.command("list")
+@cache.command("list", short_help="Every entry, with its binding, size and state.")
 @reading_host_options
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 def cache_list(json_flag: bool, host: HostOverrides) -> None:
@@ -90,7 +90,7 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     return seconds
 
 
-@cache.command("verify")
+@cache.command("verify", short_help="Exit 1 when this version's entry is not fresh.")
 @reading_host_options
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 def cache_verify(json_flag: bool, host: HostOverrides) -> None:
@@ -115,7 +115,7 @@ def cache_verify(json_flag: bool, host: HostOverrides) -> None:
     sys.exit(code)
 
 
-@cache.command("prune")
+@cache.command("prune", short_help="Remove what Nx no longer loads; keep the fresh entry.")
 @workspace_option
 @click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
 @click.option("--unused-for", "unused_for", callback=_duration, metavar="DURATION",

@@ -10,6 +10,7 @@ import click
 
 from .. import exitcodes
 from ..core.layout import CONTAINER
+from .completion import complete_directories
 from .summaries import summarized
 
 if t.TYPE_CHECKING:
@@ -18,7 +19,7 @@ if t.TYPE_CHECKING:
 
 
 @click.command("check-root")
-@click.argument("path", default=CONTAINER, required=False)
+@click.argument("path", default=CONTAINER, required=False, shell_complete=complete_directories)
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 @summarized("check-root")
 def check_root(path: str, json_flag: bool) -> None:

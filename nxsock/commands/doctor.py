@@ -10,7 +10,7 @@ import click
 
 from .. import exitcodes
 from ..core.host_overrides import HostOverrides
-from ._resolution import build_resolution, reading_host_options
+from ._resolution import BadValuePointing, build_resolution, nxsock_for_root, reading_host_options, uid_value
 from .summaries import summarized
 
 #: The sandboxes ``--sandbox`` names: the ``paths --format`` values that are sandboxes.
@@ -53,22 +53,23 @@ def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: 
 @reading_host_options
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
-@click.option("--list-checks", is_flag=True, help="List the finding ids and exit.")
+@click.option("-v", "--verbose", is_flag=True, help="Show the notes and what is fine too, not only the problems.")
+@click.option("--list-checks", is_flag=True, help="List the finding ids, each with what it judges, and exit.")
 @click.option("--only", "only", multiple=True, metavar="ID", shell_complete=_complete_check_ids,
               help="Run only the checks producing this finding id (repeatable).")
-@click.option("--user", "user", type=click.IntRange(0, 2**32 - 2), metavar="UID", help="As root: audit as that user would see it.")
+@click.option("--user", "user", callback=uid_value, metavar="UID", help="As root: audit as that user would see it.")
 @click.option("--explain", "explain_text", metavar="TEXT", help="Explain a message Nx printed (- reads stdin), with the fix for this machine.")
 @click.option("--sandbox", "sandbox", type=click.Choice(SANDBOX_FORMATS), metavar="FORMAT",
               help="Judge for this sandbox as well (bwrap, srt, claude, codex, codex-profile, flatpak, docker, seatbelt).")
 @click.option("--format", "output_format", type=click.Choice(OUTPUT_FORMATS),
-              help="text (the default), json (as --json), or github: one GitHub Actions annotation per finding.")
+              help="text (the default), json (as --json), or github: a GitHub Actions annotation per problem (notes too with --strict).")
 @click.option("--report", is_flag=True, help="Print a Markdown report to paste into an issue, home and user name masked.")
 @click.option("--no-redact", is_flag=True, help="With --report: show the home directory and user name as they are.")
 @click.option("--fix", is_flag=True, help="Show the plan, ask once, apply each remedy that needs no root, audit again.")
 @click.option("--yes", is_flag=True, help="With --fix: apply without asking (for scripts).")
 @click.option("--dry-run", is_flag=True, help="With --fix: print the plan only; change nothing.")
 @summarized("doctor")
-def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ...], user: int | None,
+def doctor(json_flag: bool, strict: bool, verbose: bool, list_checks: bool, only: tuple[str, ...], user: int | None,
            explain_text: str | None, sandbox: str | None, output_format: str | None, report: bool, no_redact: bool,
            fix: bool, yes: bool, dry_run: bool, host: HostOverrides) -> None:
     """The shared container, your levels, the sockets, the daemon and the binding cache.
@@ -83,18 +84,19 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
     while it still finds a problem a remedy was for; 2 without a terminal
     to ask on unless --yes; 130 on Ctrl-C.
     """
-    from ..audit.doctor import FINDING_IDS
+    from ..audit.doctor import FINDING_DESCRIPTIONS, FINDING_IDS
 
     json_flag = json_flag or output_format == "json"
     _check_combinations(json_flag, output_format, report, no_redact, fix, yes, dry_run, user, explain_text, list_checks, host)
     if list_checks:
         ids = sorted({i for ids in FINDING_IDS.values() for i in ids})
-        click.echo("\n".join(ids))
+        width = max(map(len, ids))
+        click.echo("\n".join(f"{i:<{width}}  {FINDING_DESCRIPTIONS.get(i, '')}".rstrip() for i in ids))
         sys.exit(exitcodes.OK)
     known = {i for ids in FINDING_IDS.values() for i in ids}
     unknown = [i for i in only if i not in known]
     if unknown:
-        raise click.BadParameter(f"unknown check id {unknown[0]!r}; see --list-checks.", param_hint="--only")
+        raise BadValuePointing(f"unknown check id {unknown[0]!r}; nxsock doctor --list-checks lists them", param_hint="--only")
     text = None
     if explain_text is not None:
         from ..audit.explain import MAX_TEXT
@@ -102,7 +104,7 @@ def doctor(json_flag: bool, strict: bool, list_checks: bool, only: tuple[str, ..
         text = _read_stdin(MAX_TEXT + 1) if explain_text == "-" else explain_text  # never more than is read
     if user is not None and user != os.geteuid():
         if os.geteuid() != 0:
-            click.echo("nxsock doctor: --user needs root: sudo nxsock doctor --user UID", err=True)
+            click.echo(f"nxsock doctor: --user needs root: sudo {nxsock_for_root()} doctor --user {user}", err=True)
             sys.exit(exitcodes.NOPERM)
         sys.exit(_audit_as(user, json_flag, strict, only, text, host, sandbox, output_format, report, no_redact))
     if fix:
@@ -283,7 +285,7 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
     from ..audit.doctor import gather, run_checks, status_of
 
     resolution, view = build_resolution(host)
-    context = gather(resolution, view, sandbox, pasted_by_root=pasted_by_root)
+    context = gather(resolution, view, sandbox, pasted_by_root=pasted_by_root, nxsock_for_root=nxsock_for_root())
     results = run_checks(context, only)  # every check (or those asked for), explained or not
     explanation: Explanation | None = None
     answers: list[Answer] = []
@@ -316,11 +318,13 @@ def _audit(json_flag: bool, strict: bool, only: tuple[str, ...], text: str | Non
     elif output_format == "github":
         from ..output.report import github_annotations
 
-        sys.stdout.write(github_annotations(results, resolution.environment.withheld))
+        sys.stdout.write(github_annotations(results, resolution.environment.withheld, notes=strict))
     else:
         from ..output.render import render_doctor
 
-        render_doctor(results, status, explanation, answers)
+        # --verbose only changes what the text report shows: read from the command's context here, where it is drawn
+        # (for --user too, whose child audits in this process's image), rather than threaded through every audit.
+        render_doctor(results, status, explanation, answers, verbose=click.get_current_context().params.get("verbose", False))
     return exitcodes.PROBLEM if status == "error" else exitcodes.OK
 
 
@@ -336,7 +340,8 @@ def _explain(text: str, results: t.Sequence[tuple[str, Finding]], context: Conte
              if (value := env.get(name) or os.environ.get(name))}
     findings = [f for _, f in results]
     answers = answer_all(explanation.messages, findings, FINDING_IDS,  # every general remedy through the policy, on this machine
-                         lambda m: general_advice(m, hints, env.platform, context.remedies, context.sandbox))
+                         lambda m: general_advice(m, hints, env.platform, context.remedies, context.sandbox),
+                         context.remedies.offer)
     return explanation, answers
 
 
@@ -375,7 +380,8 @@ def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrid
     try:  # a Ctrl-C before anything is applied (the first audit, the question) still ends with the document
         resolution, view = build_resolution(host)
         _stop_for_tests("first-audit")
-        results = run_checks(gather(resolution, view, sandbox), only)
+        program = nxsock_for_root()
+        results = run_checks(gather(resolution, view, sandbox, nxsock_for_root=program), only)
         status = status_of([f for _, f in results], strict)
         plan = make_plan(f for _, f in results)
         audit_code = exitcodes.PROBLEM if status == "error" else exitcodes.OK
@@ -423,7 +429,7 @@ def _fix(json_flag: bool, strict: bool, only: tuple[str, ...], host: HostOverrid
     if not interrupted:
         try:  # a Ctrl-C during the audit afterwards still says what was applied
             after_resolution, after_view = build_resolution(host)
-            after = run_checks(gather(after_resolution, after_view, sandbox), only)
+            after = run_checks(gather(after_resolution, after_view, sandbox, nxsock_for_root=program), only)
         except KeyboardInterrupt:
             interrupted = True
     if interrupted:

@@ -11,6 +11,7 @@ It imports nothing heavier than the value it fills, :class:`~nxsock.core.host_ov
 import typing as t
 
 from ..core.host_overrides import LAYOUTS, PLATFORMS, UID_MAX, HostOverrides
+from ..core.releases import is_version
 
 __all__ = ["HOST_OPTIONS", "HostOption", "parse_paths_json"]
 
@@ -23,6 +24,7 @@ class HostOption(t.NamedTuple):
     metavar: str | None = None
     choices: tuple[str, ...] = ()  # a closed set of values, or any text when empty
     is_uid: bool = False  # a whole number from 0 to UID_MAX
+    is_version: bool = False  # a version by semver's grammar, as Nx's package.json gives it
 
 
 HOST_OPTIONS: tuple[HostOption, ...] = (
@@ -32,7 +34,7 @@ HOST_OPTIONS: tuple[HostOption, ...] = (
     HostOption("--home", "home", "Use this HOME.", "DIR"),
     HostOption("--tmpdir", "tmpdir", "Use this TMPDIR (TEMP on win32).", "DIR"),
     HostOption("--username", "username", "The account name (--platform: names the home and, on win32, the temp dir).", "NAME"),
-    HostOption("--nx-version", "nx_version", "Resolve for this Nx version instead of the installed one (preview an upgrade).", "V"),
+    HostOption("--nx-version", "nx_version", "Resolve for this Nx version instead of the installed one (preview an upgrade).", "VERSION", is_version=True),
     HostOption("--layout", "layout", "Force a layout generation instead of the installed version's.", choices=LAYOUTS),
 )
 
@@ -46,6 +48,8 @@ def _value(option: HostOption, text: str) -> str | int | None:
             return None
         return int(text)
     if option.choices and text not in option.choices:
+        return None
+    if option.is_version and not is_version(text):
         return None
     return text
 

@@ -32,6 +32,12 @@ def paths(json_flag: bool, output_format: str | None, portable: bool, host: Host
     Exits 78 when Nx would refuse the configured NX_SOCKET_DIR (or, Nx 24, the
     workspace data directory), 73 when it could
     establish no socket directory at all.
+
+    \b
+    Terms: a tier is where Nx settled (configured, shared /tmp/.nx/<uid>,
+    home ~/.nx, workspace); demoted, a tier refused and the next one used;
+    <H20(workspace+pid)>, a directory named by hashing the workspace and the
+    daemon's pid; 49/95, a path's length against Nx's limit.  man nxsock, TERMS.
     """
     from ..output.paths_json import paths_exit_code, print_paths_json
 

@@ -57,7 +57,9 @@ def provision(dry_run: bool, check: bool, json_flag: bool, tmpfiles: bool, insta
         if not (install or uninstall):  # --check alone: would --install change anything?
             install = True
         if not root and not dry:
-            click.echo("nxsock provision: writing /etc/tmpfiles.d needs root: sudo nxsock provision --tmpfiles "
+            from ._resolution import nxsock_for_root
+
+            click.echo(f"nxsock provision: writing /etc/tmpfiles.d needs root: sudo {nxsock_for_root()} provision --tmpfiles "
                        + ("--install" if install else "--uninstall"), err=True)
             sys.exit(exitcodes.NOPERM)
         changes = drop_in.install(dry_run=dry) if install else drop_in.uninstall(dry_run=dry)

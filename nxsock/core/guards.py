@@ -13,6 +13,7 @@ import typing as t
 
 from ._pathname import basename, dirname, join, resolve
 from .fsview import Entry, FsView, errno_name
+from .mounts import Mount, MountReader
 
 __all__ = [
     "MAX_LINKS",
@@ -34,7 +35,7 @@ MAX_LINKS = 40
 S_ISVTX = 0o1000
 
 
-#: Why a guard refuses a directory (SPEC §2).
+#: Why a guard refuses a directory (docs/behaviour.md#refusal-kinds).
 RefusalKind = t.Literal[
     "foreign-ancestor",
     "foreign-owner",
@@ -49,7 +50,7 @@ RefusalKind = t.Literal[
 
 
 class Refusal(t.NamedTuple):
-    """Why a guard said no to a directory: a kind (see SPEC §2) and its facts."""
+    """Why a guard said no to a directory: a kind (see docs/behaviour.md#refusal-kinds) and its facts."""
 
     kind: RefusalKind
     dir: str
@@ -84,6 +85,11 @@ class Simulation:
         self._planned: dict[str, Entry] = {}  # keyed by _key(): the parent as the kernel resolves it
         self._parents: dict[str, str] = {}
         self.actions: list[Action] = []
+        self.mounts = MountReader(view.read_text)
+
+    def mount_of(self, path: str) -> Mount | None:
+        """The mount *path* (existing or planned) lies on, as the view's mount table shows it; ``None`` without one."""
+        return self.mounts.of(self._key(path))
 
     def _key(self, path: str) -> str:
         """*path* with its parent canonical, so one directory has one key however it is spelled.
@@ -141,7 +147,15 @@ class Simulation:
         return (entry.mode >> shift) & bits == bits
 
     def _read_only(self, path: str) -> bool:
-        return self._key(path) not in self._planned and self.view.read_only(path)
+        if self._key(path) in self._planned:
+            return False
+        mount = self.mount_of(path)
+        return self.view.read_only(path) or (mount is not None and mount.read_only)
+
+    def _modeless(self, path: str) -> bool:
+        """Whether *path* lies on a filesystem that keeps no mode of its own (vfat, exFAT, NTFS, 9p, CIFS)."""
+        mount = self.mount_of(path)
+        return mount is not None and not mount.keeps_modes
 
     def mkdir(self, path: str, mode: int) -> int | None:
         """Predict ``mkdir(path, mode)``: ``None`` on success, else the errno."""
@@ -162,8 +176,12 @@ class Simulation:
             return _errno.EROFS
         if not self._may(holder, 2):
             return _errno.EACCES
-        self._planned[self._key(path)] = Entry("dir", self.uid, self.gid, mode & ~self.umask & 0o7777)
-        self.actions.append(Action("create", path, mode & ~self.umask & 0o7777))
+        made = mode & ~self.umask & 0o7777
+        owner, group = self.uid, self.gid
+        if self._modeless(parent):  # every directory there shows the mount's one owner and mode, whatever mkdir asked
+            made, owner, group = holder.mode & 0o777, holder.uid, holder.gid
+        self._planned[self._key(path)] = Entry("dir", owner, group, made)
+        self.actions.append(Action("create", path, made))
         return None
 
     def chmod_real_directory(self, path: str, mode: int) -> bool:
@@ -175,6 +193,8 @@ class Simulation:
             return False  # the open needs read permission, fchmod needs ownership
         if self._read_only(path):
             return False
+        if self._modeless(path):
+            return entry.mode == mode  # chmod succeeds and changes nothing: the mode read back is the old one
         self._planned[self._key(path)] = entry._replace(mode=mode)
         created = self.actions and self.actions[-1].path == path and self.actions[-1].verb == "create"
         if created:  # the re-mode of a directory just created is part of creating it

@@ -1,4 +1,4 @@
-"""Names, hashes, budgets and generations of Nx's socket and cache layout (SPEC §1).
+"""Names, hashes, budgets and generations of Nx's socket and cache layout (docs/behaviour.md#current-layout).
 
 Pure functions of strings: nothing here looks at a filesystem.
 

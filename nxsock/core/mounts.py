@@ -19,13 +19,21 @@ from __future__ import annotations
 import typing as t
 
 __all__ = [
+    "MOUNTINFO",
     "NETWORK_TYPES",
     "NO_SOCKET_TYPES",
     "NO_UNIX_MODE_TYPES",
+    "LevelMount",
     "Mount",
+    "MountReader",
+    "filesystem_name",
+    "listen_errno",
     "mount_of",
     "parse_mountinfo",
 ]
+
+#: Where the kernel lists the mounts this process sees (its own mount namespace's).
+MOUNTINFO = "/proc/self/mountinfo"
 
 #: Filesystems whose files another host may hold open: a process there is invisible from here.
 NETWORK_TYPES = frozenset({
@@ -86,6 +94,14 @@ class Mount(t.NamedTuple):
         return self.root != "/"
 
 
+class LevelMount(t.NamedTuple):
+    """The mount under one level Nx uses: which level (``socket-root``, ``workspace-data``, …), its real path, its mount."""
+
+    level: str
+    path: str
+    mount: Mount
+
+
 def _unescape(field: str) -> str:
     r"""mountinfo writes space, tab, newline and backslash as ``\040``, ``\011``, ``\012`` and ``\134``."""
     if "\\" not in field:
@@ -123,3 +139,42 @@ def mount_of(mounts: t.Sequence[Mount], path: str) -> Mount | None:
             if best is None or len(point) >= len(best.mount_point.rstrip("/") or "/"):
                 best = mount
     return best
+
+
+def listen_errno(mount: Mount) -> str:
+    """The errno ``bind()`` of a unix socket meets on *mount*: FUSE answers ``EIO`` (seen with exfat-fuse, which
+    leaves a regular file named like the socket), kernel vfat/exFAT/NTFS ``EPERM``, WSL's 9p/drvfs and the rest
+    ``EOPNOTSUPP``."""
+    if mount.fs_type == "fuseblk" or mount.fs_type.startswith("fuse"):
+        return "EIO"
+    if mount.fs_type in ("vfat", "msdos", "exfat", "ntfs", "ntfs3", "iso9660", "udf"):
+        return "EPERM"
+    return "EOPNOTSUPP"
+
+
+def filesystem_name(mount: Mount) -> str:
+    """*mount* as a sentence names it: its type, what it mounts, and where (``fuseblk (/dev/loop0) at /mnt/usb``)."""
+    source = "" if mount.source in ("", "none") else f" ({mount.source})"
+    return f"{mount.fs_type}{source} at {mount.mount_point}"
+
+
+class MountReader:
+    """The mount table of a view, read once, on the first question: a view with none (a simulated machine) has none.
+
+    *read* is the view's ``read_text``; nothing is read unless a level is asked about.
+    """
+
+    def __init__(self, read: t.Callable[[str], str | int]) -> None:
+        self._read = read
+        self._table: tuple[Mount, ...] | None = None
+
+    @property
+    def table(self) -> tuple[Mount, ...]:
+        if self._table is None:
+            text = self._read(MOUNTINFO)
+            self._table = parse_mountinfo(text) if isinstance(text, str) else ()
+        return self._table
+
+    def of(self, real_path: str) -> Mount | None:
+        """The mount the resolved *real_path* lies on, or ``None`` where the view shows no mount table."""
+        return mount_of(self.table, real_path) if self.table else None

@@ -1,4 +1,4 @@
-"""Every Nx release nxsock knows, and each rule that changed between them (SPEC §1.6).
+"""Every Nx release nxsock knows, and each rule that changed between them (docs/behaviour.md#release-differences).
 
 The rules Nx follows for its sockets and binding cache changed patch by
 patch, not only between generations.  They live here, once, as data: a

@@ -1,4 +1,6 @@
-"""Remedies as values: the steps that fix a finding, the one policy they pass, one way to shell text (SPEC §6).
+"""Remedies as values: the steps that fix a finding, the one policy they pass, one way to shell text.
+
+The policy is docs/remedy-policy.md.
 
 A :class:`Remedy` is what a later ``doctor --fix`` would apply and what a
 user pastes today: a few :class:`Step` values (a verb from a closed
@@ -71,7 +73,8 @@ CONFIGURED_VARIABLES = (
 #: Variables a remedy may unset or export (a directory for the first ones, ``true`` for the last).
 _EXPORTABLE_DIRS = ("NX_SOCKET_DIR", "NX_NATIVE_FILE_CACHE_DIRECTORY", "NX_WORKSPACE_DATA_DIRECTORY")
 #: The flags a remedy may export, each with the values nxsock suggests (NX_DAEMON=true: where only it turns the daemon on).
-_EXPORTABLE_FLAGS = {"NX_SKIP_NATIVE_FILE_CACHE": ("true",), "NX_DAEMON": ("false", "true"), "NX_ISOLATE_PLUGINS": ("false",)}
+_EXPORTABLE_FLAGS = {"NX_SKIP_NATIVE_FILE_CACHE": ("true",), "NX_DAEMON": ("false", "true"), "NX_ISOLATE_PLUGINS": ("false",),
+                     "NX_PLUGIN_NO_TIMEOUTS": ("true",)}
 _UNSETTABLE = (*CONFIGURED_VARIABLES, "NX_CACHE_DIRECTORY", "TMPDIR", "TMP", "TEMP", "NX_SKIP_NATIVE_FILE_CACHE")
 #: The ``nxsock paths --format`` values that write a sandbox's allowlist (read-only: they print, they change nothing).
 ALLOWLIST_FORMATS = ("text", "srt", "claude", "codex", "codex-profile", "seatbelt", "bwrap", "docker", "flatpak")
@@ -146,6 +149,8 @@ class Policy(t.NamedTuple):
     #: The directory ``$TMPDIR`` (``$TMP``, ``$TEMP``) names, absolute, when one is set: the one directory outside
     #: Nx's levels a remedy may create (Nx 23 needs it to exist), and whose ``.nx`` is kept as shared as ``/tmp/.nx``.
     temp_dir: str | None = None
+    #: How a ``sudo`` line names nxsock, resolved once by the command layer (:mod:`nxsock.core.program`).
+    nxsock_for_root: str = "nxsock"
 
     @property
     def daemon_dir(self) -> str:
@@ -219,7 +224,7 @@ def _env_edit_script(step: Step) -> str:
     return f"/{sed_pattern(step.variable or '')}/d"
 
 
-def _step_text(step: Step) -> str:
+def _step_text(step: Step, nxsock_for_root: str) -> str:
     q = shell_quote(step.path) if step.path is not None else ""
     mode = None if step.mode is None else format(step.mode & 0o7777, "04o")
     verb = step.verb
@@ -246,8 +251,8 @@ def _step_text(step: Step) -> str:
         text = f"sed -i -e {shell_quote(_env_edit_script(step))} -- {q}"
     elif verb == "stop-process":
         text = f"kill -- {step.pid}"
-    elif verb == "run-nxsock":
-        text = f"nxsock {step.value}"
+    elif verb == "run-nxsock":  # root's path may not hold the nxsock the user runs
+        text = f"{nxsock_for_root if step.needs_root else 'nxsock'} {step.value}"
     elif verb == "install-package":
         text = INSTALL_COMMANDS.get(step.variable or "", "false").format(spec=shell_quote(step.value or ""))
     else:  # run-nx
@@ -255,8 +260,10 @@ def _step_text(step: Step) -> str:
     return ("sudo " if step.needs_root else "") + text
 
 
-def render(remedy: Remedy) -> str:
+def render(remedy: Remedy, nxsock_for_root: str = "nxsock") -> str:
     """The one line a user pastes: each step's command, ``sudo`` where it needs root, joined by ``&&``.
+
+    *nxsock_for_root* is how a ``sudo`` step names nxsock (:func:`nxsock.core.program.nxsock_for_root`).
 
     A ``chmod`` of an entry an earlier step handed to root is guarded by
     ``test ! -L``: whoever owned it before could have left a link there.
@@ -264,7 +271,7 @@ def render(remedy: Remedy) -> str:
     parts = []
     chowned: set[str] = set()
     for step in remedy.steps:
-        text = _step_text(step)
+        text = _step_text(step, nxsock_for_root)
         if step.verb == "chmod" and step.path in chowned:
             text = f"test ! -L {shell_quote(step.path or '')} && {text}"
         if step.verb == "chown" and step.path is not None:

@@ -1,4 +1,4 @@
-"""Where Nx will put its sockets and native-binding cache, and why (SPEC §1–§3).
+"""Where Nx will put its sockets and native-binding cache, and why (docs/behaviour.md#socket-root-resolution).
 
 :func:`resolve` is the one question every command asks.  It is pure: it reads
 an :class:`~nxsock.core.environment.Environment` and a read-only
@@ -31,6 +31,7 @@ from .guards import (
 )
 from .host_overrides import Layout
 from .json_input import JsonInputError, parse_json
+from .mounts import LevelMount, listen_errno
 from .releases import NEWEST_KNOWN, Generation, ReleaseRules, is_version, rules_for, rules_of_generation
 from .sandbox_daemon import SandboxDaemon, client_refusal, judge_sandbox
 
@@ -79,6 +80,7 @@ class SocketRoot(t.NamedTuple):
     refusals: tuple[Refusal, ...] = ()
     failure: Refusal | None = None  # nowhere left to fall: Nx fails the command
     configured: tuple[str, Variable] | None = None  # the variable that set it
+    listen_fails: str | None = None  # the errno Nx's listen meets there: the root's filesystem holds no unix sockets
 
 
 class SocketPlacement(t.NamedTuple):
@@ -175,6 +177,7 @@ class Resolution(t.NamedTuple):
     rules: ReleaseRules  # the release table's rules this prediction followed
     user_namespace_sandbox: SandboxDaemon | None = None  # Linux: whether the daemon serves a client inside bwrap/srt/codex
     daemon: DaemonSwitch | None = None  # whether Nx's client uses its daemon at all, and why not (core/daemon_switch.py)
+    mounts: tuple[LevelMount, ...] = ()  # the mount under each level judged, where the view shows a mount table
     cache_directory: CacheDirectory | None = None  # a configured task cache, judged as the release judges it
     container: ContainerVerdict | None = None  # Linux: the container nxsock runs in, and whether the socket root is shared
 
@@ -222,6 +225,10 @@ def resolve(env: Environment, view: FsView, *, layout_override: str | None = Non
     else:
         root, sockets = _current_sockets(env, sim, rules, data)
     record = _daemon_record(view, data.daemon_dir, env.uid, rules)
+    mounts = _level_mounts(env, sim, root, data, native_cache)
+    under_root = next((m.mount for m in mounts if m.level == "socket-root"), None)
+    if under_root is not None and not under_root.holds_sockets:
+        root = root._replace(listen_fails=listen_errno(under_root))
     sockets = dict(sockets)
     daemon = sockets["daemon"]
     if record is not None and record.socket_path and record.problem is None:
@@ -246,9 +253,33 @@ def resolve(env: Environment, view: FsView, *, layout_override: str | None = Non
         if env.platform == "linux"
         else None,
         daemon=switch,
+        mounts=mounts,
         cache_directory=_cache_directory(env, view, rules),
         container=judge_container(view, env.get, root.root) if env.platform == "linux" else None,
     )
+
+
+def _level_mounts(env: Environment, sim: Simulation, root: SocketRoot, data: WorkspaceData,
+                  cache: NativeCache) -> tuple[LevelMount, ...]:
+    """The mount under each level Nx uses or was refused, by real path: none where the view shows no mount table."""
+    levels: list[tuple[str, str | None]] = [("socket-root", root.root)]
+    if root.configured is not None:
+        levels.append(("configured-socket-dir", resolve_path(root.configured[1].value, env.cwd)))
+    for refusal in root.refusals:
+        levels.append(("refused-level", refusal.dir))
+    levels += [("workspace", env.workspace_root), ("workspace-data", data.daemon_dir), ("native-cache", cache.dir)]
+    found: list[LevelMount] = []
+    seen: set[tuple[str, str]] = set()
+    for level, path in levels:
+        if path is None or not is_absolute(path) or (level, path) in seen:
+            continue
+        seen.add((level, path))
+        real = canonical_dir(sim.view, path)
+        mount = sim.mounts.of(real)
+        if mount is None:
+            return ()
+        found.append(LevelMount(level, real, mount))
+    return tuple(found)
 
 
 # -- the workspace data directory -------------------------------------------------

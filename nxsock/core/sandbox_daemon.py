@@ -2,10 +2,10 @@
 
 From Nx 24.0.5 the client judges a recorded daemon socket before dialling
 it: every level above the socket's directory must be the user's or root's,
-and the directory itself the user's and private (SPEC §1.6).  Inside
+and the directory itself the user's and private (docs/behaviour.md#release-differences).  Inside
 bubblewrap, srt or ``codex sandbox`` only the caller's uid is mapped, so ``/``
 shows as uid 65534 and the client refuses every socket, whatever the
-sandbox allows (SPEC §1.7).  What works there is a daemonless run,
+sandbox allows (docs/behaviour.md#user-namespace-sandboxes).  What works there is a daemonless run,
 ``NX_DAEMON=false``; a run that tries the daemon may leave the
 ``disabled`` marker, which turns the daemon off outside the sandbox too.
 

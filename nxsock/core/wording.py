@@ -24,7 +24,18 @@ if t.TYPE_CHECKING:
     from .resolver import Resolution
 
 __all__ = [
+    "DAEMON_BACK",
+    "DAEMON_MESSAGE_CAUSES",
+    "DAEMON_SEEN_HERE",
+    "INOTIFY_NO_COMMAND",
+    "MARKER_WITH_CAUSE",
+    "NO_SOCKETS_HERE",
+    "PLUGINS_IN_PROCESS",
+    "PLUGIN_NO_TIMEOUTS",
     "PROVISION_COMMAND",
+    "READ_ONLY_NO_COMMAND",
+    "SHARED_SOCKET_DIR",
+    "VERSION_CHANGED",
     "Advice",
     "RemedyContext",
     "configuration_fix",
@@ -102,17 +113,18 @@ class RemedyContext:
         """
         verdict = vet(remedy, self.policy) if isinstance(remedy, Remedy) else remedy
         passed = [v for v in (vet(a, self.policy) for a in alternatives if isinstance(a, Remedy)) if isinstance(v, Remedy)]
+        program = self.policy.nxsock_for_root
         if isinstance(verdict, Withheld):
             if not passed:
                 unsafe = [a.reason for a in alternatives if isinstance(a, Withheld)]
                 return Advice(None, " ".join(dict.fromkeys([verdict.reason, *unsafe])))
             first, rest = passed[0], passed[1:]
-            return Advice(render(first), f"{verdict.reason} {first.changes}" + _or(rest), first.steps)
-        return Advice(render(verdict), verdict.changes + _or(passed), verdict.steps)
+            return Advice(render(first, program), f"{verdict.reason} {first.changes}" + _or(rest, program), first.steps)
+        return Advice(render(verdict, program), verdict.changes + _or(passed, program), verdict.steps)
 
 
-def _or(alternatives: list[Remedy]) -> str:
-    return "".join(f" Or: {render(a)} — {a.changes}" for a in alternatives)
+def _or(alternatives: list[Remedy], nxsock_for_root: str) -> str:
+    return "".join(f" Or: {render(a, nxsock_for_root)} — {a.changes}" for a in alternatives)
 
 
 def _suggest(ctx: RemedyContext, variable: str, names: tuple[str, str]) -> str | None:
@@ -138,15 +150,20 @@ def _suggest(ctx: RemedyContext, variable: str, names: tuple[str, str]) -> str |
         variables[variable] = Variable(candidate, "suggestion")
         trial = resolve(env._replace(variables=variables), ctx.policy.view)
         if variable == "NX_SOCKET_DIR":
-            if trial.socket_root.tier == "configured" and not any(p.too_long for p in trial.sockets.values()):
+            if trial.socket_root.tier == "configured" and not any(p.too_long for p in trial.sockets.values()) \
+                    and trial.socket_root.listen_fails is None:
                 return candidate
         elif trial.socket_root.tier is not None and not trial.workspace_data.refused:
             return candidate
     return None
 
 
-def context_for(resolution: Resolution, view: FsView, *, pasted_by_root: bool = False) -> RemedyContext:
-    """The remedy context for *resolution* over *view*: the user, Nx's levels, the configured directories."""
+def context_for(resolution: Resolution, view: FsView, *, pasted_by_root: bool = False,
+                nxsock_for_root: str = "nxsock") -> RemedyContext:
+    """The remedy context for *resolution* over *view*: the user, Nx's levels, the configured directories.
+
+    *nxsock_for_root* is how a ``sudo`` line names nxsock (:func:`nxsock.core.program.nxsock_for_root`).
+    """
     from ._pathname import resolve as resolve_path
     from .environment import home_directory
     from .guards import canonical_dir
@@ -174,6 +191,7 @@ def context_for(resolution: Resolution, view: FsView, *, pasted_by_root: bool = 
         pasted_by_root=pasted_by_root,
         steered=env.steered,
         temp_dir=_temp_dir(env),
+        nxsock_for_root=nxsock_for_root,
     )
     return RemedyContext(policy, resolution)
 
@@ -201,11 +219,13 @@ def _owner(uid: int | None) -> str:
     return "root" if uid == 0 else f"uid {uid}"
 
 
-_PURPOSE = {"sockets": "keep sockets in it", "cache": "keep its binding cache in it"}
+_PURPOSE = {"sockets": "keep sockets in it", "cache": "keep its binding cache in it",
+            "container": "share it between users"}
 
 
 def describe(refusal: Refusal, purpose: str = "sockets") -> str:
-    """One sentence saying what is wrong with the directory, for what Nx wanted it (*purpose*: sockets or cache)."""
+    """One sentence saying what is wrong with the directory, for what Nx wanted it (*purpose*: sockets, cache, or
+    container: the shared root ``check-root`` judges)."""
     d, mode = refusal.dir, format_mode(refusal.mode)
     kind = refusal.kind
     if kind == "not-created":
@@ -390,6 +410,8 @@ def _unwritable(ctx: RemedyContext, level: str, purpose: str) -> Remedy | Withhe
             (Step("export", variable="NX_WORKSPACE_DATA_DIRECTORY", value=data),),
             f"{reason} This keeps Nx's workspace data (its daemon's files and the workspace fallback) in {data}, which is yours.",
         )
+    if purpose == "container":  # check-root judges a shared root: Nx's workspace data has nothing to do with it
+        return Withheld(f"{reason} {blocker} is not Nx's, and nxsock changes nothing there.")
     return Withheld(f"{reason} {blocker} is not Nx's; make it writable for uid {ctx.uid}, or set NX_WORKSPACE_DATA_DIRECTORY to a directory of yours.")
 
 
@@ -419,3 +441,64 @@ def describe_invalid(reason: str, directory: str, variable: str) -> str:
 def remedy_for_invalid(variable: str, ctx: RemedyContext) -> Advice:
     """Unset the variable where it was set (this shell, or the ``.env`` file's lines), or a directory of one's own instead."""
     return ctx.offer(configuration_fix(ctx, variable, "socket directory"), socket_export(ctx))
+
+
+# -- doctor --explain: the daemon's messages users paste most ------------------------------------
+#
+# Each cause is what the message means on any machine; the answer adds what this machine shows.
+
+#: Why each daemon message was printed, by the kind ``doctor --explain`` recognises it as.
+DAEMON_MESSAGE_CAUSES = {
+    "daemon-terminated": (
+        "The daemon ended while it served a request (killed by a signal, the out-of-memory killer, or a crash): the "
+        "client wrote this to the daemon's error log and, unless in a sandbox, disabled the daemon until `nx reset`."),
+    "plugin-worker-timeout": (
+        "A plugin worker listened, but its host (the daemon or the Nx command) did not connect within the time limit: "
+        "the host was busy (a slow plugin or graph walk on a loaded machine) or ended before it connected."),
+    "plugin-worker-never-listened": (
+        "A plugin worker was started but never listened on its socket while Nx polled it, nor exited: its start hangs "
+        "(a slow or stalled plugin module, a machine too loaded to start it)."),
+    "workspace-mismatch": (
+        "Two workspaces share one socket directory (NX_SOCKET_DIR or NX_DAEMON_SOCKET_DIR set to the same place): "
+        "the client of one reached the daemon of the other, which refused it."),
+    "version-changed": (
+        "The Nx installed in node_modules changed under a running Nx (an install or upgrade while `nx watch` or the "
+        "daemon ran): the running one stops rather than mix two versions."),
+    "read-only-fs": (
+        "Nx's native code was refused a write by a read-only filesystem (EROFS): a read-only workspace, /tmp or "
+        "home (a sandbox's read-only bind, a read-only container root)."),
+    "inotify-limit": (
+        "The kernel's limit on inotify watches per user is reached (ENOSPC): the daemon's file watcher cannot watch "
+        "the workspace, so Nx disables the daemon until `nx reset`."),
+}
+#: Each plugin-worker message's remedy: the one variable that helps it, and what it gives up.
+PLUGIN_NO_TIMEOUTS = ("Plugin workers and their host then wait for each other without a time limit; a worker whose host "
+                      "died then stays until it is stopped.")
+PLUGINS_IN_PROCESS = ("Nx then loads plugins in its own process, with no worker to start: a plugin that crashes takes the "
+                      "command (or daemon) with it.")
+#: The shared socket directory's remedy, and what the other workspace needs.
+SHARED_SOCKET_DIR = ("Nx then gives each workspace its own socket directory; this workspace's daemon, whose socket the "
+                     "other's replaced, is stopped and its record removed, so the next command starts one of its own. "
+                     "The other workspace ({other}) keeps its daemon: unset the same variables in its shell too, or the "
+                     "next daemon started there takes the shared socket again.")
+#: A changed Nx's remedy.
+VERSION_CHANGED = ("Stops the daemon of the old version; run your command again and Nx starts the installed one "
+                   "(`npx nx --version` shows it).")
+#: Why a read-only filesystem has no command from the text alone.
+READ_ONLY_NO_COMMAND = ("which filesystem is read-only shows only on the machine; never create /tmp/.nx on a read-only "
+                        "/tmp: point NX_SOCKET_DIR (sockets) and NX_WORKSPACE_DATA_DIRECTORY (state) at directories "
+                        "of your own on a writable filesystem")
+#: The inotify limit: nxsock changes no kernel setting; the line root runs.
+INOTIFY_NO_COMMAND = ("No safe command from nxsock: the limit is the kernel's, and only root raises it: "
+                      "`sudo sysctl fs.inotify.max_user_watches=524288` (and the same line in /etc/sysctl.d/ to keep it "
+                      "after a reboot); then `nx reset` clears the disabled marker.")
+#: A socket on a filesystem that cannot hold one.
+NO_SOCKETS_HERE = "the filesystem cannot hold unix sockets (a Windows drive under WSL, a FUSE or network mount)"
+#: What the dead daemon's remedy changes: the marker the client wrote goes, and a daemon is started now.
+DAEMON_BACK = ("Removes the disabled marker the client wrote when its daemon died, then starts a daemon now; "
+               "Nx also starts one on its next command. The record and socket of the dead one are replaced.")
+#: The disabled marker's remedy made whole: its cause's remedy (what it changes), then the marker removed.
+MARKER_WITH_CAUSE = ("Fixes what disabled the daemon (the {cause} message: {changes}), then removes the disabled marker, "
+                     "which would keep the daemon off after the cause is gone.")
+#: How a dead daemon's answer names what this machine shows of it.
+DAEMON_SEEN_HERE = "On this machine: {what}"

@@ -15,7 +15,7 @@ from ..core.layout import node_string
 
 __all__ = ["SCHEMA_VERSION", "Json", "dumps", "node_path", "write_json"]
 
-#: The version every document carries; keys are only ever added (SPEC §5).
+#: The version every document carries; keys are only ever added (docs/behaviour.md#json-documents).
 SCHEMA_VERSION = 1
 
 Json = dict[str, t.Any]

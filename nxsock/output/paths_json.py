@@ -14,6 +14,7 @@ from ..core.environment import Variable
 from ..core.fsview import OVERFLOW_UID, FsView
 from ..core.guards import Refusal
 from ..core.layout import node_string
+from ..core.mounts import LevelMount
 from ..core.resolver import Resolution, SocketPlacement
 from ..core.sandbox_daemon import (
     CLEAR_MARKER,
@@ -172,6 +173,7 @@ def paths_document(resolution: Resolution, view: FsView | None = None) -> Json:
             "invalid": invalid,
             "refusals": [refusal_json(r, ctx(), sandbox) for r in root.refusals],
             "failure": None if root.failure is None else refusal_json(root.failure, ctx(), sandbox),
+            "listen_fails": root.listen_fails,
         },
         "sockets": {kind: _socket_json(p, resolution, ctx) for kind, p in resolution.sockets.items()},
         "native_cache": {
@@ -212,8 +214,27 @@ def paths_document(resolution: Resolution, view: FsView | None = None) -> Json:
             "write": [_p(p) for p in resolution.allowlist.write],
             "unix_sockets": [_p(p) for p in resolution.allowlist.unix_sockets],
         },
+        "mounts": [mount_json(m) for m in resolution.mounts],
     }
     return withhold_values(document, env.withheld) if env.withheld else document
+
+
+def mount_json(level: LevelMount) -> Json:
+    """The mount under one level, with what that filesystem can do for Nx."""
+    mount = level.mount
+    return {
+        "level": level.level,
+        "path": _p(level.path),
+        "mount_point": _p(mount.mount_point),
+        "fs_type": mount.fs_type,
+        "source": node_string(mount.source),
+        "bind_root": None if not mount.bind else node_string(mount.root),
+        "read_only": mount.read_only,
+        "noexec": mount.noexec,
+        "network": mount.network,
+        "holds_sockets": mount.holds_sockets,
+        "keeps_modes": mount.keeps_modes,
+    }
 
 
 def _cache_directory_json(resolution: Resolution) -> Json | None:
@@ -291,11 +312,11 @@ def print_paths_json(resolution: Resolution, stream: t.TextIO, view: FsView | No
 
 
 def paths_exit_code(resolution: Resolution) -> int:
-    """78 for configuration Nx refuses, 73 when no socket directory can be established, else 0."""
+    """78 for configuration Nx refuses, 73 when no socket directory can be established (or none Nx can listen in), else 0."""
     cache = resolution.cache_directory
     if resolution.socket_root.invalid is not None or resolution.workspace_data.refused or (cache is not None and cache.refused):
         return exitcodes.CONFIG
-    if resolution.socket_root.failure is not None or any(
+    if resolution.socket_root.failure is not None or resolution.socket_root.listen_fails is not None or any(
         p.failure is not None for p in resolution.sockets.values()
     ):
         return exitcodes.CANTCREAT

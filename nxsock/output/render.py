@@ -235,7 +235,11 @@ def render_paths(resolution: Resolution) -> None:
 
 
 def render_check_root(document: t.Mapping[str, t.Any]) -> None:
-    """The verdict in one line, with the refusal's fix, or the provisioning command for shared machines."""
+    """The verdict on the shared container, for you, in one line, with the refusal's fix or the provisioning command.
+
+    It judges the container alone, not whether Nx works: Nx falls back to ``~/.nx`` past an unsafe one, which is
+    what ``doctor`` judges; the line says so, so that the two never read as disagreeing.
+    """
     out = _console()
     path = printable(document["path"])
     if document["state"] == "absent":
@@ -243,9 +247,10 @@ def render_check_root(document: t.Mapping[str, t.Any]) -> None:
         if document["provision_command"]:
             out.print(Text(f"  On a shared machine, provision it for everyone: {document['provision_command']}", style="dim"))
     elif document["safe"]:
-        out.print(Text("✓ safe  ", style="green") + Text(f"{path} is a safe shared container for you."))
+        out.print(Text("✓ safe  ", style="green") + Text(f"{path} is a safe shared container for you: Nx keeps your sockets there."))
     else:
-        out.print(Text("✗ unsafe", style="red"))
+        out.print(Text("✗ unsafe", style="red") + Text(f"  {path} is no shared container Nx trusts for you: it keeps your sockets "
+                                                        "elsewhere (nxsock doctor says whether Nx works)."))
         _refusal_lines(out, document["refusal"])
 
 
@@ -414,52 +419,161 @@ MARKS = {"ok": ("✓", "ok", "green"), "info": ("ℹ", "info", "blue"), "warn": 
 
 
 def render_doctor(results: t.Sequence[tuple[str, Finding]], status: str, explanation: Explanation | None = None,
-                  answers: t.Sequence[Answer] = ()) -> None:
-    """Grouped findings, one line each with a symbol and a word, remedies indented, then a summary."""
+                  answers: t.Sequence[Answer] = (), *, verbose: bool = False) -> None:
+    """The answer first, then the other problems, each remedy once; the notes and what is fine with *verbose*.
+
+    The first lines say whether Nx works here and, when it does not, what fails first and the command that fixes
+    it (with every other finding that command fixes); the other problems follow, those one command fixes grouped
+    under it.  A healthy machine's report is its verdict and one line saying what ``-v`` adds.  Prose wraps at
+    word boundaries on a terminal; a path or a command is never cut by nxsock's own newline (the terminal folds a
+    long one for the eye, a copy gets it whole).
+    """
     out = _console()
+    width = out.width if out.is_terminal else None
     if explanation is not None:
-        if explanation.truncated:
-            out.print(Text("The text is longer than nxsock reads; only its first mebibyte was read.", style="yellow"))
-        if not answers:
-            out.print(Text("Not a message nxsock recognises; running every check.", style="yellow"))
-        for item in answers:  # every message recognised, in the order Nx printed them
-            message = item.message
-            out.print(Text("Recognised: ", style="bold") + Text(printable(message.matched)) + Text(f" — {printable(message.cause)}"))
-            if message.path:
-                out.print(Text(f"  about {printable(message.path)}", style="dim"))
-            label = "fix:  " if item.source == "this machine" else "fix (general; this machine does not show the cause):  "
-            if item.remedy is not None:
-                out.print(Text(f"  {label}", style="bold") + Text(printable(item.remedy), style="cyan"))
-            else:  # no safe command: the note says why
-                out.print(Text(f"  {label}", style="bold") + Text("none", style="yellow"))
-            if item.hint:
-                out.print(Text("  note: " + printable(item.hint), style="dim"))
-        if explanation.left_off:
-            out.print(Text(f"… and {explanation.left_off} more messages, counted but not answered.", style="yellow"))
-        if answers and not results:
-            out.print(Text("No check on this machine bears on these messages now; each fix above is the message's own.", style="dim"))
+        _render_explanation(out, explanation, answers, bool(results))
+    problems = [(g, f) for g, f in results if f.severity == "error"] + [(g, f) for g, f in results if f.severity == "warn"]
+    lead = [f for _, f in problems if f is problems[0][1] or (problems[0][1].remedy and f.remedy == problems[0][1].remedy)]
+    for line in _verdict(results, lead, width):
+        out.print(line)
+    shown = [(g, f) for g, f in (results if verbose else problems) if not any(f is x for x in lead)]
+    if not verbose:
+        shown = [(g, f) for g, f in results if any(f is x for _, x in shown)]  # back in report order
+    if shown:
         out.print()
+        _render_groups(out, shown, width)
+    counts = {severity: sum(1 for _, f in results if f.severity == severity) for severity in MARKS}
+    summary = ", ".join([counted(counts["error"], "error"), counted(counts["warn"], "warning"),
+                         counted(counts["info"], "note"), f"{counts['ok']} fine"]) + "."
+    if not verbose and any(f.severity not in ("error", "warn") for _, f in results):
+        summary += " nxsock doctor -v shows the notes and what is fine."
+    out.print()
+    for line in _wrapped(Text({"ok": "✓ ", "warn": "⚠ ", "error": "✗ "}[status], style=MARKS[status][2] + " bold"),
+                         summary, width, indent=2, style=MARKS[status][2] + " bold"):
+        out.print(line)
+
+
+def _verdict(results: t.Sequence[tuple[str, Finding]], lead: t.Sequence[Finding], width: int | None) -> list[Text]:
+    """Whether Nx works here; when something is wrong, the first problem, every other one its command fixes, the
+    command once and its notes."""
+    if not lead:
+        outcome = next((f for _, f in results if f.id == "outcome" and f.severity == "ok"), None)
+        text = "Nx works here." + (f" {printable(outcome.message)}" if outcome is not None else "")
+        return _wrapped(Text("✓ ", style="green bold"), text, width, indent=2)
+    first = lead[0]
+    warnings = sum(1 for _, f in results if f.severity == "warn")
+    if first.severity == "error":
+        head, text = Text("✗ ", style="red bold"), f"Nx fails here: {printable(first.message)}"
+    else:
+        head = Text("⚠ ", style="yellow bold")
+        text = f"Nx works here, with {counted(warnings, 'warning')}: {printable(first.message)}"
+    lines = _wrapped(head, text, width, indent=2, tail=Text(f"  [{first.id}]", style="dim"))
+    lines += [Text(f"  | {printable(line)}", style="dim") for line in getattr(first, "detail", ())]
+    for other in lead[1:]:
+        lines += _wrapped(Text("  and: ", style="bold"), printable(other.message), width, indent=7,
+                          tail=Text(f"  [{other.id}]", style="dim"))
+    if first.remedy:
+        lines.append(Text("  fix:  ", style="bold") + Text(printable(first.remedy), style="cyan"))
+    for hint in dict.fromkeys(f.hint for f in lead if f.hint):
+        lines += _wrapped(Text("  note: ", style="dim"), printable(hint), width, indent=8, style="dim")
+    return lines
+
+
+def _render_groups(out: Console, results: t.Sequence[tuple[str, Finding]], width: int | None) -> None:
+    """The findings under their group's heading; findings one command fixes are listed together, the fix once."""
     group = None
-    counts = {"ok": 0, "info": 0, "warn": 0, "error": 0}
-    for name, finding in results:
+    for name, members in _by_remedy(results):
         if name != group:
             if group is not None:
                 out.print()
             out.print(Text(name, style="bold underline"))
             group = name
-        symbol, word, style = MARKS[finding.severity]
-        counts[finding.severity] += 1
-        out.print(Text(f"  {symbol} {word:5} ", style=style) + Text(printable(finding.message)) + Text(f"  [{finding.id}]", style="dim"))
-        for line in getattr(finding, "detail", ()):
-            out.print(Text(f"        | {printable(line)}", style="dim"))
-        if finding.remedy:
-            out.print(Text("      fix:  ", style="bold") + Text(printable(finding.remedy), style="cyan"))
-        if finding.hint:
-            out.print(Text("      note: " + printable(finding.hint), style="dim"))
+        for finding in members:
+            symbol, word, style = MARKS[finding.severity]
+            for line in _wrapped(Text(f"  {symbol} {word:5} ", style=style), printable(finding.message), width, indent=10,
+                                 tail=Text(f"  [{finding.id}]", style="dim")):
+                out.print(line)
+            for line in getattr(finding, "detail", ()):
+                out.print(Text(f"        | {printable(line)}", style="dim"))
+        fix = members[0].remedy
+        if fix:
+            label = "      fix:  " if len(members) == 1 else f"      fix ({counted(len(members), 'finding')}):  "
+            out.print(Text(label, style="bold") + Text(printable(fix), style="cyan"))
+        for hint in dict.fromkeys(f.hint for f in members if f.hint):
+            for line in _wrapped(Text("      note: ", style="dim"), printable(hint), width, indent=12, style="dim"):
+                out.print(line)
+
+
+def _by_remedy(results: t.Sequence[tuple[str, Finding]]) -> list[tuple[str, list[Finding]]]:
+    """*results* in report order, a finding whose remedy an earlier one of its group has moved up beside it."""
+    groups: list[tuple[str, list[Finding]]] = []
+    placed: dict[tuple[str, str], list[Finding]] = {}
+    for name, finding in results:
+        key = (name, finding.remedy) if finding.remedy else None
+        if key is not None and key in placed:
+            placed[key].append(finding)
+            continue
+        members = [finding]
+        groups.append((name, members))
+        if key is not None:
+            placed[key] = members
+    return groups
+
+
+def _wrapped(head: Text, body: str, width: int | None, *, indent: int, style: str = "",
+             tail: Text | None = None) -> list[Text]:
+    """*head* then *body* (and *tail*), wrapped at word boundaries to *width* with a hanging *indent*; one line
+    when *width* is ``None`` (not a terminal: a pipe or a file gets each finding on one line, for grep).
+
+    A word longer than the line (a path, a command) is never broken: it stands on a line of its own, which the
+    terminal folds for the eye and a copy gets whole.
+    """
+    if width is None or head.cell_len + len(body) + (tail.cell_len if tail else 0) <= width:
+        line = head + Text(body, style=style)
+        return [line + tail if tail else line]
+    import re
+    import textwrap
+
+    # A command quoted in prose (`…`, or "Or: <command> — why") is one word to the wrapper: a copy gets it whole.
+    glued = re.sub(r"`[^`]*`|(?<=Or: )[^—`]*?(?= — )", lambda m: m[0].replace(" ", "\0"), body)
+    first, *more = [line.replace("\0", " ") for line in textwrap.wrap(
+        glued, width=max(indent + 20, width), initial_indent=" " * head.cell_len, subsequent_indent=" " * indent,
+        break_long_words=False, break_on_hyphens=False)] or [""]
+    lines = [head + Text(first[head.cell_len:], style=style)] + [Text(line, style=style) for line in more]
+    if tail is not None and lines[-1].cell_len + tail.cell_len <= width:
+        lines[-1] = lines[-1] + tail
+    elif tail is not None:
+        lines.append(Text(" " * (indent - 2)) + tail)
+    return lines
+
+
+def _render_explanation(out: Console, explanation: Explanation, answers: t.Sequence[Answer], any_results: bool) -> None:
+    """What ``--explain`` recognised, message by message, before the verdict on the machine."""
+    if explanation.truncated:
+        out.print(Text("The text is longer than nxsock reads; only its first mebibyte was read.", style="yellow"))
+    if not answers:
+        out.print(Text("Not a message nxsock recognises; running every check.", style="yellow"))
+    fixes_shown: set[str] = set()
+    for item in answers:  # every message recognised, in the order Nx printed them
+        message = item.message
+        out.print(Text("Recognised: ", style="bold") + Text(printable(message.matched)) + Text(f" — {printable(message.cause)}"))
+        if message.path:
+            out.print(Text(f"  about {printable(message.path)}", style="dim"))
+        label = "fix:  " if item.source == "this machine" else "fix (general; this machine does not show the cause):  "
+        if item.remedy is not None and item.remedy in fixes_shown:  # each remedy once
+            out.print(Text(f"  {label}", style="bold") + Text("the same as above", style="dim"))
+        elif item.remedy is not None:
+            fixes_shown.add(item.remedy)
+            out.print(Text(f"  {label}", style="bold") + Text(printable(item.remedy), style="cyan"))
+        else:  # no safe command: the note says why
+            out.print(Text(f"  {label}", style="bold") + Text("none", style="yellow"))
+        if item.hint:
+            out.print(Text("  note: " + printable(item.hint), style="dim"))
+    if explanation.left_off:
+        out.print(Text(f"… and {explanation.left_off} more messages, counted but not answered.", style="yellow"))
+    if answers and not any_results:
+        out.print(Text("No check on this machine bears on these messages now; each fix above is the message's own.", style="dim"))
     out.print()
-    summary = ", ".join([counted(counts["error"], "error"), counted(counts["warn"], "warning"),
-                         counted(counts["info"], "note"), f"{counts['ok']} fine"]) + "."
-    out.print(Text({"ok": "✓ ", "warn": "⚠ ", "error": "✗ "}[status] + summary, style=MARKS[status][2] + " bold"))
 
 
 def render_error(command: str, message: str) -> None:
@@ -475,7 +589,19 @@ def _for(findings: t.Sequence[t.Any]) -> Text:
     ids = ", ".join(dict.fromkeys(printable(f.id) for f in findings))
     shown = next((f for f in findings if f.path is None), findings[0]) if len(findings) > 1 else findings[0]
     more = f" (and {len(findings) - 1:,} more)" if len(findings) > 1 else ""
-    return Text(f"for {ids}: {printable(shown.message)}{more}", style="dim")
+    return Text(f"for {ids}: {_one_line(shown)}{more}", style="dim")
+
+
+def _one_line(finding: t.Any) -> str:
+    """A finding's message on one line: a message that introduces its quoted lines ("the reason it recorded:")
+    carries the first of them, never a colon with nothing after it."""
+    message = printable(finding.message)
+    if not message.endswith(":"):
+        return message
+    lines = [line for line in printable_lines("\n".join(finding.detail)) if line.strip()] if finding.detail else []
+    if not lines:
+        return message[:-1] + "."
+    return f"{message} \u201c{lines[0].strip()}\u201d" + (f" (and {counted(len(lines) - 1, 'more line')})" if len(lines) > 1 else "")
 
 
 #: More remedies of one shape in a row than this are one line with their count; ``--json`` lists each.
@@ -571,7 +697,7 @@ def render_fix_plan(plan: t.Any, *, dry_run: bool, stderr: bool = False) -> None
     if plan.without_command:
         out.print(Text("No safe command (doctor says why):", style="bold"))
         for finding in plan.without_command[:FINDINGS_SHOWN]:
-            out.print(Text(f"  {printable(finding.id)}: {printable(finding.message)}", style="dim"))
+            out.print(Text(f"  {printable(finding.id)}: {_one_line(finding)}", style="dim"))
         if len(plan.without_command) > FINDINGS_SHOWN:
             out.print(Text(f"  … and {len(plan.without_command) - FINDINGS_SHOWN:,} more.", style="dim"))
             summarised = True

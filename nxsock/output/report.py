@@ -1,6 +1,6 @@
 """The JSON documents nxsock prints besides ``paths --json``, and the ``--report`` Markdown and GitHub lines.
 
-Keys are a contract (SPEC §5): ``schema_version`` 1, only ever added to, each
+Keys are a contract (docs/behaviour.md#json-documents): ``schema_version`` 1, only ever added to, each
 documented key always present (``null`` where it does not apply), modes as
 four octal digits, errnos by name, paths as strings Node would print.
 """
@@ -62,7 +62,7 @@ def check_root_document(path: str, state: str, refusal: Refusal | None, ctx: Rem
         "path": _p(path),
         "safe": refusal is None,
         "state": state,
-        "refusal": None if refusal is None else refusal_json(refusal, ctx),
+        "refusal": None if refusal is None else refusal_json(refusal, ctx, purpose="container"),
         "provision_command": PROVISION_COMMAND if path == CONTAINER else None,
     }
 
@@ -524,8 +524,18 @@ def report_facts(resolution: Resolution, view: FsView, sandbox: str | None = Non
         ("nxsock", ours, True),
         ("Nx", f"{version}{how}, {resolution.layout} layout, {resolution.generation} generation, rules of {resolution.rules.release}{assumed}", False),
         ("Platform", f"{env.platform}, {host_platform.platform()}, Python {host_platform.python_version()}", False),
+        *_toolchain_facts(env.simulated),
         ("Sandbox", "; ".join(sandboxes) if sandboxes else "none detected", False),
     ]
+
+
+def _toolchain_facts(simulated: bool) -> list[tuple[str, str, bool]]:
+    """Node's version and the OS release, what Nx's maintainers ask for first; not for a simulated machine."""
+    if simulated:
+        return []
+    from ..core.host_versions import node_version, os_release
+
+    return [("Node", node_version() or "not found on PATH", False), ("OS", os_release() or "unknown (no os-release)", False)]
 
 
 def report_paths(resolution: Resolution) -> list[tuple[str, str | None, str]]:
@@ -575,8 +585,8 @@ def doctor_markdown(results: t.Sequence[tuple[str, t.Any]], status: str, facts: 
         if finding.hint:
             out += [f"Note: {md_text(m(finding.hint))}", ""]
     rest = [(g, f) for g, f in results if f.severity not in ("error", "warn")]
-    if rest:
-        out += ["### Other checks", ""]
+    if rest:  # folded: a reader wants the problems; the rest is one click away
+        out += [f"<details><summary>Other checks ({len(rest)})</summary>", ""]
         for _, finding in rest:
             line = f"- {_SEVERITY_WORD[finding.severity]} {md_code(finding.id)}: {md_text(m(finding.message))}"
             if finding.remedy:
@@ -584,12 +594,12 @@ def doctor_markdown(results: t.Sequence[tuple[str, t.Any]], status: str, facts: 
             if finding.hint:
                 line += f" Note: {md_text(m(finding.hint))}"
             out.append(line)
-        out.append("")
-    out += ["### Resolved paths", ""]
+        out += ["", "</details>", ""]
+    out += ["<details><summary>Resolved paths</summary>", ""]
     for label, path, note in paths:
         shown = md_code(m(path)) if path else "none"
         out.append(f"- **{label}:** {shown}" + (f" ({md_text(m(note))})" if note else ""))
-    out.append("")
+    out += ["", "</details>", ""]
     if masks.homes or masks.names:
         out += ["The home directory is shown as `~` and the user name as `<user>`; `nxsock doctor --report --no-redact` shows them.", ""]
     if masks.withheld:
@@ -614,8 +624,12 @@ def _github_property(text: str) -> str:
     return _github_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def github_annotations(results: t.Sequence[tuple[str, t.Any]], withheld: t.Sequence[tuple[str, str]] = ()) -> str:
-    r"""One GitHub Actions workflow command per finding that is not ok: ``::error``, ``::warning``, ``::notice``.
+def github_annotations(results: t.Sequence[tuple[str, t.Any]], withheld: t.Sequence[tuple[str, str]] = (),
+                       *, notes: bool = False) -> str:
+    r"""One GitHub Actions workflow command per problem: ``::error``, ``::warning``; ``::notice`` for the notes only
+    with *notes* (``--strict``, where a run that fails wants everything it judged beside the failure).
+
+    A healthy run annotates nothing: a notice on every job is noise that hides the one that matters.
 
     The title names the finding; the message carries the sentence, then the
     fix and the note on lines of their own.  ``%``, CR and LF are escaped as
@@ -638,7 +652,7 @@ def github_annotations(results: t.Sequence[tuple[str, t.Any]], withheld: t.Seque
     lines = []
     for _, finding in results:
         level = _GITHUB_LEVEL.get(finding.severity)
-        if level is None:
+        if level is None or (level == "notice" and not notes):
             continue
         parts = [shown(finding.message)]
         if finding.remedy:

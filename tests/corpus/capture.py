@@ -54,10 +54,34 @@ COMMANDS = {
     "client": "NX_DAEMON=true npx nx show projects",
     "run": "npx nx run pkg:hello",
     "daemon-status": "npx nx daemon",
+    # What a user pastes after a daemon died: Nx's output, the error log it names, then whether the daemon is back.
+    "client-log": "out=$(NX_DAEMON=true npx nx show projects 2>&1); printf '%s\\n' \"$out\"; "
+                  "log=$(printf '%s\\n' \"$out\" | sed -n 's/^Log file with the error: //p'); "
+                  "if [ -n \"$log\" ]; then cat -- \"$log\"; echo; fi; NX_DAEMON=true npx nx daemon",
 }
+#: Commands that are a user's whole sequence: run as written, never wrapped.
+SEQUENCES = frozenset({"client-log"})
 
 #: A daemon started by the user in the state's setup (the pid namespace ends it).
 START_DAEMON = "as_user npx nx daemon --start >/dev/null 2>&1; sleep 1"
+#: A local plugin that ends the daemon (SIGKILL, as the OOM killer does) the first time it is asked for nodes there.
+#: Its socket goes first: the kernel may close the listener after the client's connection, and a client reconnecting
+#: in between reaches a dying daemon (ECONNRESET, another message); without the file it waits and reports the death.
+DAEMON_KILLER = """const fs = require('fs');
+const once = '/tmp/daemon-killed-once';
+const underDaemon = () => { try { return fs.readFileSync(`/proc/${process.ppid}/cmdline`, 'utf8').includes('server/start.js'); }
+  catch { return false; } };
+const record = `${process.cwd()}/.nx/workspace-data/d/server-process.json`;
+module.exports = { name: 'killer', createNodesV2: ['**/project.json', async () => {
+  if (underDaemon() && !fs.existsSync(once)) {
+    fs.writeFileSync(once, '');
+    try { fs.unlinkSync(JSON.parse(fs.readFileSync(record, 'utf8')).socketPath); } catch {}
+    process.kill(process.ppid, 'SIGKILL');
+    await new Promise(() => {});
+  }
+  return [];
+}] };
+"""
 DAEMON_SOCKET = f"$(sed -n 's/.*\"socketPath\": *\"\\([^\"]*\\)\".*/\\1/p' {DATA}/d/server-process.json)"
 
 
@@ -72,6 +96,8 @@ class State(t.NamedTuple):
     wrap: str = ""  # a prefix for the Nx command, run as the user: a sandbox
     tmp_size: str = ""  # the size of the /tmp tmpfs, when the state is a full disk
     timeout: int = 120
+    #: ``False``: the cause is a one-time event (a kill), proven only on the state Nx left, not rebuilt before Nx runs.
+    standing: bool = True
 
 
 STATES: tuple[State, ...] = (
@@ -108,6 +134,17 @@ STATES: tuple[State, ...] = (
     State("binding-cache-readonly", "the binding cache's version directory is the user's but read-only (EACCES)",
           f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} -g {U} /tmp/.nx/{U} /tmp/.nx/{U}/native-cache; "
           f"install -d -m 0500 -o {U} -g {U} /tmp/.nx/{U}/native-cache/\"$NX_VERSION\""),
+    State("daemon-killed", "the daemon is killed (SIGKILL) while it computes the graph for a client: a local plugin ends it once",
+          f"install -d -o {U} -g {U} {WS}/tools; printf %s {shlex.quote(DAEMON_KILLER)} > {WS}/tools/killer.js; "
+          f"echo '{{\"plugins\": [\"./tools/killer.js\"]}}' > {WS}/nx.json; chown -R {U}:{U} {WS}/tools {WS}/nx.json",
+          commands=("client-log",), standing=False, timeout=200),
+    State("socket-dir-two-workspaces", "two workspaces of the user share one NX_SOCKET_DIR: the other's daemon, started "
+          "second, took the socket this workspace's daemon had recorded",
+          f"install -d -m 0700 -o {U} -g {U} /tmp/shared-sockets {HOME}/other; cp {WS}/nx.json {WS}/package.json {HOME}/other/; "
+          "as_user env NX_DAEMON=true npx nx daemon --start >/dev/null 2>&1; "
+          f"ln -s \"$(readlink {WS}/node_modules)\" {HOME}/other/node_modules; chown -R -h {U}:{U} {HOME}/other; "
+          f"as_user bash -c 'cd {HOME}/other && NX_DAEMON=true npx nx daemon --start' >/dev/null 2>&1",
+          env={"NX_SOCKET_DIR": "/tmp/shared-sockets"}, commands=("client",)),
 )
 
 
@@ -154,6 +191,8 @@ cd {WS}
 
 def nx_command(state: State, command: str) -> str:
     """The Nx command line as the user types it, with the state's sandbox in front."""
+    if command in SEQUENCES:
+        return COMMANDS[command]
     words = COMMANDS[command].split()
     assignments = [w for w in words if "=" in w and not w.startswith("-")]
     rest = [w for w in words if w not in assignments]
@@ -221,7 +260,7 @@ def retarget(text: str, uid: int) -> str:
                   lambda m: mapping[m.group(0)], text)
 
 
-def prove(release: str, state: State, command: str, text: str | None = None) -> dict[str, t.Any]:
+def prove(release: str, state: State, command: str, text: str | None = None, only: str | None = None) -> dict[str, t.Any]:
     """In a fresh copy of the state: Nx, ``doctor --explain`` on its output, the remedies applied, Nx again (``prove.py``).
 
     With *text* (what Nx printed in this state, from another run) the doctor
@@ -240,6 +279,7 @@ def prove(release: str, state: State, command: str, text: str | None = None) -> 
         "nxsock": "/home/.bin/nxsock",
         "mode": "after-run" if text is None else "fresh",
         "text": text,
+        "only": only,  # apply only the command given for messages of this kind
     }
     wrapper = f"#!/bin/sh\nPYTHONPATH={q(pythonpath)} PYTHONDONTWRITEBYTECODE=1 exec {q(python)} -m nxsock \"$@\"\n"
     script = f"""{_workspace(release, state)}

@@ -20,6 +20,7 @@ text Nx printed in it (from another run); the rerun is then Nx's first.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -49,7 +50,9 @@ def main() -> int:
         document = json.loads(doctor_out)
     except ValueError:
         document = None
-    remedies = list(dict.fromkeys(m["remedy"] for m in (document or {}).get("messages", []) if m["remedy"]))  # None: no safe command
+    only = spec.get("only")  # one kind's command alone: what a user who pastes only that message runs
+    remedies = list(dict.fromkeys(m["remedy"] for m in (document or {}).get("messages", [])  # None: no safe command
+                                  if m["remedy"] and (only is None or m["matched"] == only)))
     applied, in_shell, nx = [], [], spec["nx"]
     for remedy in remedies:
         steps = [s.strip() for s in remedy.split("&&")]
@@ -73,7 +76,15 @@ def main() -> int:
         # Nx's plugin workers, started by the graph, give up when a loaded machine is slow to answer them,
         # and exit cleanly: that says nothing of the remedy. Once more; a second failure stands.
         after, after_rc = run(rerun, timeout, cwd=ws)
-    json.dump({"before": before, "before_rc": before_rc, "doctor": document, "doctor_rc": doctor_rc, "doctor_raw": doctor_out,
+    daemon_dir = os.path.join(ws, ".nx", "workspace-data", "d")
+    try:  # whether the daemon runs after the rerun: its record's pid is alive
+        with open(os.path.join(daemon_dir, "server-process.json")) as record:
+            os.kill(int(json.load(record)["processId"]), 0)
+        daemon_after = True
+    except (OSError, ValueError, KeyError, TypeError):
+        daemon_after = False
+    json.dump({"marker_after": os.path.exists(os.path.join(daemon_dir, "disabled")), "daemon_after": daemon_after,
+               "before": before, "before_rc": before_rc, "doctor": document, "doctor_rc": doctor_rc, "doctor_raw": doctor_out,
                "applied": applied, "after": after, "after_rc": after_rc, "after_retried": retried}, sys.stdout)
     return 0
 

@@ -1,4 +1,4 @@
-"""The release table, and what each release's rules change in a prediction (SPEC §1.6)."""
+"""The release table, and what each release's rules change in a prediction (docs/behaviour.md#release-differences)."""
 from __future__ import annotations
 
 import typing as t

@@ -66,7 +66,10 @@ def test_entries_are_never_root_tmp_or_home_and_bind_sources_exist() -> None:
 
 
 def test_a_provisioned_users_container_keeps_nx_23_in_tmp_inside_a_sandbox() -> None:
-    """Nx 23 keeps /tmp/.nx in a user namespace only when the user owns it (SPEC §1.7)."""
+    """Nx 23 keeps /tmp/.nx in a user namespace only when the user owns it.
+
+    See docs/behaviour.md#user-namespace-sandboxes.
+    """
     levels = {"/tmp/.nx": mine(0o1777), "/tmp/.nx/1000": mine(), "/tmp/.nx/1000/sockets": mine(), "/tmp/.nx/1000/native-cache": mine()}
     plan = plan_for(environment(nx_version="23.3.2"), machine(levels), user_namespace=True, binds=True)
     assert "/tmp/.nx/1000/sockets" in plan.write

@@ -1,6 +1,7 @@
 """The man page, the completions and the README keep up with the command line."""
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -68,6 +69,8 @@ def test_the_version_is_the_released_one() -> None:
     assert shown.stdout == f"nxsock {version}\n"
     headings = re.findall(r"^## \[([^]]+)\](?: - (\d{4}-\d{2}-\d{2}))?$", (REPO / "CHANGELOG.md").read_text(), re.M)
     assert headings[0] == ("Unreleased", "") and headings[1][0] == version and headings[1][1], headings[:2]
+    footer = MAN.read_text().split("\n", 1)[0]
+    assert f'"nxsock {version}"' in footer, footer
 
 
 COMPLETIONS = [
@@ -119,3 +122,80 @@ def test_every_exit_code_is_documented_in_the_man_page_the_readme_and_help() -> 
         assert f".TP\n.B {code}\n" in man, code
         assert f"\n| {code} | " in readme, code
         assert f" {code} " in helped or helped.endswith(f" {code}"), code
+
+
+#: A citation of a section of the project's own docs: ``docs/behaviour.md#socket-root-resolution``.
+_CITATION = re.compile(r"docs/([A-Za-z0-9_.-]+\.md)(?:#([A-Za-z0-9_-]+))?")
+#: Folders that are not the project's own text.
+_NOT_OURS = {".git", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache", ".hypothesis", "build", "dist"}
+
+
+def _text_files() -> list[Path]:
+    """Every text file of the repository (a checkout or an unpacked sdist), the tools' caches left out."""
+    found = []
+    for top, folders, files in os.walk(REPO):
+        folders[:] = [f for f in folders if f not in _NOT_OURS and not f.startswith(".venv") and not f.endswith(".egg-info")]
+        found += [Path(top, name) for name in files if not name.endswith((".pyc", ".png", ".gz"))]
+    return found
+
+
+def _anchors(doc: Path) -> set[str]:
+    """The sections a Markdown file can be linked to by: explicit ``<a id>`` names and GitHub's heading slugs."""
+    text = doc.read_text()
+    anchors = set(re.findall(r'<a id="([^"]+)"></a>', text))
+    for heading in re.findall(r"^#{1,6} (.+)$", text, re.MULTILINE):
+        anchors.add(re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-"))
+    return anchors
+
+
+def test_no_file_cites_a_brief_outside_the_repository() -> None:
+    """The docs stand alone: nothing cites the briefs the project was started from, only ``docs/``."""
+    brief = "SPEC " + "\u00a7"
+    citing = [str(p.relative_to(REPO)) for p in _text_files() if brief in p.read_text(errors="replace")]
+    assert citing == []
+
+
+def test_every_cited_docs_section_exists() -> None:
+    """Each ``docs/<file>.md#<section>`` cited in the code, the schemas, the README or the man page is there."""
+    cited: dict[tuple[str, str | None], str] = {}
+    sources = [p for p in _text_files() if p.suffix in (".py", ".json", ".md", ".1", ".bash", ".zsh", ".fish")]
+    for source in sources:
+        text = source.read_text(errors="replace").replace("\\-", "-")  # roff escapes its hyphens
+        for match in _CITATION.finditer(text):
+            cited.setdefault((match[1], match[2]), str(source.relative_to(REPO)))
+    assert ("behaviour.md", "socket-root-resolution") in cited and ("remedy-policy.md", None) in cited
+    missing = []
+    for (name, anchor), where in sorted(cited.items(), key=str):
+        doc = REPO / "docs" / name
+        if not doc.is_file() or (anchor is not None and anchor not in _anchors(doc)):
+            missing.append(f"{where}: docs/{name}" + (f"#{anchor}" if anchor else ""))
+    assert missing == []
+
+
+def test_links_between_the_docs_lead_somewhere() -> None:
+    """A link inside ``docs/`` — to a section of the same page or of another page there — names a real section."""
+    broken = []
+    for doc in sorted((REPO / "docs").glob("*.md")):
+        for target, anchor in re.findall(r"\]\(([A-Za-z0-9_.-]*\.md)?(?:#([A-Za-z0-9_-]+))?\)", doc.read_text()):
+            linked = doc.parent / target if target else doc
+            if not linked.is_file() or (anchor and anchor not in _anchors(linked)):
+                broken.append(f"{doc.name} -> {target}#{anchor}")
+    assert broken == []
+
+
+#: The golden text each README example is, by the command it shows (``tests/system/test_screens.py`` makes them
+#: from real runs on a real terminal and in a pipe).
+README_EXAMPLES = {"nxsock paths": "paths", "nxsock doctor": "doctor", "nxsock cache list": "cache-list",
+                   "nxsock reset --daemon-marker": "reset"}
+
+
+def test_every_readme_example_is_what_the_command_prints() -> None:
+    """Issue 25: the README's examples are tested — each ``$ nxsock …`` block is the golden text of that command, run
+    for real over the golden state (uid 1000 shown for the test uid)."""
+    readme = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```console\n\$ (nxsock[^\n]*)\n(.*?)\n```", readme, re.S)
+    assert len(blocks) >= 2, blocks
+    for command, shown in blocks:
+        assert command in README_EXAMPLES, f"{command}: no golden text proves this example"
+        golden = (REPO / "tests" / "golden" / f"{README_EXAMPLES[command]}.txt").read_text().rstrip("\n")
+        assert shown == golden.replace("<uid>", "1000"), f"README's `{command}` is not what it prints"

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from conftest import PEER, environment, machine, mine
 
 from nxsock.app import cli
-from nxsock.audit.explain import _KINDS, answer_all, explain, general_advice, sandbox_format
+from nxsock.audit.explain import _ERRNO_OF, _KINDS, answer_all, explain, general_advice, sandbox_format
 from nxsock.core.fsview import Entry
 from nxsock.core.remedy import Remedy, check, render
 from nxsock.core.resolver import resolve
@@ -97,7 +97,7 @@ def test_errno_and_path_are_exactly_as_nx_names_them() -> None:
                 assert message.path in text and message.path[-1] not in ").,;:'\"`"
                 assert message.path.startswith("/")
                 checked += 1
-            if message.errno is not None:
+            if message.errno is not None and message.matched not in _ERRNO_OF:  # else Nx printed the OS's words for it
                 assert re.search(rf"\b{message.errno}\b", text[message.start:message.end])
     assert checked > 50
 
@@ -306,7 +306,7 @@ def test_unrecognised_text_says_so_and_runs_every_check(runner: CliRunner) -> No
     assert document["matched"] is None and document["recognised"] is False and document["messages"] == []
     assert document["findings"] == json.loads(plain.stdout)["findings"] and document["findings"]
     assert explained.exit_code == plain.exit_code
-    human = runner.invoke(cli, ["doctor", "--explain", "hello world"], env={"NO_COLOR": "1"}).stdout
+    human = runner.invoke(cli, ["doctor", "-v", "--explain", "hello world"], env={"NO_COLOR": "1"}).stdout
     assert human.startswith("Not a message nxsock recognises") and human.count("[environment]") >= 1
 
 
@@ -350,11 +350,13 @@ class TestHostilePaste:
                                       # the red team's: each start's ":…" ran to the end of the text, then gave back every character
                                       "connect EACCES:" * 64000, "listen EPERM: x" * 64000])
     def test_text_built_to_make_the_patterns_backtrack_is_read_in_seconds(self, text: str) -> None:
+        """Backtracking would take hours on a mebibyte; linear reading takes well under a second of CPU.  Measured in
+        this process's CPU time, not wall time, so a loaded machine (other suites, other workers) does not fail it."""
         import time
 
-        started = time.monotonic()
+        started = time.process_time()
         explain(text)
-        assert time.monotonic() - started < 10
+        assert time.process_time() - started < 10
 
 
 def _doctor_process(stdin: int, cwd: Path) -> tuple[int, str, str, float]:
@@ -393,3 +395,154 @@ class TestStdinThatNeverEnds:
         document = json.loads(out)
         assert document["matched"] == "daemon-disabled" and code in (0, 1)
         assert "did not end" in err and took < 30
+
+
+class TestDaemonThatDied:
+    """``Daemon process terminated and closed the connection``: the daemon killed mid-request (tests/corpus, state daemon-killed)."""
+
+    FILES = sorted(f for f in CAPTURES if "/daemon-killed--" in f)
+    WHOLE = "nxsock reset --daemon-marker && nx daemon --start"
+
+    def test_both_releases_captured_it(self) -> None:
+        assert {f.split("/")[0] for f in self.FILES} >= {"24.0.6", "23.3.2"}
+
+    @pytest.mark.parametrize("file", FILES)
+    def test_the_paste_is_read_as_a_daemon_that_died_with_what_it_left(self, file: str) -> None:
+        kinds = [m.matched for m in explain(CAPTURES[file][1]).messages]
+        assert kinds == ["daemon-graph-failed", "daemon-disabled", "daemon-terminated", "daemon-not-running"]
+
+    @pytest.mark.parametrize("file", FILES)
+    def test_every_message_of_the_paste_gets_the_one_whole_remedy(self, file: str) -> None:
+        """The marker cleared and a daemon started: not the marker alone, nor ``nx reset``'s cache wipe."""
+        answers = answer_all(explain(CAPTURES[file][1]).messages, [], {}, general())
+        assert {a.remedy for a in answers} == {self.WHOLE}
+
+    def test_on_this_machine_the_cause_names_the_log_the_marker_and_the_record(self) -> None:
+        from nxsock.audit.doctor import FINDING_IDS
+        from nxsock.audit.findings import Finding
+
+        findings = [Finding("daemon-record", "warn", "/w/d/server-process.json", "The recorded daemon (pid 38) is not running.",
+                            "nxsock reset"),
+                    Finding("daemon-disabled", "warn", "/w/d/disabled", "The daemon is disabled until `nx reset`; the reason it "
+                            "recorded:", "rm -- /w/d/disabled"),
+                    Finding("daemon-error", "info", "/w/d/daemon-error.log",
+                            "Last daemon error (other): Daemon process terminated and closed the connection")]
+        text = CAPTURES["24.0.6/daemon-killed--client-log.txt"][1]
+        answers = answer_all(explain(text).messages, findings, FINDING_IDS, general())
+        died = next(a for a in answers if a.message.matched == "daemon-terminated")
+        assert (died.remedy, died.source, died.finding) == (self.WHOLE, "this machine", "daemon-error")
+        assert died.message.cause.endswith("On this machine: Last daemon error (other): Daemon process terminated and closed "
+                                           "the connection. The daemon is disabled until `nx reset`. The recorded daemon "
+                                           "(pid 38) is not running.")
+        assert {a.remedy for a in answers} == {self.WHOLE}  # not the finding's half remedies (the marker alone, the record)
+
+    def test_a_disabled_marker_alone_keeps_its_own_answer(self) -> None:
+        """Without the dead daemon in the paste, the marker's message is answered as before."""
+        [message] = explain('Nx Daemon is going to be disabled until you run "nx reset".').messages
+        assert answer_all([message], [], {}, general())[0].remedy == "nx reset"
+
+
+#: The daemon-side messages as the releases' sources spell them (nx/dist/src/…, 23.1.1–24.0.6), for those not yet in the
+#: corpus: each line is Nx's own sentence with a workspace's names in it.
+NX_SENTENCES = {
+    "plugin-worker-timeout": "The plugin worker for ./tools/slow.js is exiting as it was not connected to within 30 seconds. "
+                             "Plugin workers expect to receive a socket connection from the parent process shortly after "
+                             "being started.",
+    "plugin-worker-never-listened": "Failed to start plugin worker for plugin ./tools/slow.js",
+    "workspace-mismatch": "The Nx Daemon for '/home/ada/acme' received a message from a different workspace "
+                          "('/home/ada/other') and refused to process it. This usually means multiple workspaces are "
+                          "sharing a socket directory; ensure NX_SOCKET_DIR (or NX_DAEMON_SOCKET_DIR) is not set to a "
+                          "shared location.",
+    "version-changed": " NX   Nx version changed. Please restart your command.",
+    "read-only-fs": " NX   Read-only file system (os error 30)",
+    "inotify-limit": "Error: ENOSPC: System limit for number of file watchers reached, watch '/home/ada/acme'",
+}
+
+
+class TestDaemonMessages:
+    """Each message users paste most is read, with the errno it means and the command (or why none) here."""
+
+    @pytest.mark.parametrize("kind", sorted(NX_SENTENCES))
+    def test_each_is_recognised_as_its_kind(self, kind: str) -> None:
+        assert [m.matched for m in explain(NX_SENTENCES[kind]).messages] == [kind]
+
+    @pytest.mark.parametrize(("kind", "command"), [
+        ("plugin-worker-timeout", "export NX_PLUGIN_NO_TIMEOUTS=true"),
+        ("plugin-worker-never-listened", "export NX_ISOLATE_PLUGINS=false"),
+        ("workspace-mismatch", "unset NX_SOCKET_DIR && unset NX_DAEMON_SOCKET_DIR"),
+        ("version-changed", "nx daemon --stop"),
+    ])
+    def test_each_gets_the_variable_or_command_that_helps_it(self, kind: str, command: str) -> None:
+        [message] = explain(NX_SENTENCES[kind]).messages
+        advice = general()(message)
+        assert advice.command == command
+        assert check(Remedy(advice.steps, ""), remedies().policy) is None
+
+    def test_the_shared_socket_directory_names_the_other_workspace_and_what_it_needs(self) -> None:
+        [message] = explain(NX_SENTENCES["workspace-mismatch"]).messages
+        assert (message.path, message.detail) == ("/home/ada/acme", "/home/ada/other")  # the daemon's, the sender's
+        hint = general()(message).hint or ""
+        assert "/home/ada/acme" in hint and "unset the same variables" in hint
+
+    @pytest.mark.parametrize(("kind", "errno"), [("read-only-fs", "EROFS"), ("inotify-limit", "ENOSPC")])
+    def test_the_native_layers_words_are_read_as_their_errno(self, kind: str, errno: str) -> None:
+        assert explain(NX_SENTENCES[kind]).messages[0].errno == errno
+
+    def test_os_error_13_with_no_path_is_eacces(self) -> None:
+        assert explain(" NX   Permission denied (os error 13)").messages[0].errno == "EACCES"
+
+    def test_a_read_only_filesystem_never_gets_install_d(self) -> None:
+        [message] = explain(NX_SENTENCES["read-only-fs"]).messages
+        advice = general()(message)
+        assert advice.command is None and (advice.hint or "").startswith("No safe command")
+        assert "install" not in (advice.hint or "").replace("never create /tmp/.nx", "")
+
+    def test_the_inotify_limit_gives_the_sysctl_line_root_runs_and_the_marker_it_leaves(self) -> None:
+        text = ("Unable to start Nx Daemon due to the limited amount of inotify watches, continuing without the daemon.\n"
+                'Nx Daemon is going to be disabled until you run "nx reset".')
+        answers = answer_all(explain(text).messages, [], {}, general())
+        assert [a.message.matched for a in answers] == ["inotify-limit", "daemon-disabled"]
+        for item in answers:  # the marker's message is answered with its cause: nx reset alone would leave the limit
+            assert item.remedy is None and "sudo sysctl fs.inotify.max_user_watches=" in (item.hint or "")
+            assert "nx reset" in (item.hint or "")
+
+    @pytest.mark.parametrize("errno", ["ENOTSUP", "EOPNOTSUPP"])
+    def test_a_filesystem_that_cannot_hold_sockets_gets_a_socket_directory_of_your_own(self, errno: str) -> None:
+        text = f"Error: listen {errno}: operation not supported on socket /mnt/c/work/sockets/d.sock\n"
+        [message] = explain(text).messages
+        assert (message.matched, message.errno, message.path) == ("socket-errno", errno, "/mnt/c/work/sockets/d.sock")
+        assert "cannot hold unix sockets" in message.cause
+        advice = general()(message)
+        assert (advice.command or "").startswith("export NX_SOCKET_DIR=")
+
+
+class TestDisabledMarkerMadeWhole:
+    """A pasted "Nx Daemon is going to be disabled …" gets its cause's command and the marker's removal, as one."""
+
+    @pytest.mark.parametrize(("file", "cause"), [
+        ("24.0.6/socket-dir-shared--client.txt", "unset NX_SOCKET_DIR && unset NX_DAEMON_SOCKET_DIR"),
+        ("23.3.2/socket-path-too-long--client.txt", "export NX_SOCKET_DIR=/home/ada/.nxs"),
+    ])
+    def test_the_markers_command_fixes_the_cause_and_clears_the_marker(self, file: str, cause: str) -> None:
+        ctx = remedies()
+        answers = answer_all(explain(CAPTURES[file][1]).messages, [], {}, general(ctx), ctx.offer)
+        marker = next(a for a in answers if a.message.matched == "daemon-disabled")
+        assert marker.remedy == f"{cause} && nxsock reset --daemon-marker"
+        assert check(Remedy(marker.steps, ""), ctx.policy) is None and render(Remedy(marker.steps, "")) == marker.remedy
+
+    def test_without_the_policy_to_vet_it_the_marker_keeps_its_own_answer(self) -> None:
+        answers = answer_all(explain(CAPTURES["24.0.6/socket-dir-shared--client.txt"][1]).messages, [], {}, general())
+        assert next(a for a in answers if a.message.matched == "daemon-disabled").remedy == "nx reset"
+
+    def test_a_cause_with_no_command_leaves_the_markers_own_answer(self) -> None:
+        ctx = remedies()
+        text = ' NX   Permission denied (os error 13)\nNx Daemon is going to be disabled until you run "nx reset".'
+        answers = answer_all(explain(text).messages, [], {}, general(ctx), ctx.offer)
+        assert [a.remedy for a in answers] == [None, "nx reset"]
+
+    def test_the_cli_prints_the_whole_command_for_the_marker(self, runner: CliRunner) -> None:
+        result = runner.invoke(cli, ["doctor", "--json", "--explain", "-"],
+                               input=CAPTURES["24.0.6/socket-dir-shared--client.txt"][1])
+        document = json.loads(result.output)
+        marker = next(m for m in document["messages"] if m["matched"] == "daemon-disabled")
+        assert marker["remedy"].endswith("&& nxsock reset --daemon-marker")

@@ -1,4 +1,4 @@
-"""Hashes, names and generations: the vectors SPEC §1.1 and §3 fix."""
+"""Hashes, names and generations: the vectors docs/behaviour.md#hashed-names and docs/behaviour.md#binding-cache fix."""
 
 from __future__ import annotations
 

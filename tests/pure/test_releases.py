@@ -1,4 +1,4 @@
-"""The release table, and what each release's rules change in a prediction (SPEC §1.6)."""
+"""The release table, and what each release's rules change in a prediction (docs/behaviour.md#release-differences)."""
 from __future__ import annotations
 
 import json
@@ -147,7 +147,10 @@ class TestTheClientsCheck:
         assert refusal is not None and (refusal.kind, refusal.dir, refusal.uid) == ("foreign-ancestor", "/tmp/.nx", PEER)
 
     def test_inside_a_user_namespace_the_root_itself_is_foreign(self) -> None:
-        """Every foreign owner shows as 65534 there, / included: the client refuses any socket (SPEC §1.7)."""
+        """Every foreign owner shows as 65534 there, / included: the client refuses any socket.
+
+        See docs/behaviour.md#user-namespace-sandboxes.
+        """
         view = UserNamespaceView(self._state(), USER, USER)
         refusal = client_socket_refusal(view, USER, self.SOCKET)
         assert refusal is not None and (refusal.kind, refusal.dir) == ("foreign-ancestor", "/")

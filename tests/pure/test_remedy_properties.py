@@ -1,4 +1,6 @@
-"""No remedy nxsock shows ever breaks the policy (SPEC §6), over generated states and hostile names (Hypothesis).
+"""No remedy nxsock shows ever breaks the policy, over generated states and hostile names (Hypothesis).
+
+The policy is docs/remedy-policy.md.
 
 Every remedy that reaches the user passes through :func:`nxsock.core.remedy.vet`;
 these properties record each one that passes and judge it again by rules

@@ -49,6 +49,21 @@ class TestEscaping:
         text = github_annotations([("g", Finding("a:b,c", "error", None, "m%\r\n"))])
         assert text == "::error title=nxsock doctor%3A a%3Ab%2Cc::m%25\\x0d\\x0a\n"
 
+    def test_a_healthy_run_annotates_nothing_and_strict_adds_the_notes(self) -> None:
+        """Issue 25: a ``::notice`` on every healthy CI job is noise; only problems annotate, notes with --strict."""
+        results = [("g", Finding("daemon-enabled", "info", None, "The daemon is off: CI.")),
+                   ("g", Finding("sockets", "warn", "/x", "stale"))]
+        assert github_annotations(results[:1]) == ""
+        assert [line[:9] for line in github_annotations(results).splitlines()] == ["::warning"]
+        assert [line[:9] for line in github_annotations(results, notes=True).splitlines()] == ["::notice ", "::warning"]
+
+    def test_a_report_folds_what_is_fine_and_keeps_the_problems_open(self) -> None:
+        results = [("g", Finding("outcome", "ok", None, "fine")), ("g", Finding("sockets", "warn", "/x", "stale", "nxsock reset"))]
+        report = doctor_markdown(results, "warn", [], [("Workspace", "/w", "")])
+        problems, folded = report.split("<details><summary>Other checks (1)</summary>")
+        assert "stale" in problems and "nxsock reset" in problems and "fine" in folded
+        assert "<details><summary>Resolved paths</summary>" in folded and folded.count("</details>") == 2
+
     def test_ok_findings_make_no_annotation_and_a_masked_report_says_so(self) -> None:
         assert github_annotations([("g", Finding("outcome", "ok", "/x", "fine"))]) == ""
         report = doctor_markdown([("g", Finding("outcome", "ok", "/home/bo/x", "fine in /home/bo/x and /tmp/bo-w, bo"))], "ok",

@@ -222,7 +222,10 @@ class TestReleaseRules:
 
 class TestViews:
     def test_inside_a_user_namespace_nx_24_refuses_both_default_tiers(self) -> None:
-        """Every foreign owner shows as 65534, so the walk from / refuses /tmp and HOME alike (SPEC §1.7)."""
+        """Every foreign owner shows as 65534, so the walk from / refuses /tmp and HOME alike.
+
+        See docs/behaviour.md#user-namespace-sandboxes.
+        """
         view = UserNamespaceView(machine({"/tmp/.nx": STICKY}), USER, USER)
         result = resolve(environment(), view)
         assert result.socket_root.tier == "workspace"

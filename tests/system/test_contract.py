@@ -1,7 +1,7 @@
-"""The JSON contract, one test per documented key: README's "JSON contract" section, key by key.
+"""The JSON contract, one test per documented key: docs/json.md's "JSON contract" section, key by key.
 
-Every key the README documents must be in the document every time, ``null``
-where it does not apply (SPEC §5).  Each document is taken from a real run as
+Every key docs/json.md documents must be in the document every time, ``null``
+where it does not apply (docs/behaviour.md#json-documents).  Each document is taken from a real run as
 the test uid in a private mount namespace, over a state where the key's
 objects exist (a refusal, a daemon record, entries removed and kept), so that
 a key inside a list is checked on real elements, never on an empty list.
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.xdist_group("contract")
 
 
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+README = (Path(__file__).resolve().parents[2] / "docs" / "json.md").read_text()  # the JSON contract, moved from the README
 HOME = f"/home/u{USER}"
 WS = f"{HOME}/ws"
 D = f"{WS}/.nx/workspace-data/d"
@@ -159,7 +159,7 @@ def test_every_documented_key_is_present(documents: dict[str, dict[str, t.Any]],
 
 @pytest.mark.parametrize(("document", "key"), DOCUMENTED, ids=[f"{d}:{k}" for d, k in DOCUMENTED])
 def test_every_tested_key_is_documented(document: str, key: str) -> None:
-    """The README names each key this suite pins, so the two cannot drift apart."""
+    """docs/json.md names each key this suite pins, so the two cannot drift apart."""
     section = README.split("## The JSON contract", 1)[1].split("\n## ", 1)[0]
     assert re.search(rf"`{re.escape(key.rsplit('.', 1)[-1])}`|\b{re.escape(key.rsplit('.', 1)[-1])}\b", section), key
 
@@ -176,7 +176,7 @@ def test_modes_are_four_octal_digits_and_errnos_names(documents: dict[str, dict[
 
 
 def test_the_cache_dir_is_null_when_nx_loads_the_binding_in_place() -> None:
-    """README: ``native_cache.dir`` is ``null`` when Nx loads in place, even when a refused directory was configured."""
+    """docs/json.md: ``native_cache.dir`` is ``null`` when Nx loads in place, even when a refused directory was configured."""
     document = _run(WORKSPACE, "paths", "--json", env={"NX_NATIVE_FILE_CACHE_DIRECTORY": "/tmp"})
     assert document["native_cache"]["bypass_reason"] is not None
     assert document["native_cache"]["dir"] is None

@@ -55,7 +55,7 @@ def _doctor(*args: str) -> t.Any:
 @pytest.fixture(scope="module")
 def runs() -> dict[str, t.Any]:
     return {"json": _doctor("--json"), "report": _doctor("--report"), "raw": _doctor("--report", "--no-redact"),
-            "github": _doctor("--format", "github")}
+            "github": _doctor("--format", "github"), "github-strict": _doctor("--format", "github", "--strict")}
 
 
 
@@ -71,13 +71,16 @@ class TestReport:
         assert "/tmp/ada-work" in raw and f"HOME {HOME}," in raw and "<user>" not in raw
 
     def test_the_report_is_markdown_no_name_from_disk_can_break(self, runs: dict[str, t.Any]) -> None:
-        """Parsed by CommonMark: only the report's own headings, no HTML, the fences it opened, the names shown escaped."""
+        """Parsed by CommonMark: only the report's own headings, no HTML but its own folds, the fences it opened, the names
+        shown escaped."""
         report = runs["report"].stdout
         tokens = _tokens(report)
         headings = [tokens[i + 1].content for i, tok in enumerate(tokens) if tok.type == "heading_open"]
         own = ("nxsock doctor report", "Findings", "Other checks", "Resolved paths", "✗ error: ", "⚠ warning: ")
         assert headings and all(h.startswith(own) for h in headings), headings
-        assert not [tok for tok in tokens if tok.type in ("html_block", "html_inline")]
+        html = [tok.content.strip() for tok in tokens if tok.type in ("html_block", "html_inline")]
+        folds = ("<details><summary>Other checks (", "<details><summary>Resolved paths</summary>", "</details>")
+        assert html and all(block.startswith(folds) and "\n" not in block for block in html), html
         assert {tok.info for tok in tokens if tok.type == "fence"} <= {"sh", "text"}
         recorded = next(tok.content for tok in tokens if tok.type == "fence" and tok.info == "text")
         assert "<script>alert(1)</script> | a | b |\\x1b]0;title\\x07" in recorded and recorded.splitlines()[0] == "```"
@@ -87,7 +90,8 @@ class TestReport:
         findings = json.loads(runs["json"].stdout)["findings"]
         problems = [f for f in findings if f["severity"] in ("warn", "error")]
         others = [f for f in findings if f["severity"] in ("ok", "info")]
-        assert len(headings) == 3 + bool(others) + len(problems), headings
+        assert len(headings) == 2 + len(problems), headings  # the others and the paths are folded, not headed
+        assert (f"<details><summary>Other checks ({len(others)})</summary>" in html) == bool(others), html
         assert any(f["id"] == "daemon-disabled" for f in problems)
 
     def test_every_finding_is_in_the_report_with_its_fix(self, runs: dict[str, t.Any]) -> None:
@@ -99,12 +103,17 @@ class TestReport:
                 assert masks.apply(finding["remedy"]).replace("\n", "\\x0a") in fences, finding["remedy"]
         assert runs["report"].returncode == runs["json"].returncode
 
-    def test_github_annotations_are_one_per_finding_escaped_and_the_exit_code_unchanged(self, runs: dict[str, t.Any]) -> None:
-        """One workflow command per finding that is not ok, of its level; no planted newline splits one."""
+    def test_github_annotations_are_one_per_problem_escaped_and_the_exit_code_unchanged(self, runs: dict[str, t.Any]) -> None:
+        """One workflow command per error or warning, of its level, the notes only with --strict; no planted newline
+        splits one."""
         findings = json.loads(runs["json"].stdout)["findings"]
+        level = {"error": "error", "warn": "warning", "info": "notice"}
         lines = runs["github"].stdout.splitlines()
-        expected = [{"error": "error", "warn": "warning", "info": "notice"}[f["severity"]] for f in findings if f["severity"] != "ok"]
-        assert [line.split(" ", 1)[0][2:] for line in lines] == expected, lines
+        expected = [level[f["severity"]] for f in findings if f["severity"] in ("error", "warn")]
+        assert expected and [line.split(" ", 1)[0][2:] for line in lines] == expected, lines
+        strict = runs["github-strict"].stdout.splitlines()
+        with_notes = [level[f["severity"]] for f in findings if f["severity"] != "ok"]
+        assert "notice" in with_notes and [line.split(" ", 1)[0][2:] for line in strict] == with_notes, strict
         assert all(line.startswith("::") and " title=nxsock doctor%3A " in line for line in lines)
         assert "\r" not in runs["github"].stdout and "\x1b" not in runs["github"].stdout
         assert any("we`ir|d%2525 ``x\\x0a## planted heading\\x1b[31m" in line for line in lines)
@@ -146,7 +155,7 @@ class TestAPeersDotenvLeaksNoSecretOfYours:
     """Finding 6: a peer's ``.env`` holding ``NX_SOCKET_DIR=/tmp/leak-${GITHUB_TOKEN}`` is expanded with the victim's
     environment (as Nx does), and the prediction keeps that value; no report shows it."""
 
-    @pytest.mark.parametrize("args", [["doctor", "--report"], ["doctor", "--report", "--no-redact"], ["doctor", "--format", "github"],
+    @pytest.mark.parametrize("args", [["doctor", "--report"], ["doctor", "--report", "--no-redact"], ["doctor", "--format", "github", "--strict"],
                                       ["paths", "--json"], ["doctor", "--json"]], ids=" ".join)
     def test_no_secret_appears_in_the_output(self, args: list[str]) -> None:
         result = _peer_dotenv_run(args)
@@ -180,7 +189,7 @@ def test_a_token_in_the_daemons_log_is_quoted_redacted() -> None:
     setup = (f"install -d -o {USER} -g {USER} {HOME} {HOME}/ws {HOME}/ws/.nx {HOME}/ws/.nx/workspace-data; echo '{{}}' > {HOME}/ws/nx.json; "
              f"install -d -m 0700 -o {USER} {d}; printf %s {shlex.quote(DAEMON_ERROR)} > {d}/daemon-error.log; "
              f"printf %s {shlex.quote(DAEMON_ERROR)} > {d}/disabled; chown -R {USER} {HOME}/ws")
-    for args in (["doctor", "--report"], ["doctor", "--format", "github"], ["doctor", "--report", "--no-redact"]):
+    for args in (["doctor", "--report"], ["doctor", "--format", "github", "--strict"], ["doctor", "--report", "--no-redact"]):
         result = run_as_user(setup, args, env=ENV, cwd=f"{HOME}/ws")
         out = result.stdout + result.stderr
         assert "daemon-error" in out and "Traceback" not in out, out
@@ -265,7 +274,7 @@ class TestMasksMaskOnlyTheUser:
 ODD_SECRET = "-----BEGIN KEY-----\nMIIEvQIBADANBgkqhkiG\tW1nd0w5\\Pa55`x\x1b[0m-----END KEY-----"
 
 
-@pytest.mark.parametrize("args", [["doctor", "--report"], ["doctor", "--report", "--no-redact"], ["doctor", "--format", "github"],
+@pytest.mark.parametrize("args", [["doctor", "--report"], ["doctor", "--report", "--no-redact"], ["doctor", "--format", "github", "--strict"],
                                   ["paths", "--json"], ["doctor", "--json"]], ids=" ".join)
 def test_a_withheld_secret_holding_a_newline_is_not_shown_escaped(args: list[str]) -> None:
     """``doctor``'s environment note quotes the value by ``repr``: the victim's multi-line key, drawn in by a peer's ``.env``,
@@ -287,7 +296,7 @@ SLASHED_SECRETS = {"slashes": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "doubl
 
 
 @pytest.mark.parametrize("secret", SLASHED_SECRETS.values(), ids=SLASHED_SECRETS.keys())
-@pytest.mark.parametrize("args", [["doctor", "--report"], ["doctor", "--format", "github"], ["paths", "--json"]], ids=" ".join)
+@pytest.mark.parametrize("args", [["doctor", "--report"], ["doctor", "--format", "github", "--strict"], ["paths", "--json"]], ids=" ".join)
 def test_a_withheld_secret_holding_slashes_is_not_shown_normalised(args: list[str], secret: str) -> None:
     """The resolver normalises ``/tmp/s-${KEY}`` (``//`` and ``/./`` collapse, a trailing ``/`` goes) and ``paths --json``
     lists each parent to create (``/tmp/s-wJalrXUtnFEMI``): neither spelling is the value as drawn, and both were shown."""
