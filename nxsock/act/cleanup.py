@@ -21,6 +21,8 @@ from ..core._pathname import join
 from ..core.environment import Environment, Variable
 from ..core.fsview import connect_probe
 from ..core.layout import console_leaf, plugin_leaf
+from ..core.liveness import process_liveness
+from ..core.mounts import Mount, mount_of, parse_mountinfo
 from ..core.resolver import Resolution
 from ..core.trust import describe_distrust, steering_refusal
 from .removal import UntrustedPath, open_directory, remove_entry
@@ -57,6 +59,7 @@ class _Walker:
         self.now = now
         self.tick = tick
         self.items: list[ResetItem] = [] if items is None else items
+        self.mounts: tuple[Mount, ...] | None = None  # the mount table, read once when a verdict needs it
 
     def _remove(self, fd: int, name: str, path: str, what: str, reason: str) -> None:
         removal = remove_entry(fd, name, path, self.uid, dry_run=self.dry_run)
@@ -90,6 +93,8 @@ class _Walker:
             self.items.append(ResetItem(path, what, "kept", "a socket in it answers: it is live", 0))
         elif not self.force and self.now - st.st_mtime < GRACE:
             self.items.append(ResetItem(path, what, "kept", "modified less than a minute ago (use --force)", 0))
+        elif probes and not self.force and (remote := self.network_mount(path)) is not None:
+            self.items.append(ResetItem(path, what, "kept", _remote_reason(remote, "its sockets"), 0))
         else:
             self._remove(fd, name, path, what, "no socket in it answers" if probes else "it holds no socket")
 
@@ -102,6 +107,10 @@ class _Walker:
             except OSError:
                 continue
             if stat.S_ISSOCK(st.st_mode) and st.st_uid == self.uid and _probe(fd, name) == "ECONNREFUSED":
+                remote = None if self.force else self.network_mount(directory)
+                if remote is not None:
+                    self.items.append(ResetItem(join(directory, name), "stale socket", "kept", _remote_reason(remote, "it"), 0))
+                    continue
                 self._remove(fd, name, join(directory, name), "stale socket", "nothing listens on it")
 
     def _walk(self, fd: int) -> t.Iterator[tuple[str, os.stat_result]]:
@@ -220,14 +229,37 @@ class _Walker:
             if match is None:
                 return
             pid = int(match.group(1))
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                self._remove(fd, name, path, "daemon record", f"the daemon it names (pid {pid}) is not running")
-            except (PermissionError, OverflowError, OSError):
-                return  # alive (another user's), or unknowable: kept
+            state = process_liveness(pid)
+            if state in ("alive", "unknown"):
+                return  # alive (perhaps another user's), or unknowable: kept
+            if state == "zombie":
+                self._remove(fd, name, path, "daemon record", f"the daemon it names (pid {pid}) is a zombie: it exited "
+                             "and its parent has not reaped it, so nothing serves its socket")
+                return
+            socket = _recorded_socket(text)
+            if socket is not None and connect_probe(socket) in ("answers", "ETIMEDOUT", "EAGAIN"):
+                self.items.append(ResetItem(path, "daemon record", "kept", f"pid {pid} is not in this pid namespace, but "
+                                            f"its socket {socket} answers: the daemon runs in another container or on "
+                                            "the host, sharing this directory; stop it there (nx daemon --stop)", 0))
+                return
+            remote = None if self.force else self.network_mount(daemon_dir)
+            if remote is not None:
+                self.items.append(ResetItem(path, "daemon record", "kept", _remote_reason(remote, f"pid {pid}"), 0))
+                return
+            self._remove(fd, name, path, "daemon record", f"the daemon it names (pid {pid}) is not running")
         finally:
             os.close(fd)
+
+    def network_mount(self, path: str) -> Mount | None:
+        """The network filesystem *path* lies on, where a process of another host may use it unseen; else ``None``."""
+        if self.mounts is None:
+            try:
+                with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as table:
+                    self.mounts = parse_mountinfo(table.read(1 << 22))
+            except OSError:
+                self.mounts = ()
+        mount = mount_of(self.mounts, os.path.realpath(path))
+        return mount if mount is not None and mount.network else None
 
     def _holds_only_sockets(self, fd: int, name: str) -> bool:
         inner = self._open_child(fd, name)
@@ -309,6 +341,20 @@ def reset(
         tmp = env.node_tmpdir()
         walker.legacy(tmp if tmp.startswith("/") else f"{env.cwd}/{tmp}", _temp_sources(env))
     return walker.items, marker_reason
+
+
+def _recorded_socket(text: bytes) -> str | None:
+    """The ``socketPath`` of a daemon record when it is a plain absolute path to a socket, else ``None``."""
+    match = re.search(rb'"socketPath"\s*:\s*"(/[^"\\\x00-\x1f]{1,4000}\.sock)"', text)
+    if match is None or b"/../" in match.group(1) or b"/./" in match.group(1):
+        return None
+    return match.group(1).decode("utf-8", "surrogateescape")
+
+
+def _remote_reason(mount: Mount, what: str) -> str:
+    """Why something that looks dead from here is kept on a network filesystem, and how to remove it anyway."""
+    return (f"it lies on {mount.fs_type} ({mount.source}), a network filesystem: a daemon on another host can "
+            f"use {what} although no process here does; stop Nx there, or remove it with `nxsock reset --force`")
 
 
 def _sources(*variables: Variable | None) -> tuple[str, ...]:

@@ -5,20 +5,30 @@ from __future__ import annotations
 import re
 import typing as t
 
+from ..act.tmpfiles import (
+    CREATING_TYPES,
+    DROP_IN,
+    EARLY_DROP_IN,
+    MARKER,
+    TMPFILES_DIRS,
+    TmpfilesLine,
+    container_lines,
+    drop_in_for,
+    tmpfiles_lines,
+)
 from ..core._pathname import dirname, join
 from ..core.fsview import Entry, FsView
 from ..core.layout import CONTAINER
 from ..core.remedy import Remedy, Step
 from ..core.terminal import counted
-from ..core.wording import configuration_fix
+from ..core.wording import configuration_fix, socket_export
 from .binding_cache import entry_removal
 from .checks_sockets import reset_remedy
 from .findings import Context, Finding, Severity, advised_finding, mode_text, offer_remedy, refusal_finding
 
-__all__ = ["GOOD_TMPFILES_LINE", "TMPFILES_DIRS", "TmpfilesLine", "check_binding", "check_boot_persistence", "check_leftovers", "check_native_cache", "check_workspace_data"]
+__all__ = ["GOOD_TMPFILES_LINE", "TMPFILES_DIRS", "TmpfilesLine", "check_binding", "check_boot_persistence", "check_cache_directory", "check_leftovers", "check_native_cache", "check_shared_tmp", "check_workspace_data", "container_boot_rule"]
 
 
-TMPFILES_DIRS = ("/etc/tmpfiles.d", "/run/tmpfiles.d", "/usr/local/lib/tmpfiles.d", "/usr/lib/tmpfiles.d")
 
 
 def check_workspace_data(ctx: Context) -> list[Finding]:
@@ -65,6 +75,81 @@ def check_workspace_data(ctx: Context) -> list[Finding]:
     return [advised_finding("workspace-data", "error", first,
                      f"{first} belongs to {whose}, so Nx cannot write its caches or daemon files there "
                      "(EACCES, \"os error 13\").", advice)]
+
+
+def check_cache_directory(ctx: Context) -> list[Finding]:
+    """A configured task cache the release refuses at start-up: Nx 24.0.6 stops every command before it does anything."""
+    cache = ctx.resolution.cache_directory
+    if cache is None or cache.untrusted_reason is None:
+        return []
+    release = ctx.resolution.rules.release
+    if not cache.refused:
+        return [Finding("cache-directory", "warn", cache.dir,
+                        f"The task cache {cache.dir} ({cache.source}) is not safe: {cache.untrusted_reason}. Nx {release} "
+                        "uses it only because NX_ALLOW_INSECURE_DIRECTORIES=true; another user could plant task outputs "
+                        "there that Nx restores.", None,
+                        "Point it at a directory only you can write, then unset NX_ALLOW_INSECURE_DIRECTORIES.")]
+    message = (f"The task cache {cache.dir} ({cache.source}) is not safe: {cache.untrusted_reason}. Nx {release} stops "
+               "every command with UntrustedDataDirectoryError before it runs anything.")
+    if cache.variable is None:
+        return [Finding("cache-directory", "error", cache.dir, message, None,
+                        "No command: nxsock does not edit nx.json. Change cacheDirectory there to a directory only you, "
+                        "root or the workspace's owner can write (a path inside the workspace is trusted like it), "
+                        "or remove it to use Nx's default.")]
+    advice = ctx.remedies.offer(configuration_fix(ctx.remedies, cache.variable, "task cache"))
+    return [advised_finding("cache-directory", "error", cache.dir, message, advice)]
+
+
+def _foreign_listeners(ctx: Context, root: str) -> list[str]:
+    """Sockets in the per-run directories of *root* whose listener lives in a pid namespace invisible from here."""
+    from ..core.containers import peer_outside
+
+    found: list[str] = []
+    names = ctx.view.listdir(root)
+    for name in sorted(names) if isinstance(names, list) else []:
+        leaf = join(root, name)
+        entry = ctx.view.lstat(leaf)
+        if not isinstance(entry, Entry) or not entry.is_dir or entry.is_link or len(name) != 20:
+            continue
+        inner = ctx.view.listdir(leaf)
+        for sock in sorted(inner)[:8] if isinstance(inner, list) else []:
+            if sock.endswith(".sock") and peer_outside(join(leaf, sock)):
+                found.append(join(leaf, sock))
+        if len(found) >= 3:
+            break
+    return found
+
+
+def check_shared_tmp(ctx: Context) -> list[Finding]:
+    """A socket root shared beyond this pid namespace: daemons of two containers with one checkout path collide.
+
+    Nx names a daemon's per-run directory after the workspace path and the
+    daemon's pid, and pids repeat across pid namespaces. Seen two ways: the
+    socket root lies on a mount bound into this container, or a socket in it
+    answers from a process this pid namespace has no number for.
+    """
+    verdict = ctx.resolution.container
+    root = ctx.resolution.socket_root
+    if verdict is None or root.root is None or root.tier == "configured":
+        return []
+    listeners = _foreign_listeners(ctx, root.root)
+    if not verdict.shared_socket_root and not listeners:
+        return []
+    seen = [verdict.shared_reason] if verdict.shared_reason else []
+    if listeners:
+        seen.append(f"{listeners[0]} answers from a process in a pid namespace nxsock cannot see from here "
+                    "(another container, or the host)")
+    message = ("Nx's socket root is shared beyond this pid namespace: " + "; and ".join(seen) + ". Pids repeat across "
+               "pid namespaces and Nx names a daemon's directory after the workspace path and its pid, so two "
+               "containers with the same checkout path can take each other's sockets (listen EADDRINUSE … "
+               "fp<pid>-0.sock).")
+    daemonless = Remedy((Step("export", variable="NX_DAEMON", value="false"),),
+                        "Runs Nx without its daemon here: no daemon socket to collide on.")
+    advice = ctx.remedies.offer(socket_export(ctx.remedies), daemonless)
+    hint = ((advice.hint + " ") if advice.hint else "") + (
+        "What works: a private /tmp per container (docker run --tmpfs /tmp; an emptyDir volume at /tmp in "
+        "Kubernetes), a per-container NX_SOCKET_DIR, or NX_DAEMON=false.")
+    return [Finding("shared-tmp", "warn", root.root, message, advice.command, hint, steps=advice.steps)]
 
 
 def check_native_cache(ctx: Context) -> list[Finding]:
@@ -165,33 +250,6 @@ def check_leftovers(ctx: Context) -> list[Finding]:
     return found
 
 
-class TmpfilesLine(t.NamedTuple):
-    file: str
-    number: int
-    fields: tuple[str, ...]
-
-
-def _tmpfiles_lines(view: FsView) -> list[TmpfilesLine]:
-    """Every line of every ``tmpfiles.d`` file, in systemd's order: by file name, a name in an earlier directory masking later ones."""
-    chosen: dict[str, str] = {}
-    for directory in TMPFILES_DIRS:
-        names = view.listdir(directory)
-        if isinstance(names, int):
-            continue
-        for name in sorted(names):
-            if name.endswith(".conf") and name not in chosen:
-                chosen[name] = join(directory, name)
-    lines = []
-    for name in sorted(chosen):
-        text = view.read_text(chosen[name])
-        if isinstance(text, str):
-            for number, line in enumerate(text.splitlines(), 1):
-                fields = tuple(line.split())
-                if fields and not fields[0].startswith("#"):
-                    lines.append(TmpfilesLine(chosen[name], number, fields))
-    return lines
-
-
 def _systemd_runs(view: FsView) -> bool:
     """Whether systemd is the running init, as ``sd_booted()`` tells: ``/run/systemd/system`` is a directory."""
     entry = view.lstat("/run/systemd/system")
@@ -221,40 +279,101 @@ def _judge_tmpfiles(fields: tuple[str, ...]) -> str | None:
     return None
 
 
-def check_boot_persistence(ctx: Context) -> list[Finding]:
-    """A root-provisioned container on a /tmp that is emptied at boot or aged, with no (good) rule that recreates it.
+def _judge_other_line(line: TmpfilesLine) -> str | None:
+    """What a line beside the obeyed one does to /tmp/.nx or a level below it, or ``None`` when it does no harm."""
+    kind, below = line.type, line.path != CONTAINER
+    mode, user, group, age = (line.field(i) for i in (2, 3, 4, 5))
+    if kind in ("x", "X"):
+        return None  # an exclusion from cleaning: what keeps the users' directories
+    if kind in ("r", "R"):
+        return f"it removes {line.path} at boot"
+    if age not in ("-", "") and kind in CREATING_TYPES | {"e"}:
+        return f"its age {age} lets systemd-tmpfiles age out {line.path} and what Nx keeps in it"
+    if kind in ("z", "Z") and not below:
+        if mode.lstrip("~:") not in ("-", "1777") or user not in ("-", "root", "0") or group not in ("-", "root", "0"):
+            return f"it sets {line.path} to {mode} {user}:{group} at every boot, not root:root 1777"
+        return None
+    if below and kind in CREATING_TYPES | {"z", "Z"}:
+        segment = line.path[len(CONTAINER) + 1:].split("/", 1)[0]
+        if kind in ("d", "v", "q", "z", "Z") and mode.lstrip("~:") in ("0700", "700", "-") and user in ("-", segment):
+            return None  # the user's own private level, as Nx would make it
+        return (f"it makes {line.path} {mode} {user}:{group} at boot: a level Nx makes and guards itself "
+                "(private to its user, 0700), which it then refuses")
+    return None
 
-    What is said is what was seen: whether /tmp is a tmpfs, which tmpfiles.d
-    rules would clear or age it (file and line), whether the rule for
-    /tmp/.nx is the good one (type, mode, owner, age), and whether systemd
-    runs here to apply them.
-    """
+
+def container_boot_rule(view: FsView) -> TmpfilesLine | None:
+    """The tmpfiles.d line systemd-tmpfiles obeys for /tmp/.nx itself, or ``None``: what made it at boot."""
+    return next((line for line in container_lines(tmpfiles_lines(view))
+                 if line.path == CONTAINER and line.type in CREATING_TYPES), None)
+
+
+def _judge_boot_rules(ctx: Context, systemd: bool) -> list[Finding] | None:
+    """Every obeyed tmpfiles.d line for /tmp/.nx and below, judged; ``None`` where no line names them."""
     view = ctx.view
-    entry = view.lstat(CONTAINER)
-    if isinstance(entry, int) or not entry.is_dir or entry.uid != 0:
-        return []
-    lines = _tmpfiles_lines(view)
-    systemd = _systemd_runs(view)
-    ours = [line for line in lines if len(line.fields) >= 2 and line.fields[1].rstrip("/") == CONTAINER]
-    if ours:
-        first = ours[0]  # systemd-tmpfiles obeys the first line for a path and ignores the rest
+    obeyed = container_lines(tmpfiles_lines(view))
+    if not obeyed:
+        return None
+    first = next((line for line in obeyed if line.path == CONTAINER and line.type in CREATING_TYPES), None)
+    found = []
+    when = "" if systemd else " (systemd does not run here: it applies when the host boots with systemd)"
+    if first is not None:
         problem = _judge_tmpfiles(first.fields)
         if problem is None:
             applied = "" if systemd else "; systemd does not run here, so it applies only when the host boots with systemd"
-            return [Finding("boot-persistence", "ok" if systemd else "info", CONTAINER,
-                            f"The tmpfiles.d rule `{' '.join(first.fields)}` in {first.file} recreates /tmp/.nx at boot{applied}.")]
-        where = f"{first.file}:{first.number}"
-        message = f"{where} sets up /tmp/.nx at boot, but {problem}."
-        from ..act.tmpfiles import DROP_IN, MARKER
+            found.append(Finding("boot-persistence", "ok" if systemd else "info", CONTAINER,
+                                 f"The tmpfiles.d rule `{' '.join(first.fields)}` in {first.file} recreates /tmp/.nx at boot{applied}."))
+        else:
+            message = (f"{first.where} makes /tmp/.nx at boot (`{' '.join(first.fields)}`), but {problem}: every user but "
+                       f"its owner is demoted to ~/.nx or refused, again at every boot{when}.")
+            def marked(path: str) -> bool:
+                text = view.read_text(path, 4096)
+                return isinstance(text, str) and text.startswith(MARKER)
 
-        ours_file = view.read_text(first.file, 4096)
-        if first.file == DROP_IN and isinstance(ours_file, str) and ours_file.startswith(MARKER):
-            rewrite = Remedy((Step("run-nxsock", value="provision --tmpfiles --install", needs_root=True),),
-                             f"Rewrites nxsock's own drop-in with the line `{GOOD_TMPFILES_LINE}`.")
-            return [advised_finding("boot-persistence", "warn", CONTAINER, message, ctx.remedies.offer(rewrite))]
-        return [Finding("boot-persistence", "warn", CONTAINER, message, None,
-                        f"No command: nxsock does not edit another package's tmpfiles.d file. Change line {first.number} of "
-                        f"{first.file} to `{GOOD_TMPFILES_LINE}`.")]
+            ours = first.file in (DROP_IN, EARLY_DROP_IN) and marked(first.file)
+            winning = drop_in_for(obeyed, marked)
+            if ours or winning is not None:
+                target = first.file if ours else winning
+                changes = (f"Rewrites nxsock's own drop-in with the line `{GOOD_TMPFILES_LINE}`" if ours else
+                           f"Installs {target} with the line `{GOOD_TMPFILES_LINE}`; systemd-tmpfiles reads it before "
+                           f"{first.file} and obeys the first line for a path, so this one wins")
+                install = Remedy((Step("run-nxsock", value="provision --tmpfiles --install", needs_root=True),),
+                                 changes + ", and applies it now (root:root 1777).")
+                found.append(advised_finding("boot-persistence", "warn", CONTAINER, message, ctx.remedies.offer(install)))
+            else:
+                found.append(Finding("boot-persistence", "warn", CONTAINER, message, None,
+                                     f"No command: {first.file} is read before any drop-in nxsock could write, and nxsock "
+                                     f"does not edit another package's file. Change line {first.number} there to "
+                                     f"`{GOOD_TMPFILES_LINE}`."))
+    for line in obeyed:
+        if line is first:
+            continue
+        problem = _judge_other_line(line)
+        if problem is not None:
+            found.append(Finding("boot-persistence", "warn", line.path,
+                                 f"{line.where} (`{' '.join(line.fields)}`): {problem}{when}.", None,
+                                 f"No command: nxsock does not edit tmpfiles.d files. Delete line {line.number} of "
+                                 f"{line.file}, or make it `x {line.path}` to keep it from ageing."))
+    return found
+
+
+def check_boot_persistence(ctx: Context) -> list[Finding]:
+    """Every tmpfiles.d rule for /tmp/.nx and below, judged; else a root-provisioned container on a /tmp emptied at boot.
+
+    What is said is what was seen: the rules systemd-tmpfiles obeys (its
+    precedence: files by name, /etc over /run over /usr/lib, the first line
+    for a path), whether /tmp is a tmpfs, which rules would clear or age it
+    (file and line), and whether systemd runs here to apply them.
+    """
+    view = ctx.view
+    systemd = _systemd_runs(view)
+    judged = _judge_boot_rules(ctx, systemd)
+    if judged is not None:
+        return judged
+    entry = view.lstat(CONTAINER)
+    if isinstance(entry, int) or not entry.is_dir or entry.uid != 0:
+        return []
+    lines = tmpfiles_lines(view)
     mounts = view.read_text("/proc/self/mountinfo")
     tmpfs = isinstance(mounts, str) and any(
         len(f := line.split()) > 8 and f[4] == "/tmp" and "tmpfs" in line.split(" - ", 1)[-1][:10] for line in mounts.splitlines()

@@ -247,8 +247,12 @@ def check_container(ctx: Context) -> list[Finding]:
     if entry.uid == env.uid and env.uid != 0:
         advice = offer_remedy(ctx, [Step("chown", CONTAINER, owner=0, group=0, needs_root=True), Step("chmod", CONTAINER, mode=0o1777, needs_root=True)],
                         "Hands /tmp/.nx to root, 1777, so every user can keep a private directory in it.")
+        from .checks_host import container_boot_rule  # a boot rule, not the first run, may have made it
+
+        rule = container_boot_rule(ctx.view)
+        made = "the first user to run Nx made it" if rule is None else f"the tmpfiles.d rule at {rule.where} makes it at boot"
         return [advised_finding("container", "info", CONTAINER,
-                         "/tmp/.nx is yours (the first user to run Nx made it): normal on a single-user machine, "
+                         f"/tmp/.nx is yours ({made}): normal on a single-user machine, "
                          "but every other user will be demoted to ~/.nx.", advice)]
     return [Finding("container", "ok", CONTAINER, f"/tmp/.nx passes the shared-root guard for you (owner uid {entry.uid}, mode {mode_text(entry)}).")]
 

@@ -16,8 +16,10 @@ from .checks_daemon import check_daemon_enabled, when_daemon_runs
 from .checks_host import (
     check_binding,
     check_boot_persistence,
+    check_cache_directory,
     check_leftovers,
     check_native_cache,
+    check_shared_tmp,
     check_workspace_data,
 )
 from .checks_levels import (
@@ -52,6 +54,8 @@ CHECKS: dict[str, tuple[str, t.Callable[[Context], list[Finding]]]] = {
     "outcome": ("Outcome", check_outcome),
     "configuration": ("Outcome", check_configuration),
     "workspace-data": ("Outcome", check_workspace_data),
+    "cache-directory": ("Outcome", check_cache_directory),
+    "shared-tmp": ("Sockets", check_shared_tmp),
     "path-budget": ("Outcome", check_path_budget),
     "filesystem": ("Outcome", check_filesystems),
     "workspace-writable": ("Outcome", check_workspace_writable),
@@ -75,6 +79,8 @@ FINDING_IDS = {
     "socket-owner": ("socket-owner",), "daemon-enabled": ("daemon-enabled",), "daemon": ("daemon-record", "daemon-disabled", "daemon-error"),
     "binding": ("binding",), "native-cache": ("native-cache",), "leftovers": ("leftovers",), "boot-persistence": ("boot-persistence",),
     "filesystem": ("filesystem",), "workspace-writable": ("workspace-writable",),
+    "cache-directory": ("cache-directory",),
+    "shared-tmp": ("shared-tmp",),
 }
 
 
@@ -104,6 +110,8 @@ FINDING_DESCRIPTIONS = {
     "native-cache": "the binding cache: its directory trusted, the copy fresh",
     "leftovers": "what reset or cache prune would remove: dead sockets, old cache entries",
     "boot-persistence": "whether /tmp/.nx survives a reboot (a tmpfiles.d rule)",
+    "cache-directory": "a configured task cache (NX_CACHE_DIRECTORY, nx.json cacheDirectory): Nx trusts it at start-up",
+    "shared-tmp": "the socket root shared beyond this pid namespace (containers sharing /tmp)",
 }
 
 

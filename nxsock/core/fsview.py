@@ -188,17 +188,10 @@ class LiveView:
             os.close(fd)
 
     def pid_alive(self, pid: int) -> bool | None:
-        if pid <= 0:
-            return False
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True  # it exists; it is someone else's
-        except (OSError, OverflowError):
-            return None
-        return True
+        from .liveness import process_liveness  # a zombie is dead: kill(pid, 0) alone counts it alive
+
+        state = process_liveness(pid)
+        return None if state == "unknown" else state == "alive"
 
     def probe_socket(self, path: str) -> str | None:
         entry = self.lstat(path)

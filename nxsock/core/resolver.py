@@ -13,6 +13,7 @@ import typing as t
 from . import layout
 from ._pathname import basename, dirname, is_absolute, join, normalize
 from ._pathname import resolve as resolve_path
+from .containers import ContainerVerdict, judge_container
 from .daemon_switch import DaemonSwitch
 from .daemon_switch import judge as _judge_daemon
 from .environment import Environment, Variable, home_directory
@@ -36,6 +37,7 @@ from .sandbox_daemon import SandboxDaemon, client_refusal, judge_sandbox
 
 __all__ = [
     "Allowlist",
+    "CacheDirectory",
     "DaemonRecord",
     "InvalidConfiguration",
     "NativeCache",
@@ -138,6 +140,21 @@ class WorkspaceData(t.NamedTuple):
     socket_dir: str = ""  # the sockets' last resort: the crate counts an empty variable as unset, the JS does not
 
 
+class CacheDirectory(t.NamedTuple):
+    """Nx's task cache, where configured (``NX_CACHE_DIRECTORY`` or nx.json's ``cacheDirectory``), as the release judges it.
+
+    Nx 24.0.6 judges it when ``nx/src/utils/cache-directory.js`` is imported —
+    by every command — and stops with ``UntrustedDataDirectoryError`` when
+    someone other than the user, root or the workspace's owner could replace it.
+    """
+
+    dir: str
+    source: str  # "NX_CACHE_DIRECTORY (environment)", "nx.json cacheDirectory", …
+    variable: str | None  # the variable that set it, or None for nx.json
+    untrusted_reason: str | None  # why the release would refuse it; None where it is trusted or not judged
+    refused: bool  # the release stops every command on it (NX_ALLOW_INSECURE_DIRECTORIES is not "true")
+
+
 class Allowlist(t.NamedTuple):
     """What a sandbox must allow for Nx to work here, as real paths."""
 
@@ -161,6 +178,8 @@ class Resolution(t.NamedTuple):
     user_namespace_sandbox: SandboxDaemon | None = None  # Linux: whether the daemon serves a client inside bwrap/srt/codex
     daemon: DaemonSwitch | None = None  # whether Nx's client uses its daemon at all, and why not (core/daemon_switch.py)
     mounts: tuple[LevelMount, ...] = ()  # the mount under each level judged, where the view shows a mount table
+    cache_directory: CacheDirectory | None = None  # a configured task cache, judged as the release judges it
+    container: ContainerVerdict | None = None  # Linux: the container nxsock runs in, and whether the socket root is shared
 
 
 class _Roots(t.NamedTuple):
@@ -235,6 +254,8 @@ def resolve(env: Environment, view: FsView, *, layout_override: str | None = Non
         else None,
         daemon=switch,
         mounts=mounts,
+        cache_directory=_cache_directory(env, view, rules),
+        container=judge_container(view, env.get, root.root) if env.platform == "linux" else None,
     )
 
 
@@ -305,6 +326,43 @@ def _data_dir(env: Environment, view: FsView, rules: ReleaseRules, *, empty_is_u
     sep = "\\" if win else "/"
     refused = untrusted is not None and env.get("NX_ALLOW_INSECURE_DIRECTORIES") != "true"
     return WorkspaceData(directory, directory.rstrip(sep) + sep + "d", source, untrusted, refused)
+
+
+def _nx_json_cache_directory(view: FsView, root: str) -> str | None:
+    """nx.json's ``cacheDirectory`` (or the default task runner's), as Nx reads it; ``None`` when unset or unreadable."""
+    text = view.read_text(join(root, "nx.json"), 1 << 20, follow=True)
+    if not isinstance(text, str) or "cacheDirectory" not in text:
+        return None
+    try:
+        data = parse_json(text)
+    except JsonInputError:
+        return None  # Nx swallows a malformed nx.json here too
+    if not isinstance(data, dict):
+        return None
+    value = data.get("cacheDirectory")
+    if value is None:
+        runner = data.get("tasksRunnerOptions")
+        default = runner.get("default") if isinstance(runner, dict) else None
+        options = default.get("options") if isinstance(default, dict) else None
+        value = options.get("cacheDirectory") if isinstance(options, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
+def _cache_directory(env: Environment, view: FsView, rules: ReleaseRules) -> CacheDirectory | None:
+    """The configured task cache: an ``NX_CACHE_DIRECTORY`` that is not empty wins over nx.json, as in Nx."""
+    root = env.workspace_root
+    var = env.variables.get("NX_CACHE_DIRECTORY")
+    if var is not None and var.value:
+        value, source, variable = var.value, f"NX_CACHE_DIRECTORY ({var.source})", "NX_CACHE_DIRECTORY"
+    else:
+        configured = _nx_json_cache_directory(view, root)
+        if configured is None:
+            return None
+        value, source, variable = configured, "nx.json cacheDirectory", None
+    directory = value if is_absolute(value) else join(root, value)
+    untrusted = _untrusted_reason(env, view, directory, root) if rules.untrusted_data_dir_refused else None
+    refused = untrusted is not None and env.get("NX_ALLOW_INSECURE_DIRECTORIES") != "true"
+    return CacheDirectory(normalize(directory), source, variable, untrusted, refused)
 
 
 def _exists(view: FsView, path: str) -> bool:

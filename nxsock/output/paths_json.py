@@ -191,6 +191,8 @@ def paths_document(resolution: Resolution, view: FsView | None = None) -> Json:
             "refused": data.refused,
             "socket_dir": _p(data.socket_dir),
         },
+        "cache_directory": _cache_directory_json(resolution),
+        "container": None if resolution.container is None else resolution.container._asdict(),
         "daemon_record": None
         if record is None
         else {
@@ -234,6 +236,14 @@ def mount_json(level: LevelMount) -> Json:
         "holds_sockets": mount.holds_sockets,
         "keeps_modes": mount.keeps_modes,
     }
+
+
+def _cache_directory_json(resolution: Resolution) -> Json | None:
+    """The configured task cache and whether the release stops on it, or ``None`` where none is configured."""
+    cache = resolution.cache_directory
+    if cache is None:
+        return None
+    return {"dir": _p(cache.dir), "source": cache.source, "untrusted_reason": cache.untrusted_reason, "refused": cache.refused}
 
 
 def withheld_reason(variable: Variable, withheld: t.Sequence[tuple[str, str]]) -> str | None:
@@ -333,7 +343,8 @@ def print_paths_json(resolution: Resolution, stream: t.TextIO, view: FsView | No
 
 def paths_exit_code(resolution: Resolution) -> int:
     """78 for configuration Nx refuses, 73 when no socket directory can be established (or none Nx can listen in), else 0."""
-    if resolution.socket_root.invalid is not None or resolution.workspace_data.refused:
+    cache = resolution.cache_directory
+    if resolution.socket_root.invalid is not None or resolution.workspace_data.refused or (cache is not None and cache.refused):
         return exitcodes.CONFIG
     if resolution.socket_root.failure is not None or resolution.socket_root.listen_fails is not None or any(
         p.failure is not None for p in resolution.sockets.values()

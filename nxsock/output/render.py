@@ -219,6 +219,13 @@ def render_paths(resolution: Resolution) -> None:
     if data["untrusted_reason"]:
         word = "refused" if data["refused"] else "allowed by NX_ALLOW_INSECURE_DIRECTORIES"
         out.print(Text(f"  untrusted ({word}): {printable(data['untrusted_reason'])}", style="red" if data["refused"] else "yellow"))
+    task_cache = doc.get("cache_directory")
+    if task_cache:
+        out.print(Text("Task cache: ", style="bold") + Text(f"{printable(task_cache['dir'])} ({printable(task_cache['source'])})"))
+        if task_cache["untrusted_reason"]:
+            word = "Nx stops every command" if task_cache["refused"] else "allowed by NX_ALLOW_INSECURE_DIRECTORIES"
+            out.print(Text(f"  untrusted ({word}): {printable(task_cache['untrusted_reason'])}",
+                           style="red" if task_cache["refused"] else "yellow"))
     if doc["actions"]:
         out.print(Text("Nx would:", style="bold"))
         for action in doc["actions"]:

@@ -300,8 +300,8 @@ MARKED = "# Written by nxsock provision --tmpfiles --install."
         ("nxsock.conf", f"{MARKED}\\nd /tmp/.nx 0755 {USER} {USER} -\\n", "install"),
         ("nxsock.conf", f"{MARKED}\\nd /tmp/.nx 1777 root root 10d\\n", "install"),
         ("nxsock.conf", f"{MARKED}\\nD /tmp/.nx 1777 root root -\\n", "install"),
-        ("00-site.conf", "d /tmp/.nx 1777 root root 1h\\n", "hand-edit"),
-        ("nxsock.conf", "d /tmp/.nx 1777 nobody root -\\n", "hand-edit"),  # not nxsock's file: install would refuse it
+        ("0-site.conf", "d /tmp/.nx 1777 root root 1h\\n", "hand-edit"),  # read before any name nxsock could use
+        ("nxsock.conf", "d /tmp/.nx 1777 nobody root -\\n", "install"),  # not nxsock's: install writes 00-nxsock.conf
     ],
     ids=["good", "the-users", "aged", "emptied-at-boot", "another-file-aged", "nobody-owned"],  # no uid in an id
 )
