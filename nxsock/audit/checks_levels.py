@@ -396,6 +396,8 @@ def check_workspace_writable(ctx: Context) -> list[Finding]:
     if env.platform == "win32" or env.uid == 0:
         return []
     data = res.workspace_data
+    if env.workspace_source == "current directory" and data.source == "default":
+        return []  # no workspace here (doctor run from / or a home): no Nx command writes in this directory
     sim = Simulation(ctx.view, env.uid, env.gid, env.groups, env.umask)
     failed = make_parents(sim, data.daemon_dir)
     if failed is None:
