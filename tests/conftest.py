@@ -29,6 +29,12 @@ if _WORKER.startswith("gw") and _WORKER[2:].isdigit() and "NXSOCK_TEST_UID_BASE_
     os.environ["NXSOCK_TEST_UID_BASE"] = str(int(os.environ["NXSOCK_TEST_UID_BASE_0"]) + 100 * int(_WORKER[2:]))
 
 from click.testing import CliRunner  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+# No deadline per example: the suite runs beside other suites and workers on two cores, and a property is about what
+# is computed, not how fast (hang guards and the benchmarks speak of time).
+settings.register_profile("nxsock", deadline=None)
+settings.load_profile("nxsock")
 from documents import Runner  # noqa: E402
 
 from nxsock.core.environment import Environment, Variable  # noqa: E402

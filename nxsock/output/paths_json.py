@@ -192,7 +192,8 @@ def paths_document(resolution: Resolution, view: FsView | None = None) -> Json:
             "socket_dir": _p(data.socket_dir),
         },
         "cache_directory": _cache_directory_json(resolution),
-        "container": None if resolution.container is None else resolution.container._asdict(),
+        "container": None if resolution.container is None else {**resolution.container._asdict(),
+                                                                "markers": list(resolution.container.markers)},
         "daemon_record": None
         if record is None
         else {
