@@ -628,6 +628,7 @@ def doctor_markdown(results: t.Sequence[tuple[str, t.Any]], status: str, facts: 
     problems = [(g, f) for g, f in results if f.severity in ("error", "warn")]
     if not problems:
         out += ["No errors or warnings.", ""]
+    fixes_given: set[str] = set()  # each command once: a finding whose fix an earlier one gave points back at it
     for _, finding in problems:
         out += [f"#### {_SEVERITY_WORD[finding.severity]}: {md_code(finding.id)}", "", md_text(m(finding.message)), ""]
         if finding.path:
@@ -635,7 +636,10 @@ def doctor_markdown(results: t.Sequence[tuple[str, t.Any]], status: str, facts: 
         detail = list(getattr(finding, "detail", ()))
         if detail:
             out += ["What it recorded:", "", *_md_block([m(line) for line in detail], "text"), ""]
-        if finding.remedy:
+        if finding.remedy and finding.remedy in fixes_given:
+            out += ["Fix: the same command as above.", ""]
+        elif finding.remedy:
+            fixes_given.add(finding.remedy)
             out += ["Fix:", "", *_md_block([m(finding.remedy)], "sh"), ""]
         if finding.hint:
             out += [f"Note: {md_text(m(finding.hint))}", ""]

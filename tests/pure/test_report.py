@@ -57,6 +57,13 @@ class TestEscaping:
         assert [line[:9] for line in github_annotations(results).splitlines()] == ["::warning"]
         assert [line[:9] for line in github_annotations(results, notes=True).splitlines()] == ["::notice ", "::warning"]
 
+    def test_a_report_gives_each_command_once(self) -> None:
+        """Issue 25: a peer's /tmp/.nx printed the same ``sudo chown`` for the container, the outcome and the cache."""
+        fix = "sudo chown -h root:root -- /tmp/.nx && test ! -L /tmp/.nx && sudo chmod 1777 -- /tmp/.nx"
+        results = [("g", Finding(i, "warn", "/tmp/.nx", f"{i} is demoted", fix)) for i in ("container", "outcome", "native-cache")]
+        report = doctor_markdown(results, "warn", [], [])
+        assert report.count("sudo chown") == 1 and report.count("Fix: the same command as above.") == 2
+
     def test_a_report_folds_what_is_fine_and_keeps_the_problems_open(self) -> None:
         results = [("g", Finding("outcome", "ok", None, "fine")), ("g", Finding("sockets", "warn", "/x", "stale", "nxsock reset"))]
         report = doctor_markdown(results, "warn", [], [("Workspace", "/w", "")])
