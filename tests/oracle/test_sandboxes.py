@@ -75,6 +75,7 @@ WATCH = r"""'use strict';
 const fs = require('fs'), os = require('os'), { spawn } = require('child_process');
 const [bound, command, ...args] = process.argv.slice(2);
 const child = spawn(command, args, { stdio: 'inherit' });
+child.on('error', (e) => { console.log(`@@ENDED not started: ${e.code}`); process.exit(127); });
 const servers = () => {
   const found = new Map();
   for (const pid of fs.readdirSync('/proc').filter((name) => /^[0-9]+$/.test(name))) {
