@@ -58,7 +58,7 @@ BWRAP = "bwrap --ro-bind / / --dev /dev --proc /proc --unshare-user --die-with-p
 QUIET = {"NX_USE_LOCAL": "true", "NX_NO_CLOUD": "true", "NX_TUI": "false"}
 
 
-#: Bounds, so a client that waits for a daemon it refuses (it polls for 60 s) costs seconds, not minutes.
+#: How long a client that refuses its listening daemon is watched not being answered (it would poll for 60 s).
 CLIENT_BOUND = 8
 
 
@@ -125,11 +125,16 @@ true
 """
 RAW_CONNECT = ("const fs=require('fs'),net=require('net');let n=0;const go=()=>{let p;try{p=JSON.parse(fs.readFileSync(process.argv[1]))"
                ".socketPath}catch(e){return retry('NORECORD')}net.connect(p).on('connect',()=>{console.log('@@RAW-CONNECT ok');"
-               "process.exit(0)}).on('error',e=>retry(e.code))};const retry=(c)=>{if(++n>100){console.log('@@RAW-CONNECT '+c);"
+               "process.exit(0)}).on('error',e=>retry(e.code))};const retry=(c)=>{if(++n>(+process.env.RETRIES||100)){console.log('@@RAW-CONNECT '+c);"
                "process.exit(1)}setTimeout(go,100)};go();")
+# The client's window is counted from the moment its daemon listens (a plain connect answered), not from its
+# start: however slowly the daemon comes up, the client is then left CLIENT_BOUND seconds to be answered, and is
+# SIGKILLed (137) if still waiting.  The wait for the daemon is an event with a generous guard.
 REFUSED_SCRIPT = f"""cd {WS}
-NX_DAEMON=true timeout -s KILL {CLIENT_BOUND} {NX} show projects >/dev/null 2>&1; echo "@@SHOW $?"
-node -e {shlex.quote(RAW_CONNECT)} {DATA_D}/server-process.json
+NX_DAEMON=true {NX} show projects >/dev/null 2>&1 &
+client=$!
+RETRIES=1200 node -e {shlex.quote(RAW_CONNECT)} {DATA_D}/server-process.json
+sleep {CLIENT_BOUND}; kill -KILL $client 2>/dev/null; wait $client; echo "@@SHOW $?"
 echo "@@RECEIVED $({RECEIVED})"
 echo "@@DOCTOR $(NX_DAEMON=true $NXSOCK doctor --json --only daemon-record --only sandbox-daemon)"
 pid=$({PID}); [ -n "$pid" ] && kill "$pid"
