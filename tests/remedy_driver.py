@@ -174,7 +174,8 @@ def stop_daemons(env: dict[str, str], daemon_dir: str, hard: bool = False) -> li
 
 
 def gone(pids: list[int], guard: float = 30) -> None:
-    """Until every process of *pids* has exited (reaped where it is this init's child); *guard* only bounds a hang."""
+    """Until every process of *pids* has exited and, where it is this init's child, been reaped: a zombie still
+    holds its pid, and nxsock would take a dead daemon's record for a live one.  *guard* only bounds a hang."""
     deadline = time.monotonic() + guard
     while True:
         reap()
@@ -184,11 +185,13 @@ def gone(pids: list[int], guard: float = 30) -> None:
 
 
 def _alive(pid: int) -> bool:
+    """Whether *pid* still holds its pid: running, or a zombie that this init has still to reap."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+            fields = f.read().rsplit(b")", 1)[1].split()
     except (OSError, IndexError):
         return False
+    return fields[0] not in (b"Z", b"X") or int(fields[1]) == os.getpid()
 
 
 def reap() -> None:
