@@ -38,24 +38,78 @@ def user_env(overrides: t.Mapping[str, str | None]) -> dict[str, str]:
     return env
 
 
-def as_user(argv: list[str], env: dict[str, str], cwd: str = WS, timeout: int = TIMEOUT) -> dict[str, t.Any]:
+def as_user(argv: list[str], env: dict[str, str], cwd: str = WS, timeout: int = TIMEOUT,
+            until_doomed: bool = False) -> dict[str, t.Any]:
     command = ["setpriv", f"--reuid={UID}", f"--regid={UID}", "--clear-groups", "env", "-i", *[f"{k}={v}" for k, v in env.items()], *argv]
-    return run(command, cwd, timeout)
+    return run(command, cwd, timeout, until_doomed)
 
 
-def run(command: list[str], cwd: str, timeout: int = TIMEOUT) -> dict[str, t.Any]:
+#: What a client's output ends with when the driver ended it: its poll for a daemon could not succeed any more.
+ORPHANED_POLL = "<ended: the daemon server it started has exited and no daemon is left to answer its poll>"
+
+
+def run(command: list[str], cwd: str, timeout: int = TIMEOUT, until_doomed: bool = False) -> dict[str, t.Any]:
+    """*command* to its end (or *timeout*, a hang guard); with *until_doomed*, a client of the daemon is ended
+    as soon as its poll can no longer be answered (:func:`doomed`), instead of polling out its minute."""
     started = time.monotonic()
-    try:
-        proc = subprocess.run(command, cwd=cwd, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
-        rc, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
-    except subprocess.TimeoutExpired as exc:
-        rc, stdout, stderr = -1, exc.stdout or b"", (exc.stderr or b"") + b"\n<timeout>"
+    proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    spawned: set[int] = set()
+    note = b""
+    while True:
+        try:
+            stdout, stderr = proc.communicate(timeout=0.01 if until_doomed else timeout)
+            rc = proc.returncode
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        if time.monotonic() - started >= timeout:
+            note = b"\n<timeout>"
+        elif until_doomed and doomed(proc.pid, spawned):
+            note = b"\n" + ORPHANED_POLL.encode()
+        else:
+            continue
+        proc.kill()
+        stdout, stderr = proc.communicate()
+        rc, stderr = -1, stderr + note
+        break
     out = (stdout + stderr).decode("utf-8", "replace")
     return {"rc": rc, "out": out[-4000:], "stdout": stdout.decode("utf-8", "replace"), "seconds": round(time.monotonic() - started, 1)}
 
 
 #: Every document nxsock printed, with its command line, for the test to check against its schema.
 DOCUMENTS: list[tuple[list[str], t.Any]] = []
+
+
+def daemon_servers() -> dict[int, int]:
+    """Every live Nx daemon server in this pid namespace: pid -> parent pid (a zombie has exited: not live)."""
+    found = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                if b"daemon/server/start" not in f.read():
+                    continue  # a zombie's is empty
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] not in (b"Z", b"X"):
+            found[int(name)] = int(fields[1])
+    return found
+
+
+def doomed(client: int, spawned: set[int]) -> bool:
+    """Whether the Nx client *client* polls for a daemon that can never answer: the server it spawned (seen
+    alive, its pids gathered in *spawned*) has exited and no daemon server at all is left in this namespace.
+
+    The client spawns its server once and then only polls (a minute at 10 ms) for a socket that nobody will
+    listen on any more: what it shows at the end of that minute is already certain.  A server never seen
+    alive decides nothing: the hang guard ends such a client, as before.
+    """
+    servers = daemon_servers()
+    spawned.update(pid for pid, parent in servers.items() if parent == client)
+    return bool(spawned) and not servers
 
 
 def nxsock(args: list[str], env: dict[str, str]) -> dict[str, t.Any]:
@@ -115,9 +169,29 @@ def stop_daemons(env: dict[str, str], daemon_dir: str, hard: bool = False) -> li
                 stopped.append(int(name))
             except OSError:
                 pass
-    time.sleep(0.3)
-    reap()
+    gone(stopped)
     return stopped
+
+
+def gone(pids: list[int], guard: float = 30) -> None:
+    """Until every process of *pids* has exited and, where it is this init's child, been reaped: a zombie still
+    holds its pid, and nxsock would take a dead daemon's record for a live one.  *guard* only bounds a hang."""
+    deadline = time.monotonic() + guard
+    while True:
+        reap()
+        if not [pid for pid in pids if _alive(pid)] or time.monotonic() > deadline:
+            return
+        time.sleep(0.005)  # a poll of the exits, not a delay: the loop ends the moment they are gone
+
+
+def _alive(pid: int) -> bool:
+    """Whether *pid* still holds its pid: running, or a zombie that this init has still to reap."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return False
+    return fields[0] not in (b"Z", b"X") or int(fields[1]) == os.getpid()
 
 
 def reap() -> None:
@@ -134,8 +208,8 @@ def reap() -> None:
 def nx_run(env: dict[str, str], daemon_dir: str, timeout: int = TIMEOUT) -> dict[str, t.Any]:
     """``nx daemon --start``, then a client command with the daemon required: did the daemon answer it?"""
     before = received(daemon_dir)
-    start = as_user([NX_BIN, "daemon", "--start"], env, timeout=timeout)
-    show = as_user([NX_BIN, "show", "projects"], {**env, "NX_DAEMON": "true"}, timeout=timeout)
+    start = as_user([NX_BIN, "daemon", "--start"], env, timeout=timeout, until_doomed=True)
+    show = as_user([NX_BIN, "show", "projects"], {**env, "NX_DAEMON": "true"}, timeout=timeout, until_doomed=True)
     return {"start": _slim(start), "show": _slim(show), "record": record(daemon_dir), "answered": received(daemon_dir) - before}
 
 
@@ -187,7 +261,9 @@ def main() -> None:
     out: dict[str, t.Any] = {}
     paths_before = nxsock(["paths", "--json"], env)
     daemon_dir = (paths_before.get("json") or {}).get("workspace_data", {}).get("daemon_dir") or f"{WS}/.nx/workspace-data/d"
-    out["before"] = nx_run(env, daemon_dir, timeout=15)  # a failing Nx polls for a minute: 15 s tells enough
+    # A failing Nx polls a minute for its daemon: it is ended once its server has exited (nothing can answer
+    # then), and at 15 s at the latest, which tells enough where its server lives on and still does not answer.
+    out["before"] = nx_run(env, daemon_dir, timeout=15)
     out["before"]["paths_rc"] = paths_before["rc"]
     out["stopped_before"] = stop_daemons(env, daemon_dir, hard=bool(CONFIG.get("kill9")))
     if CONFIG.get("between"):

@@ -12,8 +12,10 @@ exit code from the table; ``--json`` is exactly one valid document.
 """
 from __future__ import annotations
 
+import json
 import shlex
 import typing as t
+from pathlib import Path
 
 import pytest
 from documents import SchemaMismatch, parsed
@@ -24,6 +26,7 @@ from harness import (
     env_words,
     install_nx,
     stage_nxsock,
+    stage_oracle,
 )
 
 U, P = USER, PEER
@@ -33,6 +36,7 @@ SOCKS = f"/tmp/.nx/{U}/sockets"
 RUN = f"{SOCKS}/0123456789abcdef0123"
 EXIT_CODES = {0, 1, 2, 73, 77, 78}
 TIME_LIMIT = 20
+COMMAND_SERVER = Path(__file__).with_name("command_server.py")
 
 
 # (label, arguments, mutates, as root, stdin)
@@ -126,11 +130,22 @@ STATES: list[tuple[str, str, dict[str, str | None]]] = [
 
 
 def _script(setup: str, env: t.Mapping[str, str | None], teardown: str = "") -> tuple[str, str]:
+    """The state, then every command in turn between snapshots, each in its own process.
+
+    Each runs as ``python -m nxsock`` would, as the user (or root) in the state's environment and working
+    directory, but forked from a process of that same user, environment and directory that imported nxsock
+    once (``command_server.py``): the imports a fresh interpreter pays at every one of the matrix's thousand
+    runs are paid twice a state.
+    """
     nx = install_nx("24.0.6")
     python, pylib = stage_nxsock()
     words = env_words(env, HOME)
-    user = f"{as_user_prefix(U, env)} PYTHONPATH={pylib} {python} -m nxsock"
-    root = f"env -i {words} PYTHONPATH={pylib} {python} -m nxsock"
+    server = stage_oracle(COMMAND_SERVER)
+    commands = [{"args": args, "stdin": stdin, "out": f"/mnt/out.{i}", "err": f"/mnt/err.{i}"}
+                for i, (_, args, _, _, stdin) in enumerate(COMMANDS)]
+    config = shlex.quote(json.dumps({"commands": commands, "limit": TIME_LIMIT}))
+    user = f"{as_user_prefix(U, env)} PYTHONPATH={pylib} {python}"
+    root = f"env -i {words} PYTHONPATH={pylib} {python}"
     lines = [
         "mount -t tmpfs -o mode=1777 tmpfs /tmp; mount -t tmpfs -o mode=0755 tmpfs /home; mount -t tmpfs tmpfs /mnt",
         f"mount -t tmpfs tmpfs /etc/tmpfiles.d; {STALE}",
@@ -138,17 +153,23 @@ def _script(setup: str, env: t.Mapping[str, str | None], teardown: str = "") -> 
         PRECIOUS,
         setup,
         f"cd {WS} 2>/dev/null || cd {HOME}",
+        f"printf '%s' {config} > /mnt/commands.json; chmod 0644 /mnt/commands.json",
+        f"mkfifo -m 0600 /mnt/ask-user /mnt/told-user /mnt/ask-root /mnt/told-root; chown {U} /mnt/ask-user /mnt/told-user",
+        f"{user} {server} /mnt/commands.json /mnt/ask-user /mnt/told-user </dev/null >/dev/null 2>/mnt/server-user.err &",
+        f"{root} {server} /mnt/commands.json /mnt/ask-root /mnt/told-root </dev/null >/dev/null 2>/mnt/server-root.err &",
+        "exec 4>/mnt/ask-user 5</mnt/told-user 6>/mnt/ask-root 7</mnt/told-root",
     ]
     snapshot = "find /tmp /home -xdev -path '*/node_modules/*' -prune -o -printf '%y %U %G %m %i %s %l %p\\n' 2>/dev/null | sort"
-    for i, (_, args, _, as_root, stdin) in enumerate(COMMANDS):
-        command = f"{root if as_root else user} {' '.join(shlex.quote(a) for a in args)}"
-        feed = f"printf '%s' {shlex.quote(stdin)} |" if stdin else "</dev/null"
+    for i, (_, _, _, as_root, _) in enumerate(COMMANDS):
+        ask, told = (6, 7) if as_root else (4, 5)
         lines += [
             f"echo '<<<TREE {i}'; {snapshot}",
-            f"echo '<<<OUT {i}'; s=$(date +%s%N); {feed} timeout {TIME_LIMIT} {command} 2>/mnt/err.{i}; rc=$?; e=$(date +%s%N)",
-            f"echo '<<<RC {i} '$rc' '$(( (e - s) / 1000000 ))",
+            f"echo {i} >&{ask}; read -r rc ms <&{told} || {{ rc=-1; ms=0; cat /mnt/server-*.err >&2; }}",
+            f"echo '<<<OUT {i}'; cat /mnt/out.{i} 2>/dev/null",
+            f"echo '<<<RC {i} '$rc' '$ms",
         ]
     lines.append(f"echo '<<<TREE {len(COMMANDS)}'; {snapshot}")
+    lines.append("exec 4>&- 5<&- 6>&- 7<&-; wait")
     lines += [f"echo '<<<ERR {i}'; cat /mnt/err.{i}" for i in range(len(COMMANDS))]
     lines.append(teardown)
     return "\n".join(lines), user

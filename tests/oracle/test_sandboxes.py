@@ -58,7 +58,7 @@ BWRAP = "bwrap --ro-bind / / --dev /dev --proc /proc --unshare-user --die-with-p
 QUIET = {"NX_USE_LOCAL": "true", "NX_NO_CLOUD": "true", "NX_TUI": "false"}
 
 
-#: Bounds, so a client that waits for a daemon it refuses (it polls for 60 s) costs seconds, not minutes.
+#: How long a client that refuses its listening daemon is watched not being answered (it would poll for 60 s).
 CLIENT_BOUND = 8
 
 
@@ -67,11 +67,47 @@ PID = f"sed -n 's/.*\"processId\": *\\([0-9]*\\).*/\\1/p' {DATA_D}/server-proces
 RECEIVED = f"grep -c 'Received message' {DATA_D}/daemon.log 2>/dev/null"
 
 
+# ``node watch.js BOUND command…``, inside a sandbox: the command to its end; SIGKILLed (status 137, as ``timeout -s
+# KILL`` gives) at BOUND seconds, a hang guard, or as soon as its poll for a daemon can no longer be answered: the
+# daemon server it spawned (seen alive) has exited and no daemon server is left, so the minute it would still poll
+# for a socket changes nothing of what it shows.  Where /proc cannot be read, only the bound ends it.
+WATCH = r"""'use strict';
+const fs = require('fs'), os = require('os'), { spawn } = require('child_process');
+const [bound, command, ...args] = process.argv.slice(2);
+const child = spawn(command, args, { stdio: 'inherit' });
+child.on('error', (e) => { console.log(`@@ENDED not started: ${e.code}`); process.exit(127); });
+const servers = () => {
+  const found = new Map();
+  for (const pid of fs.readdirSync('/proc').filter((name) => /^[0-9]+$/.test(name))) {
+    try {
+      if (!fs.readFileSync(`/proc/${pid}/cmdline`).includes('daemon/server/start')) continue;
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+      const [state, parent] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (state !== 'Z' && state !== 'X') found.set(Number(pid), Number(parent));
+    } catch (e) { /* exited meanwhile */ }
+  }
+  return found;
+};
+const spawned = new Set();
+const end = (why) => { console.log(`@@ENDED ${why}`); child.kill('SIGKILL'); };
+const guard = setTimeout(() => end('at the bound'), Number(bound) * 1000);
+const poll = setInterval(() => {
+  let live;
+  try { live = servers(); } catch (e) { clearInterval(poll); return; }
+  for (const [pid, parent] of live) if (parent === child.pid) spawned.add(pid);
+  if (spawned.size > 0 && live.size === 0) { clearInterval(poll); end('its daemon server exited, none is left'); }
+}, 10);
+child.on('exit', (code, signal) => {
+  clearTimeout(guard); clearInterval(poll);
+  process.exit(code !== null ? code : 128 + os.constants.signals[signal]);
+});
+"""
+
 # Run inside a sandbox as the user.  Each prints @@ lines the test reads.
 DAEMON_SCRIPT = f"""cd {WS}
-NX_DAEMON=true timeout -s KILL ${{BOUND:-60}} {NX} daemon --start >/dev/null 2>&1; echo "@@START $?"
+NX_DAEMON=true node {HOME}/watch.js ${{BOUND:-60}} {NX} daemon --start >/dev/null 2>&1; echo "@@START $?"
 echo "@@BEFORE $({RECEIVED})"
-NX_DAEMON=true timeout -s KILL ${{BOUND:-60}} {NX} show projects 2>&1; echo "@@SHOW $?"
+NX_DAEMON=true node {HOME}/watch.js ${{BOUND:-60}} {NX} show projects 2>&1; echo "@@SHOW $?"
 echo "@@AFTER $({RECEIVED})"
 [ -e {DATA_D}/disabled ] && echo "@@MARKER"
 pid=$({PID}); [ -n "$pid" ] && kill "$pid"
@@ -89,11 +125,16 @@ true
 """
 RAW_CONNECT = ("const fs=require('fs'),net=require('net');let n=0;const go=()=>{let p;try{p=JSON.parse(fs.readFileSync(process.argv[1]))"
                ".socketPath}catch(e){return retry('NORECORD')}net.connect(p).on('connect',()=>{console.log('@@RAW-CONNECT ok');"
-               "process.exit(0)}).on('error',e=>retry(e.code))};const retry=(c)=>{if(++n>100){console.log('@@RAW-CONNECT '+c);"
+               "process.exit(0)}).on('error',e=>retry(e.code))};const retry=(c)=>{if(++n>(+process.env.RETRIES||100)){console.log('@@RAW-CONNECT '+c);"
                "process.exit(1)}setTimeout(go,100)};go();")
+# The client's window is counted from the moment its daemon listens (a plain connect answered), not from its
+# start: however slowly the daemon comes up, the client is then left CLIENT_BOUND seconds to be answered, and is
+# SIGKILLed (137) if still waiting.  The wait for the daemon is an event with a generous guard.
 REFUSED_SCRIPT = f"""cd {WS}
-NX_DAEMON=true timeout -s KILL {CLIENT_BOUND} {NX} show projects >/dev/null 2>&1; echo "@@SHOW $?"
-node -e {shlex.quote(RAW_CONNECT)} {DATA_D}/server-process.json
+NX_DAEMON=true {NX} show projects >/dev/null 2>&1 &
+client=$!
+RETRIES=1200 node -e {shlex.quote(RAW_CONNECT)} {DATA_D}/server-process.json
+sleep {CLIENT_BOUND}; kill -KILL $client 2>/dev/null; wait $client; echo "@@SHOW $?"
 echo "@@RECEIVED $({RECEIVED})"
 echo "@@DOCTOR $(NX_DAEMON=true $NXSOCK doctor --json --only daemon-record --only sandbox-daemon)"
 pid=$({PID}); [ -n "$pid" ] && kill "$pid"
@@ -173,7 +214,7 @@ def _run_cell(name: str, version: str, container: str, refused_run: bool = False
     usable = not rules_for(version).client_socket_check  # the release table, not a list of versions: 24.0.5 on
     script = DAEMON_SCRIPT if usable else NO_DAEMON_SCRIPT
     config = f"{HOME}/with/config.toml" if sandbox.format == "codex-profile" else f"{HOME}/nxsock.config"
-    files = {"run.sh": script, "refused.sh": REFUSED_SCRIPT}
+    files = {"run.sh": script, "refused.sh": REFUSED_SCRIPT, "watch.js": WATCH}
     q = shlex.quote
     writes = "; ".join(f"printf %s {q(body)} > {HOME}/{file}" for file, body in files.items())
     root_provision = f"{nxsock} provision >/dev/null; " if container == "root-provisioned" else ""
