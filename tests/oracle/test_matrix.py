@@ -245,7 +245,17 @@ def run_matrix_state(setup: str, env: t.Mapping[str, str | None], teardown: str 
             violations += [f"{where} {v}" for v in _violations_of_mutation(before, after, as_root)]
         if elapsed > TIME_LIMIT * 1000:
             violations.append(f"{where} took {elapsed} ms")
+    violations += _disagreements({label: int(sections.get(("RC", i), f"{i} -1 0").split()[1])
+                                  for i, (label, *_) in enumerate(COMMANDS)})
     return violations, len(COMMANDS)
+
+
+def _disagreements(codes: t.Mapping[str, int]) -> list[str]:
+    """One verdict across commands (the man page's EXIT STATUS BY STATE): where ``paths`` says Nx can establish no
+    socket directory (73) or refuses its configuration (78), ``doctor`` says Nx fails (1), in text and JSON alike."""
+    if codes["paths --json"] in (73, 78) and (codes["doctor --json"], codes["doctor"]) != (1, 1):
+        return [f"paths exits {codes['paths --json']} but doctor {codes['doctor --json']} (text {codes['doctor']})"]
+    return []
 
 
 @pytest.mark.parametrize(("setup", "env"), [pytest.param(s, e, id=n) for n, s, e in STATES])
