@@ -72,8 +72,10 @@ def tier_of(path: Path) -> str | None:
     return relative.parts[0] if len(relative.parts) > 1 and relative.parts[0] in TIERS else None
 
 
+@pytest.hookimpl(trylast=True)  # after pytest-xdist's own, whose group suffix this mends
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark each test with its tier; skip, with what to install, each whose tier or tools are missing here."""
+    _keep_xdist_groups(config, items)
     for item in items:
         tier = tier_of(item.path) or "pure"  # the package's own doctests, and the harness's, are pure
         item.add_marker(tier)
@@ -83,6 +85,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         reason = next((why for why in map(missing, needs) if why is not None), None)
         if reason is not None:
             item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def _keep_xdist_groups(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--dist=loadgroup`` sends a test to the worker of its ``xdist_group`` by the ``@group`` suffix xdist puts on
+    its node id.  xdist 3.8 writes ``item._nodeid``, which pytest 9.2 no longer reads (the id is ``item._id``): every
+    group was split across the workers, and each release's batch and daemons were built twice.  Set it where
+    pytest reads it, where that is the case."""
+    if not (os.environ.get("PYTEST_XDIST_WORKER") and getattr(config.option, "loadgroup", False)):
+        return
+    try:
+        from _pytest.nodeid import coerce_node_id
+    except ImportError:  # pytest before 9.2: xdist's own suffix is read
+        return
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")})
+        suffix = "@" + "_".join(names)
+        if names and not item.nodeid.endswith(suffix) and hasattr(item, "_id"):
+            item._id = coerce_node_id(item.nodeid + suffix)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

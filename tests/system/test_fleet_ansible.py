@@ -28,12 +28,15 @@ RECAP = re.compile(r"^localhost\s*:\s*(.*)$", re.MULTILINE)
 
 def ansible_playbook() -> Path:
     """``ansible-playbook`` from a virtual environment in the test cache, made on first use (pip, from PyPI)."""
-    key = hashlib.sha256(f"{sys.base_prefix}\0{sys.version}".encode()).hexdigest()[:12]
+    # The real interpreter, not the venv pytest runs in: a venv's python links to its maker's, and a checkout's
+    # .venv under /tmp is hidden by the scenario's fresh tmpfs (stage 2 of CI runs from such a venv).
+    python = Path(sys.executable).resolve()
+    key = hashlib.sha256(f"{python}\0{sys.version}".encode()).hexdigest()[:12]
     venv = harness.cache_dir() / f"ansible-{sys.version_info.major}.{sys.version_info.minor}-{key}"
     tool = venv / "bin" / "ansible-playbook"
     with harness._Lock(harness.cache_dir() / ".lock-ansible"):
         if not (venv / ".installed").exists():
-            subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True, capture_output=True)
+            subprocess.run([str(python), "-m", "venv", "--clear", str(venv)], check=True, capture_output=True)
             result = subprocess.run(
                 [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "ansible-core>=2.15"],
                 capture_output=True,
