@@ -470,6 +470,21 @@ def _walk_levels(policy: Policy, path: str, creating: bool) -> str | None:
     return None
 
 
+def _record_problem(policy: Policy, record_file: str) -> str | None:
+    """Why the record itself could name a pid of another user's choice, or ``None``: a link, another's, or writable by others."""
+    entry = policy.view.lstat(record_file)
+    if isinstance(entry, int):
+        return None
+    trusted = {0} if policy.pasted_by_root else {0, policy.uid}
+    if entry.is_link or entry.kind != "file":
+        return f"{record_file} is not a regular file"
+    if entry.uid not in trusted:
+        return f"{record_file} belongs to {_who(entry.uid)}"
+    if entry.mode & (0o002 if entry.uid == policy.uid and entry.uid != 0 else 0o022):
+        return f"{record_file} is writable by other users"
+    return None
+
+
 def _filesystem_problem(policy: Policy, step: Step, earlier: t.Sequence[Step]) -> tuple[str | None, bool]:
     """Why *step* may not be shown, or ``None``; and whether it needs root (least privilege)."""
     path = step.path
@@ -605,7 +620,8 @@ def _step_problem(policy: Policy, step: Step, earlier: t.Sequence[Step]) -> tupl
         if step.pid is None or step.pid <= 1:
             return "no process to stop", step
         # The pid was read from the daemon's record: whoever could write that record chose the process signalled.
-        record = _walk_levels(policy, join(policy.daemon_dir, "server-process.json"), True)
+        record_file = join(policy.daemon_dir, "server-process.json")
+        record = _walk_levels(policy, record_file, True) or _record_problem(policy, record_file)
         if record is not None:
             return f"the pid comes from a record beneath another user's level: {record}", step
         return None, step._replace(needs_root=step.owner != policy.uid and policy.uid != 0)
