@@ -459,6 +459,13 @@ def _walk_levels(policy: Policy, path: str, creating: bool) -> str | None:
                 return f"{level} is a symlink: the command would act through it"
             if entry.uid not in trusted:
                 return f"{level} is a symlink of {_who(entry.uid)}, who could point it anywhere"
+            # What lies beneath is where the link leads: the levels there count as this path's own.
+            real = view.realpath(level)
+            if isinstance(real, int):
+                return None if creating else f"{level} leads nowhere"
+            beyond = _walk_levels(policy, join(real, "-"), creating) if real != "/" else None
+            if beyond is not None:
+                return beyond
             continue
         if not entry.is_dir:
             return f"{level} is not a directory"
