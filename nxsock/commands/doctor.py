@@ -226,8 +226,11 @@ def _audit_as(uid: int, json_flag: bool, strict: bool, only: tuple[str, ...], te
         except exitcodes.OutputFailed as exc:  # the standard output it shares refused a write
             click.echo(f"nxsock: {exc}", err=True)
             code = exitcodes.IOERR
-        except BaseException:  # a child must never return into the parent's code
-            pass
+        except BaseException as exc:  # a child must never return into the parent's code, nor end without a word
+            try:  # nothing imported here: an import may be what failed (a stdlib the audited user cannot read)
+                os.write(2, f"nxsock doctor: the audit as uid {uid} failed: {exc!r:.300}\n".encode("utf-8", "replace"))
+            except BaseException:
+                pass
         os._exit(code)
     if json_flag:
         os.close(write_end)
@@ -264,6 +267,8 @@ def _audit_as(uid: int, json_flag: bool, strict: bool, only: tuple[str, ...], te
         os.close(read_end)
     if failure is None and os.WIFSIGNALED(status):
         failure = f"was killed by {signal.Signals(os.WTERMSIG(status)).name}"
+    if failure is None and json_flag and not chunks:  # stdout holds exactly one document, this one if no other
+        failure = f"ended with exit {os.waitstatus_to_exitcode(status)} and no report"
     if failure is not None:
         message = f"the audit as uid {uid} {failure}; it was ended and nothing it found is reported."
         click.echo(f"nxsock doctor: {message}", err=True)
