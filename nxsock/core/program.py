@@ -43,6 +43,8 @@ def nxsock_for_root(argv0: str, cwd: str | None, secure_path: t.Sequence[str] = 
     if os.path.basename(argv0) != "nxsock" or (cwd is None and not os.path.isabs(argv0)):
         return "nxsock"
     script = os.path.normpath(os.path.join(cwd or "/", argv0))
+    if "`" in script or "\u2014" in script:  # prose quotes a command in `…` or ends it at " — ": it must hold whole
+        return "nxsock"
     if not os.path.isfile(script) or not os.access(script, os.X_OK):
         return "nxsock"
     from .trust import judge_path  # the printed path is resolved again by root: no one else may hold a level of it

@@ -39,3 +39,17 @@ def test_a_link_into_a_directory_others_can_write_gets_the_plain_name(tmp_path: 
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "venv").symlink_to(shared / "venv")
     assert program.nxsock_for_root(str(tmp_path / "mine" / "venv" / "bin" / "nxsock"), "/", secure_path=()) == "nxsock"
+
+
+def test_a_path_prose_cannot_quote_whole_gets_the_plain_name(tmp_path: Path) -> None:
+    """A hint quotes the line in backticks, which the terminal wrapper keeps on one line: a backtick in the path
+    ended the quote early, and the copied line broke in two (``sudo '…/nxsock'`` alone, then ``provision …``)."""
+    from rich.text import Text
+
+    from nxsock.output.render import _wrapped
+
+    script = _script(tmp_path / "a` b c" / "bin")
+    word = program.nxsock_for_root(str(script), "/", secure_path=())
+    hint = f"If this host boots with systemd, `sudo {word} provision --tmpfiles --install` keeps /tmp/.nx across it."
+    lines = [line.plain for line in _wrapped(Text("  note: "), hint, 40, indent=8)]
+    assert any(f"`sudo {word} provision --tmpfiles --install`" in line for line in lines), lines
