@@ -82,8 +82,11 @@ def run_as(
             drop_to(uid)
             code = work()
             sys.stdout.flush()
-        except BaseException:  # a child must never return into the parent's code
-            pass
+        except BaseException as exc:  # a child must never return into the parent's code, nor end without a word
+            try:  # nothing imported here: an import may be what failed (a stdlib the audited user cannot read)
+                os.write(2, f"nxsock: the audit as uid {uid} failed: {exc!r:.300}\n".encode("utf-8", "replace"))
+            except BaseException:
+                pass
         os._exit(code)
     if capture:
         os.close(write_end)

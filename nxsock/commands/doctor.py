@@ -245,8 +245,11 @@ def _audit_as(uid: int, json_flag: bool, strict: bool, only: tuple[str, ...], te
                                         output_format=output_format, report=report, no_redact=no_redact))
 
     outcome = run_as(uid, work, capture=json_flag)
-    if outcome.failure is not None:
-        message = f"the audit as uid {uid} {outcome.failure}; it was ended and nothing it found is reported."
+    failure = outcome.failure
+    if failure is None and json_flag and not outcome.output:  # stdout holds exactly one document, this one if no other
+        failure = f"ended with exit {outcome.code} and no report"
+    if failure is not None:
+        message = f"the audit as uid {uid} {failure}; it was ended and nothing it found is reported."
         click.echo(f"nxsock doctor: {message}", err=True)
         if json_flag:
             from ..output.emit import write_json

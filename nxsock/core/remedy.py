@@ -459,6 +459,13 @@ def _walk_levels(policy: Policy, path: str, creating: bool) -> str | None:
                 return f"{level} is a symlink: the command would act through it"
             if entry.uid not in trusted:
                 return f"{level} is a symlink of {_who(entry.uid)}, who could point it anywhere"
+            # What lies beneath is where the link leads: the levels there count as this path's own.
+            real = view.realpath(level)
+            if isinstance(real, int):
+                return None if creating else f"{level} leads nowhere"
+            beyond = _walk_levels(policy, join(real, "-"), creating) if real != "/" else None
+            if beyond is not None:
+                return beyond
             continue
         if not entry.is_dir:
             return f"{level} is not a directory"
@@ -467,6 +474,21 @@ def _walk_levels(policy: Policy, path: str, creating: bool) -> str | None:
         peers = 0o002 if entry.uid == policy.uid and entry.uid != 0 else 0o022
         if entry.mode & peers and not entry.mode & _S_ISVTX:
             return f"{level} is writable by other users without the sticky bit, so they could swap what lies beneath it"
+    return None
+
+
+def _record_problem(policy: Policy, record_file: str) -> str | None:
+    """Why the record itself could name a pid of another user's choice, or ``None``: a link, another's, or writable by others."""
+    entry = policy.view.lstat(record_file)
+    if isinstance(entry, int):
+        return None
+    trusted = {0} if policy.pasted_by_root else {0, policy.uid}
+    if entry.is_link or entry.kind != "file":
+        return f"{record_file} is not a regular file"
+    if entry.uid not in trusted:
+        return f"{record_file} belongs to {_who(entry.uid)}"
+    if entry.mode & (0o002 if entry.uid == policy.uid and entry.uid != 0 else 0o022):
+        return f"{record_file} is writable by other users"
     return None
 
 
@@ -605,7 +627,8 @@ def _step_problem(policy: Policy, step: Step, earlier: t.Sequence[Step]) -> tupl
         if step.pid is None or step.pid <= 1:
             return "no process to stop", step
         # The pid was read from the daemon's record: whoever could write that record chose the process signalled.
-        record = _walk_levels(policy, join(policy.daemon_dir, "server-process.json"), True)
+        record_file = join(policy.daemon_dir, "server-process.json")
+        record = _walk_levels(policy, record_file, True) or _record_problem(policy, record_file)
         if record is not None:
             return f"the pid comes from a record beneath another user's level: {record}", step
         return None, step._replace(needs_root=step.owner != policy.uid and policy.uid != 0)
