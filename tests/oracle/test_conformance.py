@@ -10,7 +10,8 @@ code — and ``paths`` must leave the tree exactly as it found it.
 
 Every release of :data:`nxsock.core.releases.KNOWN_RELEASES` runs every state its
 generation has, one namespace per release (states batched, two releases at a
-time).  ``NXSOCK_RELEASES=24.0.5,24.0.6`` narrows the run; ``python
+time; one nxsock process and, where Nx's resolver is all JavaScript, one node
+process answer every state of a release: ``oracle/batch.py``).  ``NXSOCK_RELEASES=24.0.5,24.0.6`` narrows the run; ``python
 tests/oracle/conformance.py --release X`` reruns the resolver states for one
 release, a new one included, and prints the table (the real daemon's checks
 run here only).
@@ -31,10 +32,10 @@ from harness import (
     Scenario,
     in_xdist_worker,
     run_daemon_probe,
-    run_release_batch,
 )
 
 from nxsock.core.releases import KNOWN_RELEASES, rules_for
+from oracle.batch import run_release_batch
 
 U, P = USER, PEER
 HOME = f"/home/u{U}"
@@ -288,6 +289,7 @@ def _outcome(release: str, scenario: Scenario) -> Outcome:
             _BATCHES[name] = _pool().submit(run_release_batch, name, states_for(name))
     if release not in _BATCHES:
         _BATCHES[release] = _pool().submit(run_release_batch, release, states_for(release))
+        _start_probe(release)  # the daemon mostly waits: it runs beside the batch, not after it
     return _BATCHES[release].result()[states_for(release).index(scenario)]
 
 
@@ -305,10 +307,15 @@ def _probe(release: str) -> DaemonProbe:
     """The real daemon of *release*, started once per run (all releases ``_JOBS`` at a time, or one per group)."""
     if not _PROBES and not in_xdist_worker():
         for name in selected_releases():
-            _PROBES[name] = _pool().submit(run_daemon_probe, name)
-    if release not in _PROBES:
-        _PROBES[release] = _pool().submit(run_daemon_probe, release)
+            _start_probe(name)
+    _start_probe(release)
     return _PROBES[release].result()
+
+
+def _start_probe(release: str) -> None:
+    """Start *release*'s daemon probe unless it is started already (it is only ever run once)."""
+    if release not in _PROBES and release in selected_releases():
+        _PROBES[release] = _pool().submit(run_daemon_probe, release)
 
 
 @pytest.mark.parametrize("release", [pytest.param(r, marks=pytest.mark.xdist_group(f"nx-{r}")) for r in selected_releases()])
