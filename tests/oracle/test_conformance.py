@@ -289,7 +289,6 @@ def _outcome(release: str, scenario: Scenario) -> Outcome:
             _BATCHES[name] = _pool().submit(run_release_batch, name, states_for(name))
     if release not in _BATCHES:
         _BATCHES[release] = _pool().submit(run_release_batch, release, states_for(release))
-        _start_probe(release)  # the daemon mostly waits: it runs beside the batch, not after it
     return _BATCHES[release].result()[states_for(release).index(scenario)]
 
 
@@ -307,15 +306,10 @@ def _probe(release: str) -> DaemonProbe:
     """The real daemon of *release*, started once per run (all releases ``_JOBS`` at a time, or one per group)."""
     if not _PROBES and not in_xdist_worker():
         for name in selected_releases():
-            _start_probe(name)
-    _start_probe(release)
-    return _PROBES[release].result()
-
-
-def _start_probe(release: str) -> None:
-    """Start *release*'s daemon probe unless it is started already (it is only ever run once)."""
-    if release not in _PROBES and release in selected_releases():
+            _PROBES[name] = _pool().submit(run_daemon_probe, name)
+    if release not in _PROBES:
         _PROBES[release] = _pool().submit(run_daemon_probe, release)
+    return _PROBES[release].result()
 
 
 @pytest.mark.parametrize("release", [pytest.param(r, marks=pytest.mark.xdist_group(f"nx-{r}")) for r in selected_releases()])
