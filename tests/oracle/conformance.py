@@ -22,9 +22,9 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(TESTS), str(TESTS.parent)]
 
-from harness import run_release_batch  # noqa: E402
 
 from nxsock.core.releases import rules_for  # noqa: E402
+from oracle.batch import run_release_batch  # noqa: E402
 from oracle.test_conformance import SCENARIOS, disagreements, selected_releases, states_for  # noqa: E402
 
 
