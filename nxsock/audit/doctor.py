@@ -175,27 +175,14 @@ def _loadability(resolution: Resolution, view: FsView, binding: str | None) -> L
     """Whether this machine's mounts let Nx load its binding (``noexec``), judged from the mount table."""
     from ..core.mounts import parse_mountinfo
     from .binding_cache import loadability
+    from .binding_presence import real_level
 
     table = view.read_text("/proc/self/mountinfo")
     if isinstance(table, int):
         return None
     cache = resolution.native_cache
-    return loadability(resolution.rules, _real_level(view, cache.dir), cache.bypass_reason is not None,
-                       _real_level(view, binding), parse_mountinfo(table))
-
-
-def _real_level(view: FsView, path: str | None) -> str | None:
-    """*path* resolved, or its nearest level that exists, resolved (a cache directory Nx has yet to create)."""
-    if path is None:
-        return None
-    level = path
-    while True:
-        real = view.realpath(level)
-        if isinstance(real, str):
-            return real if level == path else real.rstrip("/") + path[len(level):]
-        if dirname(level) == level:
-            return None
-        level = dirname(level)
+    return loadability(resolution.rules, real_level(view, cache.dir), cache.bypass_reason is not None,
+                       real_level(view, binding), parse_mountinfo(table))
 
 
 def _free_bytes(directory: str) -> int | None:
