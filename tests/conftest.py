@@ -47,7 +47,7 @@ TIER_NEEDS: dict[str, tuple[str, ...]] = {"pure": (), "system": ("root",), "orac
 #: The Debian package that brings each tool a test may name in ``@pytest.mark.tool``.
 DEBIAN_PACKAGES = {
     "bwrap": "bubblewrap", "rg": "ripgrep", "man": "man-db", "systemd-tmpfiles": "systemd", "/dev/fuse": "fuse3",
-    "promtool": "prometheus", "systemd-analyze": "systemd", "ip": "iproute2",
+    "promtool": "prometheus", "systemd-analyze": "systemd", "ip": "iproute2", "mkfs.exfat": "exfatprogs",
 }
 
 
