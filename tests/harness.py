@@ -135,6 +135,10 @@ def install_nx(version: str) -> Path:
             if result.returncode != 0:
                 raise RuntimeError(f"npm install nx@{version} failed:\n{result.stderr[-2000:]}")
             marker.write_text(version)
+        elif any(os.lstat(path).st_uid != 0 for path in (target / "node_modules", target / "node_modules" / "nx" / "package.json")):
+            # The install is root's, and every scenario trusts it as such; a test (or a person) that handed it to a
+            # test uid would make later trust judgements wrong, so it is handed back before use.
+            subprocess.run(["chown", "-R", "-h", "0:0", str(target)], check=True)
     return target
 
 

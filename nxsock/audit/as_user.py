@@ -82,6 +82,8 @@ def run_as(
             drop_to(uid)
             code = work()
             sys.stdout.flush()
+        except exitcodes.OutputFailed:  # its standard output refused a write: the audit said so in its one line
+            code = exitcodes.IOERR
         except BaseException as exc:  # a child must never return into the parent's code, nor end without a word
             try:  # nothing imported here: an import may be what failed (a stdlib the audited user cannot read)
                 os.write(2, f"nxsock: the audit as uid {uid} failed: {exc!r:.300}\n".encode("utf-8", "replace"))

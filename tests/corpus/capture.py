@@ -99,13 +99,15 @@ def _copied_nx(left_out: str) -> str:
 
 def _unpacked_binding(triple: str) -> str:
     """Setup: ``@nx/nx-<triple>`` at the release's version unpacked where npm installs it, from the tarball ``npm pack``
-    fetched once into the test cache (:func:`harness.pack_nx_binding`), so a capture needs no network after its first."""
+    fetched once into the test cache (:func:`harness.pack_nx_binding`, called by :func:`_workspace` before the state is
+    built: inside it, a checkout or interpreter under /tmp is hidden), so a capture needs no network after its first."""
     target = f"{WS}/node_modules/@nx/nx-{triple}"
-    fetch = (f"import sys; sys.path.insert(0, {str(HERE.parent)!r}); import harness; "
-             f"print(harness.pack_nx_binding({triple!r}, sys.argv[1]))")
-    return (f"tarball=$({shlex.quote(sys.executable)} -c {shlex.quote(fetch)} \"$NX_VERSION\"); "
-            f"install -d -o {U} -g {U} {target}; tar -xzf \"$tarball\" --strip-components=1 -C {target}; "
+    return (f"install -d -o {U} -g {U} {target}; "
+            f"tar -xzf \"$NXSOCK_BINDINGS/nx-nx-{triple}-$NX_VERSION.tgz\" --strip-components=1 -C {target}; "
             f"chown -R {U}:{U} {target}")
+
+
+_BINDING_TARBALL = re.compile(r"\$NXSOCK_BINDINGS/nx-nx-([a-z0-9-]+)-\$NX_VERSION\.tgz")
 
 
 class State(t.NamedTuple):
@@ -198,6 +200,9 @@ def nx_folder(release: str) -> Path:
 
 def _workspace(release: str, state: State) -> str:
     nx = nx_folder(release)
+    bindings = harness.cache_dir() / "nx-bindings"
+    for triple in _BINDING_TARBALL.findall(state.setup):  # fetched here, outside the state's fresh /tmp
+        bindings = harness.pack_nx_binding(triple, release).parent
     q = shlex.quote
     env = {"NPM_CONFIG_UPDATE_NOTIFIER": "false", **state.env}
     size = f",size={state.tmp_size}" if state.tmp_size else ""
@@ -213,6 +218,7 @@ echo {q(project)} > {WS}/pkg/project.json
 ln -s {q(str(nx / "node_modules"))} {WS}/node_modules
 chown -R -h {U}:{U} {WS}
 NX_VERSION={q(release)}
+NXSOCK_BINDINGS={q(str(bindings))}
 as_user() {{ ( cd {WS} && {harness.as_user_prefix(U, env)} "$@" ); }}
 cd {WS}
 """

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -53,9 +55,32 @@ def _recaps(output: str) -> list[dict[str, int]]:
     return [{k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", line)} for line in RECAP.findall(output)]
 
 
+def staged_contrib() -> Path:
+    """``contrib/`` copied into the test cache: a checkout under /tmp (CI's clone) is hidden by the scenario's tmpfs,
+    and the playbook finds the units beside it (``playbook_dir/../systemd``)."""
+    source = REPO / "contrib"
+    digest = hashlib.sha256()
+    for file in sorted(source.rglob("*")):
+        if file.is_file():
+            digest.update(str(file.relative_to(source)).encode() + b"\0" + file.read_bytes())
+    target = harness.cache_dir() / f"contrib-{digest.hexdigest()[:16]}"
+    with harness._Lock(harness.cache_dir() / ".lock-ansible"):
+        if not target.exists():
+            partial = target.with_name(f"{target.name}.{os.getpid()}")
+            shutil.rmtree(partial, ignore_errors=True)
+            shutil.copytree(source, partial)
+            for root, _dirs, files in os.walk(partial):
+                os.chmod(root, 0o755)
+                for name in files:
+                    os.chmod(os.path.join(root, name), 0o644)
+            partial.rename(target)
+    return target
+
+
 @pytest.mark.tool("/etc/tmpfiles.d")
 def test_the_playbook_provisions_and_a_second_run_changes_nothing() -> None:
     tool = ansible_playbook()
+    playbook = staged_contrib() / PLAYBOOK.relative_to(REPO / "contrib")
     python, pythonpath = harness.stage_nxsock()
     q = shlex.quote
     extra = {
@@ -69,7 +94,7 @@ def test_the_playbook_provisions_and_a_second_run_changes_nothing() -> None:
     run = (
         f"env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp/ansible-home LANG=C.UTF-8 ANSIBLE_NOCOLOR=1 "
         f"ANSIBLE_LOCAL_TEMP=/tmp/ansible-local ANSIBLE_REMOTE_TEMP=/tmp/ansible-remote ANSIBLE_RETRY_FILES_ENABLED=0 "
-        f"{q(str(tool))} -i localhost, -c local -e {q(json.dumps(extra))} {q(str(PLAYBOOK))}"
+        f"{q(str(tool))} -i localhost, -c local -e {q(json.dumps(extra))} {q(str(playbook))}"
     )
     script = f"""set -e
 mount -t tmpfs -o mode=1777 tmpfs /tmp
