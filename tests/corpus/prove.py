@@ -69,13 +69,18 @@ def main() -> int:
             for name in re.findall(r"(?:^|&&|;)\s*export\s+([A-Z_][A-Z0-9_]*)=", remedy):
                 nx = re.sub(rf"(?:^|(?<=\s)){name}=\S+\s+", "", nx)
             applied.append({"remedy": remedy, "as": "user, before the rerun", "rc": None, "output": None})
-    rerun = [*as_user, "bash", "-c", "; ".join([*in_shell, nx])]
+    # What the remedies print in that shell is theirs, not Nx's (nxsock reset quotes the marker's reason, which is the
+    # message itself): only what follows the mark is the rerun's.
+    mark = "<<<nxsock-proof: the Nx command again>>>"
+    rerun = [*as_user, "bash", "-c", "; ".join([*in_shell, f"echo '{mark}'", nx])]
     after, after_rc = run(rerun, timeout, cwd=ws)
+    after = after.split(mark + "\n", 1)[-1]
     retried = after_rc != 0 and "exited unexpectedly (exit code 0)" in after
     if retried:
         # Nx's plugin workers, started by the graph, give up when a loaded machine is slow to answer them,
         # and exit cleanly: that says nothing of the remedy. Once more; a second failure stands.
         after, after_rc = run(rerun, timeout, cwd=ws)
+        after = after.split(mark + "\n", 1)[-1]
     daemon_dir = os.path.join(ws, ".nx", "workspace-data", "d")
     try:  # whether the daemon runs after the rerun: its record's pid is alive
         with open(os.path.join(daemon_dir, "server-process.json")) as record:
