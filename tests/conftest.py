@@ -72,10 +72,9 @@ def tier_of(path: Path) -> str | None:
     return relative.parts[0] if len(relative.parts) > 1 and relative.parts[0] in TIERS else None
 
 
-@pytest.hookimpl(trylast=True)  # after pytest-xdist's own, whose group suffix this mends
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by the tier marks this adds
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark each test with its tier; skip, with what to install, each whose tier or tools are missing here."""
-    _keep_xdist_groups(config, items)
     for item in items:
         tier = tier_of(item.path) or "pure"  # the package's own doctests, and the harness's, are pure
         item.add_marker(tier)
@@ -85,6 +84,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         reason = next((why for why in map(missing, needs) if why is not None), None)
         if reason is not None:
             item.add_marker(pytest.mark.skip(reason=reason))
+
+
+class _XdistGroups:
+    """Registered by :func:`pytest_configure`: its hook must run after pytest-xdist's, while the tier marks must be
+    in place before ``-m`` deselects, and a conftest holds one hook of a name."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        _keep_xdist_groups(config, items)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_XdistGroups(), "nxsock-xdist-groups")
 
 
 def _keep_xdist_groups(config: pytest.Config, items: list[pytest.Item]) -> None:
