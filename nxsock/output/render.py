@@ -515,11 +515,12 @@ def _render_groups(out: Console, results: t.Sequence[tuple[str, Finding]], width
 
 
 def _by_remedy(results: t.Sequence[tuple[str, Finding]]) -> list[tuple[str, list[Finding]]]:
-    """*results* in report order, a finding whose remedy an earlier one of its group has moved up beside it."""
+    """*results* in report order, a finding whose remedy an earlier one gave moved up beside it (whatever its group:
+    a peer's /tmp/.nx is the container's, the outcome's and the cache's problem, and one command)."""
     groups: list[tuple[str, list[Finding]]] = []
-    placed: dict[tuple[str, str], list[Finding]] = {}
+    placed: dict[str, list[Finding]] = {}
     for name, finding in results:
-        key = (name, finding.remedy) if finding.remedy else None
+        key = finding.remedy or None
         if key is not None and key in placed:
             placed[key].append(finding)
             continue

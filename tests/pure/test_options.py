@@ -253,3 +253,22 @@ def test_a_tmpdir_of_yours_or_roots_is_no_finding(whose: str) -> None:
     view = machine({"/tmp/claude": Entry("dir", owner, owner, 0o700)})
     resolution = resolve(environment({"TMPDIR": "/tmp/claude"}), view)
     assert check_tmpdir(Context(resolution, view, context_for(resolution, view), None, 0, (), ())) == []
+
+
+def test_a_healthy_doctor_is_its_verdict_and_a_summary_and_a_broken_one_leads_with_its_error() -> None:
+    """Issue 25: a person needs about three lines; the first error and its fix come first, each fix once."""
+    from nxsock.audit.findings import Finding
+    from nxsock.output import render
+
+    healthy = [("Environment", Finding("environment", "info", None, "Nx 24.0.6, current layout (native).")),
+               ("Outcome", Finding("outcome", "ok", None, "Nx uses /tmp/.nx/1000/sockets (shared).")),
+               ("Daemon", Finding("daemon-enabled", "info", None, "The daemon is on."))]
+    out = _captured(lambda: render.render_doctor(healthy, "ok")).splitlines()
+    assert out[0] == "✓ Nx works here. Nx uses /tmp/.nx/1000/sockets (shared)." and len(out) <= 6, out
+    fix = "sudo chown -h root:root -- /tmp/.nx"
+    broken = [*healthy, ("Outcome", Finding("configuration", "error", None, "NX_SOCKET_DIR is refused.", "unset NX_SOCKET_DIR")),
+              *[(g, Finding(i, "warn", "/tmp/.nx", f"{i}: a peer's /tmp/.nx", fix)) for g, i in
+                (("Shared container", "container"), ("Native cache", "native-cache"))]]
+    out = _captured(lambda: render.render_doctor(broken, "error")).splitlines()
+    assert out[0].startswith("✗ Nx fails here: NX_SOCKET_DIR is refused.") and "fix:  unset NX_SOCKET_DIR" in out[1], out
+    assert sum(fix in line for line in out) == 1, out  # the two findings it fixes, under one command
