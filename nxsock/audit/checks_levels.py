@@ -83,14 +83,15 @@ def check_environment(ctx: Context) -> list[Finding]:
 
 def check_user_namespace(ctx: Context) -> list[Finding]:
     """Inside bwrap/srt/codex every foreign owner is uid 65534: where Nx really goes, and whether its client can use the daemon."""
-    from .allowlists import SANDBOX_NAMES, sandbox_kind
+    from ..core.sandbox_formats import FORMATS
 
     res = ctx.resolution
     env = res.environment
     verdict = res.user_namespace_sandbox
     mapping = inside_user_namespace(ctx.view)
     named = ctx.sandbox
-    name = SANDBOX_NAMES.get(named or "", named)
+    row = FORMATS.get(named or "")
+    name = row.called if row is not None else named
     found = []
     if mapping is not None:
         found.append(Finding("user-namespace", "info", None,
@@ -99,7 +100,7 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
                              hint="An allowlist of only /tmp/.nx and ~/.nx does nothing here unless Nx resolves there."))
     elif env.platform != "linux" or env.uid == 0:
         return []
-    elif named is not None and not sandbox_kind(named, env.platform)[0]:
+    elif row is not None and not row.kind(env.platform)[0]:
         return [Finding("user-namespace", "info", None, f"{name} keeps owners as they are here: Nx resolves as it does outside.",
                         hint=f"`nxsock paths --format {named}` prints what it must allow.")]
     else:
@@ -293,7 +294,7 @@ def check_configuration(ctx: Context) -> list[Finding]:
         advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "socket directory"), socket_export(ctx.remedies))
         found.append(advised_finding("configuration", "error", root.refused_configured_dir,
                               f"{name}={root.refused_configured_dir} is refused, so Nx drops it for the workspace fallback.", advice))
-    if ctx.resolution.generation == "legacy" and root.tier == "configured" and root.root is not None and root.configured:
+    if not ctx.resolution.rules.current_layout and root.tier == "configured" and root.root is not None and root.configured:
         entry = ctx.view.stat(root.root)  # legacy Nx checks nothing: it listens there or its daemon and workers die
         uid = ctx.resolution.environment.uid
         if isinstance(entry, Entry) and not (entry.mode & (0o200 if entry.uid == uid else 0o002)):

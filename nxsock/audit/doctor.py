@@ -40,79 +40,75 @@ from .findings import Context, Finding
 if t.TYPE_CHECKING:
     from .binding_cache import Loadability
 
-__all__ = ["CHECKS", "FINDING_DESCRIPTIONS", "FINDING_IDS", "gather", "run_checks", "status_of"]
+__all__ = ["CHECKS", "FINDING_DESCRIPTIONS", "FINDING_IDS", "TABLE", "Check", "gather", "run_checks", "status_of"]
 
 
-#: id → (group, check).  The order is the order of the report.
-CHECKS: dict[str, tuple[str, t.Callable[[Context], list[Finding]]]] = {
-    "environment": ("Environment", check_environment),
-    "user-namespace": ("Environment", when_daemon_runs(check_user_namespace)),
-    "tmpdir": ("Environment", check_tmpdir),
-    "unix-sockets": ("Environment", check_unix_sockets),
-    "container": ("Shared container", check_container),
-    "levels": ("Levels", check_levels),
-    "outcome": ("Outcome", check_outcome),
-    "configuration": ("Outcome", check_configuration),
-    "workspace-data": ("Outcome", check_workspace_data),
-    "cache-directory": ("Outcome", check_cache_directory),
-    "shared-tmp": ("Sockets", check_shared_tmp),
-    "path-budget": ("Outcome", check_path_budget),
-    "filesystem": ("Outcome", check_filesystems),
-    "workspace-writable": ("Outcome", check_workspace_writable),
-    "sockets": ("Sockets", check_sockets),
-    "socket-owner": ("Sockets", check_socket_owner),
-    "daemon-enabled": ("Daemon", check_daemon_enabled),
-    "daemon": ("Daemon", when_daemon_runs(check_daemon)),
-    "binding": ("Binding", check_binding),
-    "native-cache": ("Native cache", check_native_cache),
-    "leftovers": ("Leftovers", check_leftovers),
-    "boot-persistence": ("Boot", check_boot_persistence),
-}
+class Check(t.NamedTuple):
+    """One of doctor's checks: its key, the report group it prints under, the function, and each finding id it
+    can produce with what that id judges (for ``--list-checks`` and ``--only``)."""
+
+    key: str
+    group: str
+    run: t.Callable[[Context], list[Finding]]
+    findings: t.Mapping[str, str]
 
 
-#: Finding ids each check can produce, for --list-checks and --only.
-FINDING_IDS = {
-    "environment": ("environment",), "user-namespace": ("user-namespace", "sandbox-daemon"), "tmpdir": ("tmpdir",),
-    "unix-sockets": ("unix-sockets",), "workspace-data": ("workspace-data",),
-    "container": ("container",), "levels": ("ancestry", "private-levels"), "outcome": ("outcome",),
-    "configuration": ("configuration",), "path-budget": ("path-budget",), "sockets": ("sockets",),
-    "socket-owner": ("socket-owner",), "daemon-enabled": ("daemon-enabled",), "daemon": ("daemon-record", "daemon-disabled", "daemon-error"),
-    "binding": ("binding",), "native-cache": ("native-cache",), "leftovers": ("leftovers",), "boot-persistence": ("boot-persistence",),
-    "filesystem": ("filesystem",), "workspace-writable": ("workspace-writable",),
-    "cache-directory": ("cache-directory",),
-    "shared-tmp": ("shared-tmp",),
-}
+#: Every check, once.  The order is the order of the report.
+TABLE: tuple[Check, ...] = (
+    Check("environment", "Environment", check_environment, {
+        "environment": "the Nx version, layout and platform nxsock judges for"}),
+    Check("user-namespace", "Environment", when_daemon_runs(check_user_namespace), {
+        "user-namespace": "where Nx puts its sockets inside a user-namespace sandbox (bwrap, srt, codex)",
+        "sandbox-daemon": "whether Nx's client can use its daemon inside a user-namespace sandbox"}),
+    Check("tmpdir", "Environment", check_tmpdir, {
+        "tmpdir": "TMPDIR (TMP, TEMP): set, present, and a directory Nx can use"}),
+    Check("unix-sockets", "Environment", check_unix_sockets, {
+        "unix-sockets": "whether a policy (seccomp, a sandbox) refuses unix sockets here"}),
+    Check("container", "Shared container", check_container, {
+        "container": "the shared /tmp/.nx: root's or yours, mode 1777, a real directory"}),
+    Check("levels", "Levels", check_levels, {
+        "ancestry": "every directory above a level Nx uses: none another user could swap",
+        "private-levels": "your own levels (per-user, sockets, native cache): yours, 0700, not links"}),
+    Check("outcome", "Outcome", check_outcome, {
+        "outcome": "where Nx puts the sockets now, and why there"}),
+    Check("configuration", "Outcome", check_configuration, {
+        "configuration": "NX_SOCKET_DIR and the other variables Nx reads: what Nx does with them"}),
+    Check("workspace-data", "Outcome", check_workspace_data, {
+        "workspace-data": "the workspace data directory (.nx/workspace-data): Nx can write it and trusts it"}),
+    Check("cache-directory", "Outcome", check_cache_directory, {
+        "cache-directory": "a configured task cache (NX_CACHE_DIRECTORY, nx.json cacheDirectory): Nx trusts it at start-up"}),
+    Check("shared-tmp", "Sockets", check_shared_tmp, {
+        "shared-tmp": "the socket root shared beyond this pid namespace (containers sharing /tmp)"}),
+    Check("path-budget", "Outcome", check_path_budget, {
+        "path-budget": "each socket path within Nx's limit of 95 characters"}),
+    Check("filesystem", "Outcome", check_filesystems, {
+        "filesystem": "the filesystem under the socket directory: it can hold unix sockets and keep 0700"}),
+    Check("workspace-writable", "Outcome", check_workspace_writable, {
+        "workspace-writable": "whether Nx can create its workspace data directory (.nx/workspace-data/d)"}),
+    Check("sockets", "Sockets", check_sockets, {
+        "sockets": "the socket files: who listens, their mode, dead ones"}),
+    Check("socket-owner", "Sockets", check_socket_owner, {
+        "socket-owner": "a socket another user owns where yours should be"}),
+    Check("daemon-enabled", "Daemon", check_daemon_enabled, {
+        "daemon-enabled": "whether Nx starts its daemon here, and why not"}),
+    Check("daemon", "Daemon", when_daemon_runs(check_daemon), {
+        "daemon-record": "the daemon's record: its pid alive, its version, whether the client dials it",
+        "daemon-disabled": "the marker Nx writes when it turned the daemon off, and its reason",
+        "daemon-error": "the daemon's last error in its log"}),
+    Check("binding", "Binding", check_binding, {
+        "binding": "the native binding this platform needs: installed and loadable"}),
+    Check("native-cache", "Native cache", check_native_cache, {
+        "native-cache": "the binding cache: its directory trusted, the copy fresh"}),
+    Check("leftovers", "Leftovers", check_leftovers, {
+        "leftovers": "what reset or cache prune would remove: dead sockets, old cache entries"}),
+    Check("boot-persistence", "Boot", check_boot_persistence, {
+        "boot-persistence": "whether /tmp/.nx survives a reboot (a tmpfiles.d rule)"}),
+)
 
-
-#: What each finding id judges, one line each, for ``--list-checks``.
-FINDING_DESCRIPTIONS = {
-    "environment": "the Nx version, layout and platform nxsock judges for",
-    "user-namespace": "where Nx puts its sockets inside a user-namespace sandbox (bwrap, srt, codex)",
-    "sandbox-daemon": "whether Nx's client can use its daemon inside a user-namespace sandbox",
-    "tmpdir": "TMPDIR (TMP, TEMP): set, present, and a directory Nx can use",
-    "unix-sockets": "whether a policy (seccomp, a sandbox) refuses unix sockets here",
-    "workspace-data": "the workspace data directory (.nx/workspace-data): Nx can write it and trusts it",
-    "container": "the shared /tmp/.nx: root's or yours, mode 1777, a real directory",
-    "ancestry": "every directory above a level Nx uses: none another user could swap",
-    "private-levels": "your own levels (per-user, sockets, native cache): yours, 0700, not links",
-    "outcome": "where Nx puts the sockets now, and why there",
-    "configuration": "NX_SOCKET_DIR and the other variables Nx reads: what Nx does with them",
-    "path-budget": "each socket path within Nx's limit of 95 characters",
-    "sockets": "the socket files: who listens, their mode, dead ones",
-    "socket-owner": "a socket another user owns where yours should be",
-    "daemon-enabled": "whether Nx starts its daemon here, and why not",
-    "daemon-record": "the daemon's record: its pid alive, its version, whether the client dials it",
-    "daemon-disabled": "the marker Nx writes when it turned the daemon off, and its reason",
-    "daemon-error": "the daemon's last error in its log",
-    "binding": "the native binding this platform needs: installed and loadable",
-    "filesystem": "the filesystem under the socket directory: it can hold unix sockets and keep 0700",
-    "workspace-writable": "whether Nx can create its workspace data directory (.nx/workspace-data/d)",
-    "native-cache": "the binding cache: its directory trusted, the copy fresh",
-    "leftovers": "what reset or cache prune would remove: dead sockets, old cache entries",
-    "boot-persistence": "whether /tmp/.nx survives a reboot (a tmpfiles.d rule)",
-    "cache-directory": "a configured task cache (NX_CACHE_DIRECTORY, nx.json cacheDirectory): Nx trusts it at start-up",
-    "shared-tmp": "the socket root shared beyond this pid namespace (containers sharing /tmp)",
-}
+#: Views of :data:`TABLE` for its readers: key → (group, check); key → its finding ids; finding id → what it judges.
+CHECKS: dict[str, tuple[str, t.Callable[[Context], list[Finding]]]] = {c.key: (c.group, c.run) for c in TABLE}
+FINDING_IDS: dict[str, tuple[str, ...]] = {c.key: tuple(c.findings) for c in TABLE}
+FINDING_DESCRIPTIONS: dict[str, str] = {i: text for c in TABLE for i, text in c.findings.items()}
 
 
 def run_checks(ctx: Context, only: t.Collection[str] = ()) -> list[tuple[str, Finding]]:

@@ -10,20 +10,17 @@ from ..core.remedy import Remedy, Step, Withheld
 from ..core.resolver import Resolution
 from ..core.sandbox_daemon import inside_advice
 from ..core.wording import Advice, RemedyContext, describe, remedy_for
+from .severity import SEVERITIES, Severity, SeverityLook
 
 if t.TYPE_CHECKING:
     from ..act.cleanup import ResetItem
     from .binding_cache import Loadability, Verdict
     from .binding_presence import BindingPresence
 
-__all__ = ["SANDBOX_MARKERS", "Context", "Finding", "Severity", "advised_finding", "mode_text", "offer_remedy", "refusal_finding"]
+__all__ = ["SANDBOX_MARKERS", "SEVERITIES", "Context", "Finding", "Severity", "SeverityLook", "advised_finding", "mode_text", "offer_remedy", "refusal_finding"]
 
 
 SANDBOX_MARKERS = ("SANDBOX_RUNTIME", "GEMINI_SANDBOX", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CURSOR_SANDBOX")
-
-
-#: How much a finding matters, in rising order.
-Severity = t.Literal["ok", "info", "warn", "error"]
 
 
 class Finding(t.NamedTuple):

@@ -7,6 +7,7 @@ import sys
 import click
 
 from ..core.host_overrides import HostOverrides
+from ..core.sandbox_formats import FORMATS
 from ._resolution import build_resolution, resolution_options, wants_json
 from .summaries import summarized
 
@@ -17,7 +18,7 @@ from .summaries import summarized
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(("json", "text", "env", "srt", "claude", "codex", "codex-profile", "seatbelt", "bwrap", "docker", "flatpak")),
+    type=click.Choice(("json", *FORMATS)),
     help="json: the document; the others: ready-to-paste entries for that sandbox (default: the human report).",
 )
 @click.option("--portable", is_flag=True, help="With a sandbox format: Nx-style /tmp/.nx, ~/.nx and ./ spellings fit to commit.")
@@ -47,11 +48,12 @@ def paths(json_flag: bool, output_format: str | None, portable: bool, host: Host
     if wants_json(json_flag, output_format):
         sys.exit(print_paths_json(resolution, sys.stdout, view))
     if output_format is not None:
-        from ..audit.allowlists import SANDBOX_TMPDIR, plan_for, render, sandbox_kind
+        from ..audit.allowlists import plan_for, render
 
         env = resolution.environment
-        user_namespace, binds = sandbox_kind(output_format, env.platform)
-        tmpdir = SANDBOX_TMPDIR.get(output_format) if env.platform == "linux" else None
+        row = FORMATS[output_format]
+        user_namespace, binds = row.kind(env.platform)
+        tmpdir = row.tmpdir if env.platform == "linux" else None
         plan = plan_for(env, view, user_namespace=user_namespace, binds=binds, tmpdir=tmpdir)
         text, warnings = render(output_format, plan, resolution.environment, portable=portable)
         from ..core.terminal import printable

@@ -137,16 +137,16 @@ def dirname_of(path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[0] or "/"
 
 
-def home_directory(env: Environment, generation: str = "native", *, passwd_fallback: bool | None = None) -> str | None:
+def home_directory(env: Environment, *, passwd_fallback: bool) -> str | None:
     """The home Nx would use for ``~/.nx``, or ``None``: it must be absolute.
 
     Node's ``os.homedir()`` (23.x) takes ``$HOME`` when set at all — an empty
     one means no home; the Nx 24 crate falls back to the passwd entry when
-    ``$HOME`` is empty (*passwd_fallback*, the release table's rule; else
-    told from the generation).
+    ``$HOME`` is empty.  *passwd_fallback* is the release table's
+    ``empty_home_uses_passwd``, never guessed here.
     """
     raw = env.get("HOME")
-    if passwd_fallback if passwd_fallback is not None else generation == "native":
+    if passwd_fallback:
         home = raw or env.passwd_home
     else:
         home = raw if raw is not None else env.passwd_home

@@ -25,6 +25,7 @@ import typing as t
 from ._pathname import dirname, join, normalize
 from .fsview import Entry, FsView
 from .layout import CONTAINER
+from .sandbox_formats import ALLOWLIST_FORMATS  # the formats a remedy may name: the format table's rows that say so
 
 __all__ = [
     "ALLOWLIST_FORMATS",
@@ -76,8 +77,6 @@ _EXPORTABLE_DIRS = ("NX_SOCKET_DIR", "NX_NATIVE_FILE_CACHE_DIRECTORY", "NX_WORKS
 _EXPORTABLE_FLAGS = {"NX_SKIP_NATIVE_FILE_CACHE": ("true",), "NX_DAEMON": ("false", "true"), "NX_ISOLATE_PLUGINS": ("false",),
                      "NX_PLUGIN_NO_TIMEOUTS": ("true",)}
 _UNSETTABLE = (*CONFIGURED_VARIABLES, "NX_CACHE_DIRECTORY", "TMPDIR", "TMP", "TEMP", "NX_SKIP_NATIVE_FILE_CACHE")
-#: The ``nxsock paths --format`` values that write a sandbox's allowlist (read-only: they print, they change nothing).
-ALLOWLIST_FORMATS = ("text", "srt", "claude", "codex", "codex-profile", "seatbelt", "bwrap", "docker", "flatpak")
 #: The nxsock and Nx command lines a remedy may name.
 NXSOCK_ARGUMENTS = frozenset(
     {"reset", "reset --force", "reset --legacy", "reset --daemon-marker", "cache prune", "provision", "provision --tmpfiles --install",

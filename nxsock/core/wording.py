@@ -140,7 +140,7 @@ def _suggest(ctx: RemedyContext, variable: str, names: tuple[str, str]) -> str |
     runtime = env.nonempty("XDG_RUNTIME_DIR")
     if runtime and runtime.startswith("/"):
         candidates.append(join(runtime, names[0]))
-    home = home_directory(env, res.generation)
+    home = home_directory(env, passwd_fallback=res.rules.empty_home_uses_passwd)
     if home:
         candidates.append(join(home, names[1]))
     for candidate in candidates:
@@ -169,7 +169,7 @@ def context_for(resolution: Resolution, view: FsView, *, pasted_by_root: bool = 
     from .guards import canonical_dir
 
     env = resolution.environment
-    home = home_directory(env, resolution.generation)
+    home = home_directory(env, passwd_fallback=resolution.rules.empty_home_uses_passwd)
     configured = []
     for name in CONFIGURED_VARIABLES:
         value = env.nonempty(name)

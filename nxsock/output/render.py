@@ -12,6 +12,7 @@ import typing as t
 from rich.console import Console
 from rich.text import Text
 
+from ..audit.severity import SEVERITIES
 from ..core.layout import CONTAINER
 from ..core.resolver import Resolution
 from ..core.terminal import counted, printable, printable_lines
@@ -165,7 +166,7 @@ def render_paths(resolution: Resolution) -> None:
         out.print(line)
     if any(sock["tier"] is not None for sock in doc["sockets"].values()):
         out.print(Text("  lengths count the longest names Nx gives: a 7-digit pid, a 1-digit counter", style="dim"))
-        if resolution.generation == "native":
+        if resolution.rules.readiness_socket:
             out.print(Text("  and the readiness socket fp<pid>-ready-<n>.sock", style="dim"))
     id_budget = doc["sockets"]["plugin"].get("id_budget")
     if id_budget is not None and doc["sockets"]["plugin"]["tier"] is not None:
@@ -425,7 +426,8 @@ def progress_ticker(label: str) -> _Ticker:
     return _Ticker(label)
 
 
-MARKS = {"ok": ("✓", "ok", "green"), "info": ("ℹ", "info", "blue"), "warn": ("⚠", "warn", "yellow"), "error": ("✗", "error", "red")}
+#: severity → (mark, word, style), from the one declaration (audit/severity.py).
+MARKS = {name: (look.mark, look.word, look.style) for name, look in SEVERITIES.items()}
 
 
 def render_doctor(results: t.Sequence[tuple[str, Finding]], status: str, explanation: Explanation | None = None,
@@ -453,14 +455,20 @@ def render_doctor(results: t.Sequence[tuple[str, Finding]], status: str, explana
         out.print()
         _render_groups(out, shown, width)
     counts = {severity: sum(1 for _, f in results if f.severity == severity) for severity in MARKS}
-    summary = ", ".join([counted(counts["error"], "error"), counted(counts["warn"], "warning"),
-                         counted(counts["info"], "note"), f"{counts['ok']} fine"]) + "."
+    summary = ", ".join([*(counted(counts[s], SEVERITIES[s].noun) for s in ("error", "warn", "info")),
+                         f"{counts['ok']} fine"]) + "."
     if not verbose and any(f.severity not in ("error", "warn") for _, f in results):
         summary += " nxsock doctor -v shows the notes and what is fine."
     out.print()
-    for line in _wrapped(Text({"ok": "✓ ", "warn": "⚠ ", "error": "✗ "}[status], style=MARKS[status][2] + " bold"),
+    for line in _wrapped(Text(SEVERITIES[status].mark + " ", style=MARKS[status][2] + " bold"),
                          summary, width, indent=2, style=MARKS[status][2] + " bold"):
         out.print(line)
+
+
+def _mark(severity: str) -> Text:
+    """A severity's mark, bold in its colour, as a verdict line starts."""
+    look = SEVERITIES[severity]
+    return Text(look.mark + " ", style=look.style + " bold")
 
 
 def _verdict(results: t.Sequence[tuple[str, Finding]], lead: t.Sequence[Finding], width: int | None) -> list[Text]:
@@ -469,13 +477,13 @@ def _verdict(results: t.Sequence[tuple[str, Finding]], lead: t.Sequence[Finding]
     if not lead:
         outcome = next((f for _, f in results if f.id == "outcome" and f.severity == "ok"), None)
         text = "Nx works here." + (f" {printable(outcome.message)}" if outcome is not None else "")
-        return _wrapped(Text("✓ ", style="green bold"), text, width, indent=2)
+        return _wrapped(_mark("ok"), text, width, indent=2)
     first = lead[0]
     warnings = sum(1 for _, f in results if f.severity == "warn")
     if first.severity == "error":
-        head, text = Text("✗ ", style="red bold"), f"Nx fails here: {printable(first.message)}"
+        head, text = _mark("error"), f"Nx fails here: {printable(first.message)}"
     else:
-        head = Text("⚠ ", style="yellow bold")
+        head = _mark("warn")
         text = f"Nx works here, with {counted(warnings, 'warning')}: {printable(first.message)}"
     lines = _wrapped(head, text, width, indent=2, tail=Text(f"  [{first.id}]", style="dim"))
     lines += [Text(f"  | {printable(line)}", style="dim") for line in getattr(first, "detail", ())]
@@ -598,8 +606,8 @@ def render_all_users(fleet: FleetVerdict) -> None:
     out.print(Text(f"{CONTAINER}: {fleet.container}", style="bold"))
     if not fleet.users:
         out.print(Text(f"No user has state under {CONTAINER}.", style="dim"))
-    rank = {"ok": 0, "info": 1, "warn": 2, "error": 3}
-    styles = {"ok": "green", "warn": "yellow", "error": "red", "failed": "red"}
+    rank = {name: look.rank for name, look in SEVERITIES.items()}
+    styles = {**{name: look.style for name, look in SEVERITIES.items()}, "failed": SEVERITIES["error"].style}
     for audit in fleet.users:
         who = f"uid {audit.uid}" + (f" ({printable(audit.name)})" if audit.name else "")
         line = Text(f"{audit.status:<6}  ", style=styles[audit.status]) + Text(who)
@@ -785,5 +793,6 @@ def render_fix_outcome(applied: t.Sequence[t.Any], after: t.Sequence[tuple[str, 
                 out.print(Text("      fix:  ", style="bold") + Text(printable(finding.remedy), style="cyan"))
         if len(problems) > FINDINGS_SHOWN:
             out.print(Text(f"  … and {len(problems) - FINDINGS_SHOWN:,} more (nxsock doctor lists each).", style="dim"))
-    summary = {"ok": "✓ The audit finds no problem now.", "warn": "⚠ Warnings remain.", "error": "✗ Problems remain."}[status]
+    summary = SEVERITIES[status].mark + " " + {"ok": "The audit finds no problem now.", "warn": "Warnings remain.",
+                                               "error": "Problems remain."}[status]
     out.print(Text(summary, style=MARKS[status][2] + " bold"))

@@ -11,6 +11,7 @@ import os
 import re
 import typing as t
 
+from ..audit.severity import SEVERITIES
 from ..core.fsview import FsView
 from ..core.guards import Refusal
 from ..core.layout import CONTAINER
@@ -546,7 +547,7 @@ def _no_workflow_command(line: str) -> str:
     return line
 
 
-_SEVERITY_WORD = {"error": "✗ error", "warn": "⚠ warning", "info": "ℹ note", "ok": "✓ ok"}
+_SEVERITY_WORD = {name: f"{look.mark} {look.noun}" for name, look in SEVERITIES.items()}
 
 
 def report_facts(resolution: Resolution, view: FsView, sandbox: str | None = None) -> list[tuple[str, str, bool]]:
@@ -672,7 +673,7 @@ def doctor_markdown(results: t.Sequence[tuple[str, t.Any]], status: str, facts: 
 
 # -- doctor --format github: workflow commands -------------------------------------------------
 
-_GITHUB_LEVEL = {"error": "error", "warn": "warning", "info": "notice"}
+_GITHUB_LEVEL = {name: look.github for name, look in SEVERITIES.items() if look.github is not None}
 
 
 def _github_data(text: str) -> str:

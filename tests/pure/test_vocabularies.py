@@ -1,0 +1,40 @@
+"""Each closed vocabulary is declared once, as a table, and every reader derives from it."""
+
+from __future__ import annotations
+
+import typing as t
+
+from nxsock.audit.doctor import CHECKS, FINDING_DESCRIPTIONS, FINDING_IDS, TABLE
+from nxsock.audit.severity import SEVERITIES, Severity
+
+
+def test_every_severity_has_its_one_row_in_rising_order() -> None:
+    assert tuple(SEVERITIES) == t.get_args(Severity)
+    assert [look.rank for look in SEVERITIES.values()] == sorted(look.rank for look in SEVERITIES.values())
+    assert len({look.mark for look in SEVERITIES.values()}) == len(SEVERITIES)
+
+
+def test_doctor_checks_are_one_table_and_the_old_views_derive_from_it() -> None:
+    keys = [check.key for check in TABLE]
+    assert len(keys) == len(set(keys)) and list(CHECKS) == keys == list(FINDING_IDS)
+    ids = [i for check in TABLE for i in check.findings]
+    assert len(ids) == len(set(ids)), "a finding id belongs to one check"
+    assert set(FINDING_DESCRIPTIONS) == set(ids) and all(FINDING_DESCRIPTIONS.values())
+
+
+def test_every_sandbox_format_is_one_row_that_every_reader_takes_its_facts_from() -> None:
+    from nxsock.audit import allowlists
+    from nxsock.commands.paths import paths
+    from nxsock.core.remedy import NXSOCK_ARGUMENTS
+    from nxsock.core.sandbox_formats import FORMATS
+
+    choice = next(p for p in paths.params if p.name == "output_format")
+    assert tuple(choice.type.choices) == ("json", *FORMATS)  # type: ignore[attr-defined]
+    assert allowlists.FORMATS == tuple(FORMATS)
+    for name, row in FORMATS.items():
+        assert row.name == name
+        assert (f"paths --format {name}" in NXSOCK_ARGUMENTS) == row.in_remedies
+        assert allowlists.sandbox_kind(name, "linux") == row.kind("linux")
+        assert allowlists.SANDBOX_TMPDIR.get(name) == row.tmpdir
+        if row.daemon_off is not None:
+            assert row.kind("linux")[0], f"{name}: only a user-namespace sandbox is told to carry NX_DAEMON=false"
