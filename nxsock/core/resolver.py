@@ -42,6 +42,7 @@ __all__ = [
     "InvalidConfiguration",
     "NativeCache",
     "Resolution",
+    "SocketKind",
     "SocketPlacement",
     "SocketRoot",
     "WorkspaceData",
@@ -50,8 +51,36 @@ __all__ = [
     "rules_in_force",
 ]
 
+PER_RUN = "<H20(workspace+pid)>"
+
+
+class SocketKind(t.NamedTuple):
+    """One kind of socket Nx makes, and every fact the resolver needs of it (docs/behaviour.md#socket-root-resolution)."""
+
+    name: str
+    longest: t.Callable[[ReleaseRules], str]  # the longest file name Nx gives it: what its length budget is measured with
+    pattern: t.Callable[[ReleaseRules], str]  # its file name, the unknown parts named
+    leaf: t.Callable[[str], str] | None  # its own directory under the root, named from the workspace; None: the per-run one
+    exact: bool = True  # its path is known once its directory is (else a pid or an id no one knows yet is in the name)
+    beside: str | None = None  # made by the process of that kind, in the same directory
+    from_workspace: bool = False  # the process making it runs in the workspace root (a relative directory resolves there)
+    requires: str | None = None  # the release rule (a ReleaseRules field) without which this release makes no such socket
+    id_budget: bool = False  # its name holds an id the user's configuration chooses: say how many characters it may take
+
+
+#: Every kind of socket, in the order they are reported.  Adding one is a row here plus its test.
+SOCKET_KIND_TABLE: tuple[SocketKind, ...] = (
+    SocketKind("daemon", lambda r: "d.sock", lambda r: "d.sock", None, from_workspace=True),
+    SocketKind("forked", lambda r: layout.LONGEST_READY_NAME if r.readiness_socket else f"fp{layout.LONGEST_FORKED_ID}.sock",
+               lambda r: "fp<id>.sock", None, exact=False, beside="daemon"),
+    SocketKind("plugin", lambda r: f"{'p' if r.current_layout else 'plugin'}{layout.LONGEST_PLUGIN_ID}.sock",
+               lambda r: "p<id>.sock" if r.current_layout else "plugin<id>.sock", layout.plugin_leaf, exact=False,
+               id_budget=True),
+    SocketKind("console", lambda r: "nx-console.sock", lambda r: "nx-console.sock", layout.console_leaf,
+               requires="console_socket"),
+)
 #: Socket kinds in the order they are reported.
-SOCKET_KINDS = ("daemon", "forked", "plugin", "console")
+SOCKET_KINDS = tuple(kind.name for kind in SOCKET_KIND_TABLE)
 
 
 #: Where a socket directory came from, in the order Nx tries them.
@@ -84,23 +113,24 @@ class SocketRoot(t.NamedTuple):
 
 
 class SocketPlacement(t.NamedTuple):
-    """One kind of socket: where it goes, how long its path gets, what it was refused."""
+    """One kind of socket: where it goes, how long its path gets, what it was refused.  Built by keyword: a kind
+    Nx does not place, or places nowhere, leaves the rest unset."""
 
     kind: str
     placed: bool  # False where this Nx version does not put that socket here
-    tier: str | None
-    root: str | None
-    dir: str | None  # exact, or None when it hashes a pid no one knows yet
-    path: str | None  # exact, or None
-    pattern: str | None  # the path with the unknown parts named
-    length: int | None  # for the longest name Nx gives this kind
-    too_long: bool | None
-    budget_left: int | None
-    id_budget: int | None  # characters left for a plugin's id
-    windows_max_username: int | None
-    attempted_dir: str | None  # a leaf refused, sending this kind to the workspace
-    refusals: tuple[Refusal, ...]
-    failure: Refusal | None
+    tier: str | None = None
+    root: str | None = None
+    dir: str | None = None  # exact, or None when it hashes a pid no one knows yet
+    path: str | None = None  # exact, or None
+    pattern: str | None = None  # the path with the unknown parts named
+    length: int | None = None  # for the longest name Nx gives this kind
+    too_long: bool | None = None
+    budget_left: int | None = None
+    id_budget: int | None = None  # characters left for a plugin's id
+    windows_max_username: int | None = None
+    attempted_dir: str | None = None  # a leaf refused, sending this kind to the workspace
+    refusals: tuple[Refusal, ...] = ()
+    failure: Refusal | None = None
     client_refusal: Refusal | None = None  # the daemon's: why this release's client would not dial it there
 
 
@@ -217,25 +247,28 @@ def resolve(env: Environment, view: FsView, *, layout_override: str | None = Non
     data = _workspace_data(env, view, rules)
     # The release in hand decides, whatever layout --layout forces.
     switch = _judge_daemon(env, view, rules_for(env.nx_version), data.daemon_dir)
-    if env.platform == "win32":
-        return _resolve_windows(env, rules, data)._replace(daemon=switch)
+    posix = env.platform != "win32"  # Windows: named pipes, nothing guarded, no record or mount judged
     native_cache = _native_cache(env, sim, rules)
-    if not rules.current_layout:
-        root, sockets = _legacy_sockets(env, sim, data)
+    where: _Layout
+    if not posix:
+        where = _WindowsPipes(env, rules)
+    elif rules.current_layout:
+        where = _CurrentLayout(env, sim, rules, data)
     else:
-        root, sockets = _current_sockets(env, sim, rules, data)
-    record = _daemon_record(view, data.daemon_dir, env.uid, rules)
-    mounts = _level_mounts(env, sim, root, data, native_cache)
+        where = _LegacyLayout(env, sim, rules, data)
+    root, sockets = _place_sockets(rules, where)
+    record = _daemon_record(view, data.daemon_dir, env.uid, rules) if posix else None
+    mounts = _level_mounts(env, sim, root, data, native_cache) if posix else ()
     under_root = next((m.mount for m in mounts if m.level == "socket-root"), None)
     if under_root is not None and not under_root.holds_sockets:
         root = root._replace(listen_fails=listen_errno(under_root))
-    sockets = dict(sockets)
     daemon = sockets["daemon"]
     if record is not None and record.socket_path and record.problem is None:
         daemon = daemon._replace(path=record.socket_path, dir=dirname(record.socket_path), client_refusal=record.client_refusal)
-    elif rules.client_socket_check and daemon.root is not None:
+    elif posix and rules.client_socket_check and daemon.root is not None:
         daemon = daemon._replace(client_refusal=_predicted_client_refusal(env, view, daemon))
     sockets["daemon"] = daemon
+    linux = env.platform == "linux"
     return Resolution(
         environment=env,
         layout="current" if rules.current_layout else "legacy",
@@ -247,15 +280,13 @@ def resolve(env: Environment, view: FsView, *, layout_override: str | None = Non
         workspace_data=data,
         daemon_record=record,
         actions=tuple(sim.actions),
-        allowlist=_allowlist(env, view, sockets, native_cache),
+        allowlist=_allowlist(env, view, sockets, native_cache) if posix else Allowlist((), ()),
         rules=rules,
-        user_namespace_sandbox=judge_sandbox(view, env.uid, env.gid, env.nx_version, data.daemon_dir)
-        if env.platform == "linux"
-        else None,
+        user_namespace_sandbox=judge_sandbox(view, env.uid, env.gid, env.nx_version, data.daemon_dir) if linux else None,
         daemon=switch,
         mounts=mounts,
-        cache_directory=_cache_directory(env, view, rules),
-        container=judge_container(view, env.get, root.root) if env.platform == "linux" else None,
+        cache_directory=_cache_directory(env, view, rules) if posix else None,
+        container=judge_container(view, env.get, root.root) if linux else None,
     )
 
 
@@ -418,29 +449,35 @@ def _cache_version(env: Environment, rules: ReleaseRules) -> str:
     return version if version is not None and is_version(version) else rules.release
 
 
+SKIP_CACHE = "NX_SKIP_NATIVE_FILE_CACHE=true"
+
+
 def _native_cache(env: Environment, sim: Simulation, rules: ReleaseRules) -> NativeCache:
+    """The binding cache, worked out once for every layout: skipped, configured, or the layout's default.
+
+    The layouts differ only in the default directory (the legacy one flat in
+    the OS temp dir, the current one a version directory under the user's
+    level) and in what is judged: nothing in the legacy layout or on Windows.
+    """
     version = _cache_version(env, rules)
     configured = env.nonempty("NX_NATIVE_FILE_CACHE_DIRECTORY")
-    if not rules.current_layout:
-        # One flat directory of ``<version>-<file>`` entries, created at the umask, nothing judged.
-        if env.get("NX_SKIP_NATIVE_FILE_CACHE") == "true":
-            directory = resolve_path(configured, env.cwd) if configured else None
-            return NativeCache(None, "NX_SKIP_NATIVE_FILE_CACHE=true", (), configured is not None, directory)
-        if configured is not None:
-            directory = resolve_path(configured, env.cwd)
-            return NativeCache(directory, None, (), True, directory)
-        directory = join(resolve_path(env.node_tmpdir(), env.cwd), legacy_cache_name(env, version))
-        return NativeCache(directory, None, (), False, directory)
-    if env.get("NX_SKIP_NATIVE_FILE_CACHE") == "true":
-        root = resolve_path(configured, env.cwd) if configured else _roots(env, rules).native_cache
-        return NativeCache(None, "NX_SKIP_NATIVE_FILE_CACHE=true", (), configured is not None, root)
-    if configured is not None:
-        directory = resolve_path(configured, env.cwd)
-        refusal = _establish_configured(sim, directory, rules.walk_cache_dir_ancestry)
+    skip = env.get("NX_SKIP_NATIVE_FILE_CACHE") == "true"
+    if env.platform == "win32":
+        return _windows_native_cache(env, rules, version, configured, skip)
+    directory = resolve_path(configured, env.cwd) if configured is not None else None
+    legacy = not rules.current_layout  # one flat directory of ``<version>-<file>`` entries, created at the umask
+    if skip:
+        root = directory if directory is not None or legacy else _roots(env, rules).native_cache
+        return NativeCache(None, SKIP_CACHE, (), directory is not None, root)
+    if directory is not None:
+        refusal = None if legacy else _establish_configured(sim, directory, rules.walk_cache_dir_ancestry)
         if refusal:
             reason = "the configured NX_NATIVE_FILE_CACHE_DIRECTORY was refused"
             return NativeCache(directory, reason, (refusal,), True, directory)
         return NativeCache(directory, None, (), True, directory)
+    if legacy:
+        directory = join(resolve_path(env.node_tmpdir(), env.cwd), legacy_cache_name(env, version))
+        return NativeCache(directory, None, (), False, directory)
     roots = _roots(env, rules)
     version_dir = join(roots.native_cache, version)
     if dirname(version_dir) != roots.native_cache or basename(version_dir) != version:  # never reached: is_version holds
@@ -451,6 +488,22 @@ def _native_cache(env: Environment, sim: Simulation, rules: ReleaseRules) -> Nat
     if refusal:
         return NativeCache(None, "a level of the cache directory was refused", (refusal,), False, roots.native_cache)
     return NativeCache(version_dir, None, (), False, roots.native_cache)
+
+
+def _windows_native_cache(env: Environment, rules: ReleaseRules, version: str, configured: str | None,
+                          skip: bool) -> NativeCache:
+    """Windows' spelling of the same choice, with ``ntpath`` and nothing judged (a preview: no disk is read)."""
+    import ntpath
+
+    tmp = env.node_tmpdir()
+    if skip:
+        return NativeCache(None, SKIP_CACHE, (), False)
+    if configured:
+        return NativeCache(ntpath.normpath(ntpath.join(env.cwd, configured)), None, (), True)
+    if not rules.current_layout:
+        return NativeCache(ntpath.join(tmp, legacy_cache_name(env, version)), None, (), False)
+    native = ntpath.join(tmp, ".nx", "native-cache")
+    return NativeCache(ntpath.join(native, version), None, (), False, native)
 
 
 # -- sockets, current layout (POSIX) ----------------------------------------------
@@ -585,9 +638,6 @@ def _establish_root(env: Environment, sim: Simulation, rules: ReleaseRules, data
     return SocketRoot(tier="workspace", root=data.socket_dir, refusals=tuple(refusals))
 
 
-PER_RUN = "<H20(workspace+pid)>"
-
-
 class _Spot(t.NamedTuple):
     """Where one kind of socket lands: *dir* is None when it is the per-run directory under *root*."""
 
@@ -598,40 +648,32 @@ class _Spot(t.NamedTuple):
     refusals: tuple[Refusal, ...] = ()
 
 
-def _file_name(kind: str, rules: ReleaseRules) -> str:
-    """The longest file name Nx gives a kind, which is what its budget is measured with."""
-    if kind == "daemon":
-        return "d.sock"
-    if kind == "forked":
-        return layout.LONGEST_READY_NAME if rules.readiness_socket else f"fp{layout.LONGEST_FORKED_ID}.sock"
-    if kind == "plugin":
-        return f"p{layout.LONGEST_PLUGIN_ID}.sock" if rules.current_layout else f"plugin{layout.LONGEST_PLUGIN_ID}.sock"
-    return "nx-console.sock"
+class _Spelling(t.NamedTuple):
+    """How a platform spells a socket's path: POSIX paths, or Windows' named pipes (``\\\\.\\pipe\\nx\\…``)."""
+
+    sep: str = "/"
+    prefix: str = ""
+    user: str | None = None  # Windows: the account name, whose length the pipe's budget leaves room for
 
 
-def _pattern_name(kind: str, rules: ReleaseRules) -> str:
-    return {
-        "daemon": "d.sock",
-        "forked": "fp<id>.sock",
-        "plugin": "p<id>.sock" if rules.current_layout else "plugin<id>.sock",
-        "console": "nx-console.sock",
-    }[kind]
+_POSIX = _Spelling()
 
 
-def _placement(kind: str, spot: _Spot, rules: ReleaseRules, sep: str = "/", prefix: str = "", user: str | None = None) -> SocketPlacement:
+def _placement(kind: SocketKind, spot: _Spot, rules: ReleaseRules, spelling: _Spelling = _POSIX) -> SocketPlacement:
     """A kind's placement at *spot*: its exact path where no pid or id is in it, its length for the longest name."""
-    name = _pattern_name(kind, rules)
+    sep, prefix, user = spelling
+    name = kind.pattern(rules)
     if spot.dir is None:
         measured_dir, pattern_dir = spot.root + sep + "x" * 20, spot.root + sep + PER_RUN
     else:
         measured_dir = pattern_dir = spot.dir
-    length = layout.path_length(measured_dir + sep + _file_name(kind, rules), rules.budget_units)
+    length = layout.path_length(measured_dir + sep + kind.longest(rules), rules.budget_units)
     id_budget = None
-    if kind == "plugin":
+    if kind.id_budget:
         id_budget = layout.BUDGET - layout.path_length(measured_dir + sep + name.replace("<id>", ""), rules.budget_units)
-    exact = None if spot.dir is None or kind in ("plugin", "forked") else prefix + spot.dir + sep + name
+    exact = None if spot.dir is None or not kind.exact else prefix + spot.dir + sep + name
     return SocketPlacement(
-        kind=kind,
+        kind=kind.name,
         placed=True,
         tier=spot.tier,
         root=spot.root,
@@ -645,97 +687,99 @@ def _placement(kind: str, spot: _Spot, rules: ReleaseRules, sep: str = "/", pref
         windows_max_username=None if user is None else layout.BUDGET - length + len(user),
         attempted_dir=spot.attempted_dir,
         refusals=spot.refusals,
-        failure=None,
     )
 
 
-def _unplaced(
-    kind: str,
-    failure: Refusal | None = None,
-    placed: bool = False,
-    attempted_dir: str | None = None,
-    refusals: tuple[Refusal, ...] = (),
-) -> SocketPlacement:
-    """A kind with no path: not placed by this Nx version, or refused everywhere (*failure*)."""
-    return SocketPlacement(
-        kind=kind, placed=placed, tier=None, root=None, dir=None, path=None, pattern=None, length=None,
-        too_long=None, budget_left=None, id_budget=None, windows_max_username=None,
-        attempted_dir=attempted_dir, refusals=refusals, failure=failure,
-    )
+class _Layout(t.Protocol):
+    """What differs between the layouts: where each kind lands, given those placed before it, and the root."""
+
+    def place(self, kind: SocketKind, placed: t.Mapping[str, SocketPlacement]) -> SocketPlacement: ...
+
+    def socket_root(self) -> SocketRoot: ...
 
 
-def _current_sockets(
-    env: Environment, sim: Simulation, rules: ReleaseRules, data: WorkspaceData
-) -> tuple[SocketRoot, dict[str, SocketPlacement]]:
-    """The root once, then each kind's leaf under it; a leaf refusal sends that kind alone to the workspace.
+def _place_sockets(rules: ReleaseRules, where: _Layout) -> tuple[SocketRoot, dict[str, SocketPlacement]]:
+    """The one loop over the socket kinds: a kind this release does not make is not placed; *where* places the rest."""
+    sockets: dict[str, SocketPlacement] = {}
+    for kind in SOCKET_KIND_TABLE:
+        if kind.requires is not None and not getattr(rules, kind.requires):
+            sockets[kind.name] = SocketPlacement(kind=kind.name, placed=False)
+        else:
+            sockets[kind.name] = where.place(kind, sockets)
+    return where.socket_root(), sockets
+
+
+class _CurrentLayout:
+    """Nx ≥ 23.1.2 on POSIX: the root once, then each kind's leaf under it; a leaf refusal sends that kind alone to
+    the workspace.
 
     The daemon runs in the workspace root: a relative configured directory is
     resolved there for its socket, and against the caller's directory for the rest.
     """
-    root = _establish_root(env, sim, rules, data)
-    ws = env.workspace_root
-    daemon_root = root
-    configured = _configured_socket_dir(env, rules)
-    if configured is not None and not is_absolute(configured[1].value) and env.cwd != ws:
-        daemon_root = _establish_root(env._replace(cwd=ws), sim, rules, data)
-    leaves = {"daemon": PER_RUN, "plugin": layout.plugin_leaf(ws), "console": layout.console_leaf(ws)}
-    fallback: list[Refusal | None] = []  # the workspace directory, established at most once
-    spots: dict[str, _Spot] = {}
-    sockets: dict[str, SocketPlacement] = {}
-    for kind in SOCKET_KINDS:
-        kind_root = daemon_root if kind == "daemon" else root
-        if kind == "console" and not rules.console_socket:
-            sockets[kind] = _unplaced(kind)
-            continue
+
+    def __init__(self, env: Environment, sim: Simulation, rules: ReleaseRules, data: WorkspaceData) -> None:
+        self.sim, self.rules, self.data, self.ws = sim, rules, data, env.workspace_root
+        self.root = _establish_root(env, sim, rules, data)
+        self.workspace_root = self.root
+        configured = _configured_socket_dir(env, rules)
+        if configured is not None and not is_absolute(configured[1].value) and env.cwd != self.ws:
+            self.workspace_root = _establish_root(env._replace(cwd=self.ws), sim, rules, data)
+        self.fallback: list[Refusal | None] = []  # the workspace directory, established at most once
+        self.spots: dict[str, _Spot] = {}
+
+    def socket_root(self) -> SocketRoot:
+        return self.root
+
+    def place(self, kind: SocketKind, placed: t.Mapping[str, SocketPlacement]) -> SocketPlacement:
+        root, rules = self.root, self.rules
+        kind_root = self.workspace_root if kind.from_workspace else root
         if kind_root.tier is None or kind_root.root is None or root.tier is None or root.root is None:
             failure = kind_root.failure if kind_root.tier is None else root.failure
-            sockets[kind] = _unplaced(kind, failure, placed=True)
-            continue
-        if kind == "forked":  # beside the daemon socket of the same process
-            if daemon_root is not root:
-                sockets[kind] = _placement(kind, _Spot(root.tier, root.root, root.root), rules)
-            elif "daemon" in spots:
-                sockets[kind] = _placement(kind, spots["daemon"], rules)
-            else:
-                sockets[kind] = sockets["daemon"]._replace(kind=kind)
-            continue
+            return SocketPlacement(kind=kind.name, placed=True, failure=failure)
+        if kind.beside is not None:  # beside the socket of the process that makes it
+            if self.workspace_root is not root:
+                return _placement(kind, _Spot(root.tier, root.root, root.root), rules)
+            if kind.beside in self.spots:
+                return _placement(kind, self.spots[kind.beside], rules)
+            return placed[kind.beside]._replace(kind=kind.name)
         if kind_root.tier in ("configured", "workspace"):
             spot = _Spot(kind_root.tier, kind_root.root, kind_root.root)
         else:
-            leaf = join(root.root, leaves[kind])
-            refusal = establish_private_dir(sim, leaf)
+            leaf = join(root.root, PER_RUN if kind.leaf is None else kind.leaf(self.ws))
+            refusal = establish_private_dir(self.sim, leaf)
             if refusal is None:
-                spot = _Spot(root.tier, root.root, None if kind == "daemon" else leaf)
+                spot = _Spot(root.tier, root.root, None if kind.leaf is None else leaf)
             else:
-                if not fallback:
-                    fallback.append(_establish_workspace_dir(sim, data.socket_dir))
-                if fallback[0] is not None:
-                    sockets[kind] = _unplaced(kind, fallback[0], placed=True, attempted_dir=leaf, refusals=(refusal,))
-                    continue
-                spot = _Spot("workspace", data.socket_dir, data.socket_dir, leaf, (refusal,))
-        spots[kind] = spot
-        sockets[kind] = _placement(kind, spot, rules)
-    return root, sockets
+                if not self.fallback:
+                    self.fallback.append(_establish_workspace_dir(self.sim, self.data.socket_dir))
+                if self.fallback[0] is not None:
+                    return SocketPlacement(kind=kind.name, placed=True, attempted_dir=leaf, refusals=(refusal,),
+                                           failure=self.fallback[0])
+                spot = _Spot("workspace", self.data.socket_dir, self.data.socket_dir, leaf, (refusal,))
+        self.spots[kind.name] = spot
+        return _placement(kind, spot, rules)
 
 
-# -- sockets, legacy layout (Nx ≤ 23.1.1) ------------------------------------------
-
-
-def _legacy_sockets(
-    env: Environment, sim: Simulation, data: WorkspaceData
-) -> tuple[SocketRoot, dict[str, SocketPlacement]]:
-    """``os.tmpdir()``-based, created at the umask, nothing checked; a failure falls to the workspace.
+class _LegacyLayout:
+    """Nx ≤ 23.1.1: ``os.tmpdir()``-based, created at the umask, nothing checked; a failure falls to the workspace.
 
     The daemon runs in the workspace root, so a relative directory lands there for its socket.
     """
-    rules = rules_of_generation("legacy")
-    configured = _configured_socket_dir(env, rules)
-    ws = env.workspace_root
-    spots: dict[str, _Spot] = {}
-    for kind in ("daemon", "forked", "plugin"):
-        cwd = ws if kind == "daemon" else env.cwd
-        if kind == "forked" and (configured is None or is_absolute(configured[1].value) or cwd == ws):
-            continue  # beside the daemon socket, unless a relative directory lands elsewhere for the caller
+
+    def __init__(self, env: Environment, sim: Simulation, rules: ReleaseRules, data: WorkspaceData) -> None:
+        self.env, self.sim, self.rules, self.data = env, sim, rules, data
+        self.configured = _configured_socket_dir(env, rules)
+        self.spots: dict[str, _Spot] = {}
+
+    def socket_root(self) -> SocketRoot:
+        daemon = self.spots["daemon"]
+        return SocketRoot(tier=daemon.tier, root=daemon.root, configured=self.configured)
+
+    def place(self, kind: SocketKind, placed: t.Mapping[str, SocketPlacement]) -> SocketPlacement:
+        env, sim, configured, ws = self.env, self.sim, self.configured, self.env.workspace_root
+        cwd = ws if kind.from_workspace else env.cwd
+        if kind.beside is not None and (configured is None or is_absolute(configured[1].value) or cwd == ws):
+            return _placement(kind, self.spots[kind.beside], self.rules)  # unless a relative directory lands elsewhere
         tmp = sim.view.realpath(resolve_path(env.node_tmpdir(), cwd))
         tier: Tier
         if configured is not None:
@@ -744,89 +788,64 @@ def _legacy_sockets(
             tier, directory = "workspace", ""
         else:
             tier = "temp"
-            directory = join(tmp, layout.per_run_leaf(ws, PER_RUN)) if kind == "daemon" else tmp
+            directory = join(tmp, layout.per_run_leaf(ws, PER_RUN)) if kind.leaf is None else tmp
         # ``mkdirSync(dir, {recursive: true})``; an empty value throws ENOENT.
         if not directory or make_parents(sim, resolve_path(directory, cwd)) is not None:
-            tier, directory = "workspace", data.socket_dir
+            tier, directory = "workspace", self.data.socket_dir
         directory = resolve_path(directory, cwd)
-        if kind in ("daemon", "forked") and tier == "temp":
-            spots[kind] = _Spot(tier, dirname(directory), None)
+        if kind.leaf is None and tier == "temp":
+            spot = _Spot(tier, dirname(directory), None)
         else:
-            spots[kind] = _Spot(tier, directory, directory)
-    sockets = {
-        "daemon": _placement("daemon", spots["daemon"], rules),
-        "forked": _placement("forked", spots.get("forked", spots["daemon"]), rules),
-        "plugin": _placement("plugin", spots["plugin"], rules),
-        "console": _unplaced("console"),
-    }
-    daemon = spots["daemon"]
-    return SocketRoot(tier=daemon.tier, root=daemon.root, configured=configured), sockets
+            spot = _Spot(tier, directory, directory)
+        self.spots[kind.name] = spot
+        return _placement(kind, spot, self.rules)
 
 
-# -- Windows -----------------------------------------------------------------------
+class _WindowsPipes:
+    """Windows: named pipes, one tier, the OS temp dir; nothing to guard and nothing to allowlist."""
 
+    def __init__(self, env: Environment, rules: ReleaseRules) -> None:
+        import ntpath
 
-def _resolve_windows(env: Environment, rules: ReleaseRules, data: WorkspaceData) -> Resolution:
-    """Named pipes: one tier, the OS temp dir; nothing to guard and nothing to allowlist."""
-    import ntpath
+        self.rules, self.ws = rules, env.workspace_root
+        self.spelling = _Spelling("\\", layout.PIPE_PREFIX, env.username or "")
+        tmp = env.node_tmpdir()
+        configured = _configured_socket_dir(env, rules)
+        nx_dir = ntpath.join(tmp, ".nx")
+        invalid = None
+        tier: Tier
+        root_dir, tier = tmp, "temp"
+        if configured is not None:
+            name, var = configured
+            root_dir, tier = ntpath.normpath(ntpath.join(env.cwd, var.value)), "configured"
+            unusable: list[tuple[str, InvalidReason]] = [
+                (tmp, "os-temp-root"), (nx_dir, "nx-managed"), (ntpath.join(nx_dir, "native-cache"), "nx-managed")
+            ]
+            for candidate, reason in unusable:
+                if ntpath.normcase(ntpath.normpath(candidate)) == ntpath.normcase(root_dir):
+                    invalid = InvalidConfiguration(reason, root_dir, name, var.source)
+                    break
+        self.tier, self.dir, self.invalid = tier, root_dir, invalid
+        self.root = SocketRoot(tier=None if invalid else tier, root=None if invalid else root_dir, invalid=invalid,
+                               configured=configured)
 
-    tmp = env.node_tmpdir()
-    ws = env.workspace_root
-    configured = _configured_socket_dir(env, rules)
-    nx_dir = ntpath.join(tmp, ".nx")
-    invalid = None
-    tier: Tier
-    root_dir, tier = tmp, "temp"
-    if configured is not None:
-        name, var = configured
-        root_dir, tier = ntpath.normpath(ntpath.join(env.cwd, var.value)), "configured"
-        unusable: list[tuple[str, InvalidReason]] = [
-            (tmp, "os-temp-root"), (nx_dir, "nx-managed"), (ntpath.join(nx_dir, "native-cache"), "nx-managed")
-        ]
-        for candidate, reason in unusable:
-            if ntpath.normcase(ntpath.normpath(candidate)) == ntpath.normcase(root_dir):
-                invalid = InvalidConfiguration(reason, root_dir, name, var.source)
-                break
-    root = SocketRoot(tier=None if invalid else tier, root=None if invalid else root_dir, invalid=invalid, configured=configured)
-    leaves = {"plugin": layout.plugin_leaf(ws), "console": layout.console_leaf(ws)}
-    sockets: dict[str, SocketPlacement] = {}
-    for kind in SOCKET_KINDS:
-        if invalid is not None:
-            sockets[kind] = _unplaced(kind, placed=True)
-        elif kind == "console" and not rules.console_socket:
-            sockets[kind] = _unplaced(kind)
+    def socket_root(self) -> SocketRoot:
+        return self.root
+
+    def place(self, kind: SocketKind, placed: t.Mapping[str, SocketPlacement]) -> SocketPlacement:
+        import ntpath
+
+        if self.invalid is not None:
+            return SocketPlacement(kind=kind.name, placed=True)
+        tier, root_dir = self.tier, self.dir
+        if tier == "configured" or (kind.leaf is not None and not self.rules.current_layout):
+            spot = _Spot(tier, root_dir, root_dir)  # the legacy layout has no leaves: plugin<id>.sock in the temp dir itself
+        elif kind.leaf is None:
+            spot = _Spot(tier, root_dir, None)
         else:
-            if tier == "configured" or (kind == "plugin" and not rules.current_layout):
-                spot = _Spot(tier, root_dir, root_dir)  # the legacy layout puts plugin<id>.sock in the temp dir itself
-            elif kind in ("daemon", "forked"):
-                spot = _Spot(tier, root_dir, None)
-            else:
-                spot = _Spot(tier, root_dir, ntpath.join(root_dir, leaves[kind]))
-            sockets[kind] = _placement(kind, spot, rules, "\\", layout.PIPE_PREFIX, env.username or "")
-    version = _cache_version(env, rules)
-    configured_cache = env.nonempty("NX_NATIVE_FILE_CACHE_DIRECTORY")
-    if env.get("NX_SKIP_NATIVE_FILE_CACHE") == "true":
-        cache = NativeCache(None, "NX_SKIP_NATIVE_FILE_CACHE=true", (), False)
-    elif configured_cache:
-        cache = NativeCache(ntpath.normpath(ntpath.join(env.cwd, configured_cache)), None, (), True)
-    elif not rules.current_layout:
-        cache = NativeCache(ntpath.join(tmp, legacy_cache_name(env, version)), None, (), False)
-    else:
-        cache = NativeCache(ntpath.join(nx_dir, "native-cache", version), None, (), False, ntpath.join(nx_dir, "native-cache"))
-    return Resolution(
-        environment=env,
-        layout="current" if rules.current_layout else "legacy",
-        generation=rules.generation,
-        layout_assumed=rules.assumed,
-        socket_root=root,
-        sockets=sockets,
-        native_cache=cache,
-        workspace_data=data,
-        daemon_record=None,
-        actions=(),
-        allowlist=Allowlist((), ()),
-        rules=rules,
-    )
+            spot = _Spot(tier, root_dir, ntpath.join(root_dir, kind.leaf(self.ws)))
+        return _placement(kind, spot, self.rules, self.spelling)
+
 
 
 # -- the daemon's record -------------------------------------------------------------

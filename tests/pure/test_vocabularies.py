@@ -38,3 +38,20 @@ def test_every_sandbox_format_is_one_row_that_every_reader_takes_its_facts_from(
         assert allowlists.SANDBOX_TMPDIR.get(name) == row.tmpdir
         if row.daemon_off is not None:
             assert row.kind("linux")[0], f"{name}: only a user-namespace sandbox is told to carry NX_DAEMON=false"
+
+
+def test_every_socket_kind_is_one_row_and_every_layout_reports_each() -> None:
+    from nxsock.core.fresh_machine import fresh_environment
+    from nxsock.core.fsview import MemoryView
+    from nxsock.core.releases import ReleaseRules
+    from nxsock.core.resolver import SOCKET_KIND_TABLE, SOCKET_KINDS, resolve
+
+    assert SOCKET_KINDS == tuple(kind.name for kind in SOCKET_KIND_TABLE) == ("daemon", "forked", "plugin", "console")
+    for kind in SOCKET_KIND_TABLE:
+        assert kind.requires is None or kind.requires in ReleaseRules._fields
+        assert kind.beside is None or kind.beside in SOCKET_KINDS[: SOCKET_KINDS.index(kind.name)]
+    for platform in ("linux", "darwin", "win32"):
+        for version in ("23.1.1", "23.3.2", "24.0.6"):
+            sockets = resolve(fresh_environment(platform, nx_version=version), MemoryView({})).sockets
+            assert tuple(sockets) == SOCKET_KINDS, (platform, version)
+            assert sockets["console"].placed == (version == "24.0.6"), (platform, version)
