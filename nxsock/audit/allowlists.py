@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import typing as t
 
+from ..core import wording
 from ..core._pathname import dirname, join
 from ..core.environment import Environment, home_directory
 from ..core.fsview import Entry, FsView, UserNamespaceView
 from ..core.guards import sandbox_real_dir
 from ..core.releases import ReleaseRules
 from ..core.resolver import Resolution, resolve, rules_in_force
-from ..core.sandbox_daemon import RUN_INSIDE, SandboxDaemon, marker_warning, sandbox_statement
+from ..core.sandbox_daemon import SandboxDaemon
 from ..core.sandbox_formats import FORMATS as FORMAT_TABLE
 from ..core.sandbox_formats import Allowed
 
@@ -157,22 +158,14 @@ def render(fmt: str, plan: SandboxPlan, env: Environment, *, portable: bool = Fa
     """The text to paste for *fmt*, and the warnings about its limits (for stderr)."""
     row = FORMAT_TABLE[fmt]
     write, sockets = _entries(plan, env, portable)
-    warnings = [f"{p} contains glob characters, which some sandboxes read as a pattern and drop or widen." for p in plan.flagged]
-    for path in plan.pending:
-        if path == row.tmpdir:
-            warnings.append(f"{fmt} sets TMPDIR={path}, which Nx 23.1.2–23.3 needs to exist: run `mkdir -p {path}` "
-                            "before starting the sandbox, or upgrade to Nx 24.")
-        else:
-            warnings.append(f"{path} must exist before the sandbox starts; run `nxsock provision` or create it first.")
+    warnings = [wording.glob_warning(p) for p in plan.flagged]
+    warnings += [wording.tmpdir_warning(fmt, p) if p == row.tmpdir else wording.pending_warning(p) for p in plan.pending]
     daemon = plan.daemon if plan.daemon is not None and not plan.daemon.usable else None
     if daemon is not None:
-        warnings.append(sandbox_statement(daemon, env.nx_version, row.called))
-        warnings.append(marker_warning(daemon))
-        warnings.append(row.daemon_off or f"Set {RUN_INSIDE} for the commands run inside it.")
+        warnings += wording.sandbox_daemon_warnings(daemon, env.nx_version, row.called, row.daemon_off)
     generic = plan.resolution.user_namespace_sandbox
     if not row.is_sandbox and generic is not None and not generic.usable:  # entries for any sandbox: say it for those it hits
-        warnings.append("If the sandbox runs Nx in a user namespace: " + sandbox_statement(generic, env.nx_version))
-        warnings.append(marker_warning(generic))
+        warnings += wording.sandbox_daemon_warnings(generic, env.nx_version)
     resolution = plan.resolution
     allowed = Allowed(tuple(write), tuple(sockets), portable, env.platform, resolution.socket_root.root or "",
                       resolution.native_cache.dir or "", daemon is not None)

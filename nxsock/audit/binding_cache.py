@@ -25,6 +25,7 @@ from ..core.mounts import mount_of
 from ..core.releases import ReleaseRules, rules_for
 from ..core.remedy import Remedy, Step
 from ..core.resolver import Resolution
+from ..core.terminal import counted
 from .binding_presence import Loadability, host_triple, loadability, locate_binding, platform_triple
 
 __all__ = [
@@ -320,7 +321,7 @@ def _duration(seconds: float) -> str:
     for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
         if seconds >= size:
             count = int(seconds // size)
-            return f"{count} {unit}{'s' if count != 1 else ''}"
+            return counted(count, unit)
     return f"{max(0, int(seconds))} seconds"
 
 

@@ -16,6 +16,7 @@ from ..act.tmpfiles import (
     drop_in_for,
     tmpfiles_lines,
 )
+from ..core import wording
 from ..core._pathname import dirname, join
 from ..core.fsview import Entry, FsView
 from ..core.layout import CONTAINER
@@ -234,18 +235,18 @@ def check_leftovers(ctx: Context) -> list[Finding]:
     found = []
     dead = [i for i in ctx.dead_state if i.outcome == "removed" and i.what != "daemon record"]
     if dead:
-        found.append(advised_finding("leftovers", "warn", None, f"{len(dead)} dead socket director{'y' if len(dead) == 1 else 'ies'} or stale sockets of yours.",
+        found.append(advised_finding("leftovers", "warn", None, wording.dead_state_found(len(dead)),
                               ctx.remedies.offer(reset_remedy(False))))
     if ctx.cache_leftovers:
         prune = Remedy((Step("run-nxsock", value="cache prune"),), "Removes other versions' entries, interrupted copies and untrusted entries of yours.")
         found.append(advised_finding("leftovers", "warn", ctx.resolution.native_cache.root,
-                              f"{ctx.cache_leftovers} binding cache entr{'y' if ctx.cache_leftovers == 1 else 'ies'} of other versions, interrupted or untrusted.",
+                              wording.cache_leftovers_found(ctx.cache_leftovers),
                               ctx.remedies.offer(prune)))
     # For Nx ≤ 23.1.1 the temp-directory layout is the current one, not a leftover.
     legacy = [i for i in ctx.legacy_state if i.outcome == "removed"] if ctx.resolution.rules.current_layout else []
     if legacy:
         clean = Remedy((Step("run-nxsock", value="reset --legacy"),), "Removes your leftovers of Nx ≤ 23.1.1 from the temp directory, by descriptor.")
-        found.append(advised_finding("leftovers", "warn", None, f"{len(legacy)} leftover{'s' if len(legacy) != 1 else ''} of the legacy layout (Nx ≤ 23.1.1) in the temp directory.",
+        found.append(advised_finding("leftovers", "warn", None, wording.legacy_leftovers_found(len(legacy)),
                               ctx.remedies.offer(clean)))
     return found
 

@@ -17,13 +17,16 @@ from .fsview import Entry, FsView
 from .guards import Refusal
 from .layout import CONTAINER, short_hash
 from .remedy import CONFIGURED_VARIABLES, Policy, Remedy, Step, Withheld, render, shell_quote, suggestion_problem, vet
-from .terminal import format_mode
+from .sandbox_daemon import RUN_INSIDE, SandboxDaemon, marker_warning, sandbox_statement
+from .severity import SEVERITIES
+from .terminal import counted, format_mode
 
 if t.TYPE_CHECKING:
     from .environment import Environment
     from .resolver import Resolution
 
 __all__ = [
+    "AFTER_FIX",
     "DAEMON_BACK",
     "DAEMON_MESSAGE_CAUSES",
     "DAEMON_SEEN_HERE",
@@ -38,15 +41,27 @@ __all__ = [
     "VERSION_CHANGED",
     "Advice",
     "RemedyContext",
+    "cache_leftovers_found",
     "configuration_fix",
     "context_for",
+    "counted",
+    "dead_state_found",
     "describe",
     "describe_invalid",
+    "doctor_summary",
+    "fix_interrupted",
+    "glob_warning",
+    "legacy_leftovers_found",
+    "pending_warning",
     "plain_context",
+    "problems_after_fix",
     "remedy_for",
     "remedy_for_invalid",
+    "sandbox_daemon_warnings",
     "shell_quote",
     "socket_export",
+    "tmpdir_warning",
+    "verdict_sentence",
 ]
 
 #: The command that makes ``/tmp/.nx`` a shared, root-owned, sticky container.
@@ -502,3 +517,78 @@ MARKER_WITH_CAUSE = ("Fixes what disabled the daemon (the {cause} message: {chan
                      "which would keep the daemon off after the cause is gone.")
 #: How a dead daemon's answer names what this machine shows of it.
 DAEMON_SEEN_HERE = "On this machine: {what}"
+
+
+# -- a user-namespace sandbox and Nx's daemon ---------------------------------------------------------
+
+
+def sandbox_daemon_warnings(verdict: SandboxDaemon, nx_version: str | None, sandbox: str | None = None,
+                            carried: str | None = None) -> list[str]:
+    """What ``paths --format`` says where Nx's client cannot use its daemon in the sandbox: why, what a run that
+    tries costs, and how the format carries NX_DAEMON=false (*carried*).  Without *sandbox*, the entries are for
+    any sandbox, and the sentences say they hold for one that runs Nx in a user namespace.  (The two sentences
+    themselves are core/sandbox_daemon.py's: ``paths --json`` prints them without loading this module.)"""
+    if sandbox is None:
+        return ["If the sandbox runs Nx in a user namespace: " + sandbox_statement(verdict, nx_version), marker_warning(verdict)]
+    return [sandbox_statement(verdict, nx_version, sandbox), marker_warning(verdict),
+            carried or f"Set {RUN_INSIDE} for the commands run inside it."]
+
+
+# -- what a sandbox's allowlist cannot say ----------------------------------------------------------
+
+
+def glob_warning(path: str) -> str:
+    return f"{path} contains glob characters, which some sandboxes read as a pattern and drop or widen."
+
+
+def tmpdir_warning(fmt: str, path: str) -> str:
+    return (f"{fmt} sets TMPDIR={path}, which Nx 23.1.2–23.3 needs to exist: run `mkdir -p {path}` "
+            "before starting the sandbox, or upgrade to Nx 24.")
+
+
+def pending_warning(path: str) -> str:
+    return f"{path} must exist before the sandbox starts; run `nxsock provision` or create it first."
+
+
+# -- what doctor found, counted -------------------------------------------------------------------
+
+
+def dead_state_found(count: int) -> str:
+    return f"{counted(count, 'dead socket directory', 'dead socket directories')} or stale sockets of yours."
+
+
+def cache_leftovers_found(count: int) -> str:
+    return f"{counted(count, 'binding cache entry', 'binding cache entries')} of other versions, interrupted or untrusted."
+
+
+def legacy_leftovers_found(count: int) -> str:
+    return f"{counted(count, 'leftover')} of the legacy layout (Nx ≤ 23.1.1) in the temp directory."
+
+
+def doctor_summary(counts: t.Mapping[str, int], *, more_with_verbose: bool) -> str:
+    """doctor's last line: the findings counted by severity, and what ``-v`` adds where it hides some."""
+    summary = ", ".join([*(counted(counts[s], SEVERITIES[s].noun) for s in ("error", "warn", "info")),
+                         f"{counts['ok']} fine"]) + "."
+    return summary + (" nxsock doctor -v shows the notes and what is fine." if more_with_verbose else "")
+
+
+def verdict_sentence(severity: str, message: str | None, warnings: int = 0) -> str:
+    """doctor's first line: whether Nx works here, with the first problem's *message* (already printable)."""
+    if severity == "error":
+        return f"Nx fails here: {message}"
+    if severity == "warn":
+        return f"Nx works here, with {counted(warnings, 'warning')}: {message}"
+    return "Nx works here." + (f" {message}" if message is not None else "")
+
+
+def fix_interrupted(done: int) -> str:
+    return (f"Interrupted: {counted(done, 'remedy', 'remedies')} applied before Ctrl-C; the rest was not run, "
+            "and nothing was audited again.")
+
+
+def problems_after_fix(count: int) -> str:
+    return f"The audit now finds {counted(count, 'problem')}:"
+
+
+#: ``doctor --fix``'s last line, by the status of the audit run after it.
+AFTER_FIX = {"ok": "The audit finds no problem now.", "warn": "Warnings remain.", "error": "Problems remain."}

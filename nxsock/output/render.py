@@ -12,9 +12,10 @@ import typing as t
 from rich.console import Console
 from rich.text import Text
 
-from ..audit.severity import SEVERITIES
+from ..core import wording
 from ..core.layout import CONTAINER
 from ..core.resolver import Resolution
+from ..core.severity import SEVERITIES
 from ..core.terminal import counted, printable, printable_lines
 from .paths_json import paths_document
 
@@ -426,7 +427,7 @@ def progress_ticker(label: str) -> _Ticker:
     return _Ticker(label)
 
 
-#: severity → (mark, word, style), from the one declaration (audit/severity.py).
+#: severity → (mark, word, style), from the one declaration (core/severity.py).
 MARKS = {name: (look.mark, look.word, look.style) for name, look in SEVERITIES.items()}
 
 
@@ -455,10 +456,8 @@ def render_doctor(results: t.Sequence[tuple[str, Finding]], status: str, explana
         out.print()
         _render_groups(out, shown, width)
     counts = {severity: sum(1 for _, f in results if f.severity == severity) for severity in MARKS}
-    summary = ", ".join([*(counted(counts[s], SEVERITIES[s].noun) for s in ("error", "warn", "info")),
-                         f"{counts['ok']} fine"]) + "."
-    if not verbose and any(f.severity not in ("error", "warn") for _, f in results):
-        summary += " nxsock doctor -v shows the notes and what is fine."
+    hidden = not verbose and any(f.severity not in ("error", "warn") for _, f in results)
+    summary = wording.doctor_summary(counts, more_with_verbose=hidden)
     out.print()
     for line in _wrapped(Text(SEVERITIES[status].mark + " ", style=MARKS[status][2] + " bold"),
                          summary, width, indent=2, style=MARKS[status][2] + " bold"):
@@ -476,16 +475,13 @@ def _verdict(results: t.Sequence[tuple[str, Finding]], lead: t.Sequence[Finding]
     command once and its notes."""
     if not lead:
         outcome = next((f for _, f in results if f.id == "outcome" and f.severity == "ok"), None)
-        text = "Nx works here." + (f" {printable(outcome.message)}" if outcome is not None else "")
+        text = wording.verdict_sentence("ok", None if outcome is None else printable(outcome.message))
         return _wrapped(_mark("ok"), text, width, indent=2)
     first = lead[0]
     warnings = sum(1 for _, f in results if f.severity == "warn")
-    if first.severity == "error":
-        head, text = _mark("error"), f"Nx fails here: {printable(first.message)}"
-    else:
-        head = _mark("warn")
-        text = f"Nx works here, with {counted(warnings, 'warning')}: {printable(first.message)}"
-    lines = _wrapped(head, text, width, indent=2, tail=Text(f"  [{first.id}]", style="dim"))
+    severity = "error" if first.severity == "error" else "warn"
+    text = wording.verdict_sentence(severity, printable(first.message), warnings)
+    lines = _wrapped(_mark(severity), text, width, indent=2, tail=Text(f"  [{first.id}]", style="dim"))
     lines += [Text(f"  | {printable(line)}", style="dim") for line in getattr(first, "detail", ())]
     for other in lead[1:]:
         lines += _wrapped(Text("  and: ", style="bold"), printable(other.message), width, indent=7,
@@ -780,12 +776,11 @@ def render_fix_outcome(applied: t.Sequence[t.Any], after: t.Sequence[tuple[str, 
             out.print(Text(f"      {printable(reasons[0])}{count}", style="dim"))
     if interrupted:
         done = sum(1 for e in applied if e.outcome == "done")
-        out.print(Text(f"Interrupted: {counted(done, 'remedy', 'remedies')} applied before Ctrl-C; the rest was not run, "
-                       "and nothing was audited again.", style="bold yellow"))
+        out.print(Text(wording.fix_interrupted(done), style="bold yellow"))
         return
     problems = [f for _, f in (after or ()) if f.severity in ("warn", "error")]
     if problems:
-        out.print(Text(f"The audit now finds {counted(len(problems), 'problem')}:", style="bold"))
+        out.print(Text(wording.problems_after_fix(len(problems)), style="bold"))
         for finding in problems[:FINDINGS_SHOWN]:
             symbol, word, style = MARKS[finding.severity]
             out.print(Text(f"  {symbol} {word:5} ", style=style) + Text(printable(finding.message)) + Text(f"  [{finding.id}]", style="dim"))
@@ -793,6 +788,5 @@ def render_fix_outcome(applied: t.Sequence[t.Any], after: t.Sequence[tuple[str, 
                 out.print(Text("      fix:  ", style="bold") + Text(printable(finding.remedy), style="cyan"))
         if len(problems) > FINDINGS_SHOWN:
             out.print(Text(f"  … and {len(problems) - FINDINGS_SHOWN:,} more (nxsock doctor lists each).", style="dim"))
-    summary = SEVERITIES[status].mark + " " + {"ok": "The audit finds no problem now.", "warn": "Warnings remain.",
-                                               "error": "Problems remain."}[status]
+    summary = SEVERITIES[status].mark + " " + wording.AFTER_FIX[status]
     out.print(Text(summary, style=MARKS[status][2] + " bold"))

@@ -11,12 +11,12 @@ import os
 import re
 import typing as t
 
-from ..audit.severity import SEVERITIES
 from ..core.fsview import FsView
 from ..core.guards import Refusal
 from ..core.layout import CONTAINER
 from ..core.remedy import step_json
 from ..core.resolver import Resolution
+from ..core.severity import SEVERITIES
 
 if t.TYPE_CHECKING:
     from ..act.cleanup import ResetItem

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typing as t
 
 from nxsock.audit.doctor import CHECKS, FINDING_DESCRIPTIONS, FINDING_IDS, TABLE
-from nxsock.audit.severity import SEVERITIES, Severity
+from nxsock.core.severity import SEVERITIES, Severity
 
 
 def test_every_severity_has_its_one_row_in_rising_order() -> None:
