@@ -6,7 +6,7 @@ carries ``NX_DAEMON=false``, whether a remedy may name it, and the function
 that spells the allowlist in its syntax.  The plan itself is computed once,
 over the sandbox's own view, by :mod:`nxsock.audit.allowlists`; a format only
 spells it.  ``paths --format``'s choice, the remedy policy's list of
-``nxsock paths --format`` commands and doctor's sandbox names all read
+``nxsock paths --format`` commands and doctor's user-namespace check read
 :data:`FORMATS`.  Adding a format is one row here plus its test.
 
 >>> FORMATS["bwrap"].kind("darwin"), FORMATS["srt"].kind("darwin"), FORMATS["srt"].kind("linux")

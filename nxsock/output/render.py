@@ -12,7 +12,6 @@ import typing as t
 from rich.console import Console
 from rich.text import Text
 
-from ..core import wording
 from ..core.layout import CONTAINER
 from ..core.resolver import Resolution
 from ..core.severity import SEVERITIES
@@ -441,6 +440,8 @@ def render_doctor(results: t.Sequence[tuple[str, Finding]], status: str, explana
     word boundaries on a terminal; a path or a command is never cut by nxsock's own newline (the terminal folds a
     long one for the eye, a copy gets it whole).
     """
+    from ..core import wording  # the sentences; loaded by doctor, not by paths' report
+
     out = _console()
     width = out.width if out.is_terminal else None
     if explanation is not None:
@@ -473,6 +474,8 @@ def _mark(severity: str) -> Text:
 def _verdict(results: t.Sequence[tuple[str, Finding]], lead: t.Sequence[Finding], width: int | None) -> list[Text]:
     """Whether Nx works here; when something is wrong, the first problem, every other one its command fixes, the
     command once and its notes."""
+    from ..core import wording  # the sentences; loaded by doctor, not by paths' report
+
     if not lead:
         outcome = next((f for _, f in results if f.id == "outcome" and f.severity == "ok"), None)
         text = wording.verdict_sentence("ok", None if outcome is None else printable(outcome.message))
@@ -762,6 +765,8 @@ def render_fix_outcome(applied: t.Sequence[t.Any], after: t.Sequence[tuple[str, 
                        interrupted: bool) -> None:
     """Each remedy's outcome (with the reason where it was not fixed), then what the re-audit still finds;
     a long run of one shape and one outcome is one line with its count, as in the plan."""
+    from ..core import wording  # the sentences; loaded by doctor, not by paths' report
+
     out = _console()
     for run in _runs(applied, lambda entry: entry.outcome):
         entry = run.items[0]
