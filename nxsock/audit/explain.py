@@ -15,7 +15,23 @@ import typing as t
 
 from ..core._pathname import dirname
 from ..core.fsview import Entry
-from ..core.remedy import Remedy, Step, Withheld, render, shell_quote
+from ..core.remedy import (
+    Create,
+    Export,
+    NxCommand,
+    NxsockCommand,
+    Remedy,
+    Remove,
+    RemoveTree,
+    RunNx,
+    RunNxsock,
+    Step,
+    StopProcess,
+    Unset,
+    Withheld,
+    render,
+    shell_quote,
+)
 from ..core.wording import (
     DAEMON_BACK,
     DAEMON_MESSAGE_CAUSES,
@@ -289,7 +305,7 @@ def sandbox_format(env: t.Mapping[str, str], platform: str) -> str | None:
 
 
 def _allowlist(fmt: str) -> Step:
-    return Step("run-nxsock", value=f"paths --format {fmt}")
+    return RunNxsock(NxsockCommand.paths_format(fmt))
 
 
 def sandbox_remedy(env: t.Mapping[str, str], platform: str, named: str | None = None) -> Remedy:
@@ -318,12 +334,12 @@ def _doctor_instead(what: str) -> Withheld:
                     "who saw it: it names the level that refuses, with the command that fixes it.")
 
 
-def _pasted(path: str, step: Step, changes: str) -> Remedy | Withheld:
+def _pasted(path: str, step: t.Callable[[str], Step], changes: str) -> Remedy | Withheld:
     """A step on a path the paste names: offered only when its spelling says plainly what it names; the policy does the rest."""
     if not _plain(path):
         return Withheld(f"{NO_SAFE_COMMAND}: the path in the text, {shell_quote(path)}, does not say plainly what it names "
                         "(a `.`, `..`, doubled slash or control character); nxsock acts on no such path.")
-    return Remedy((step._replace(path=path),), changes)
+    return Remedy((step(path),), changes)
 
 
 def _owner_now(ctx: RemedyContext, path: str) -> int | None:
@@ -333,7 +349,7 @@ def _owner_now(ctx: RemedyContext, path: str) -> int | None:
 
 
 def _unset(*variables: str, changes: str) -> Remedy:
-    return Remedy(tuple(Step("unset", variable=v) for v in variables), changes)
+    return Remedy(tuple(Unset(variable=v) for v in variables), changes)
 
 
 def general_remedy(
@@ -351,13 +367,13 @@ def general_remedy(
         if errno_name in ("EPERM", "EROFS") or kind == "exit-78":
             return (sandbox_remedy(env, platform, sandbox),)
         if errno_name in ("ECONNREFUSED", "EADDRINUSE"):
-            return (Remedy((Step("run-nxsock", value="reset"),), "Removes your dead sockets and socket directories; a live daemon's are kept."),)
+            return (Remedy((RunNxsock(NxsockCommand.RESET),), "Removes your dead sockets and socket directories; a live daemon's are kept."),)
         if errno_name == "ENOENT":
-            return (Remedy((Step("run-nx", value="daemon --start"),), "The daemon is not running there; Nx starts one on the next command too."),)
+            return (Remedy((RunNx(NxCommand.DAEMON_START),), "The daemon is not running there; Nx starts one on the next command too."),)
         if errno_name == "EACCES" and path is not None:
             if _owner_now(ctx, path) == ctx.uid:  # the socket is yours: modes permit it, so a policy refuses
                 return (sandbox_remedy(env, platform, sandbox),)
-            remove = _pasted(path, Step("remove", needs_root=True),
+            remove = _pasted(path, lambda p: Remove(p, needs_root=True),
                              "Removes the socket another user left where yours belongs (a daemon of `sudo nx`), never a directory; "
                              "your Nx binds its own.")
             return (remove, export)
@@ -375,49 +391,49 @@ def general_remedy(
     if kind == "native-cache-copy":
         why = ("The disk (or quota) holding the cache is full; free space to cache again."
                if errno_name in ("ENOSPC", "EDQUOT") else "`nxsock cache verify` names the cache level that refuses, with its fix.")
-        return (Remedy((Step("export", variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
+        return (Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
                        f"Nx then loads its binding in place, without the warning. {why}"),)
     if kind == "daemon-disabled":
-        return (Remedy((Step("run-nx", value="reset"),),
+        return (Remedy((RunNx(NxCommand.RESET),),
                        "Removes the disabled marker (and clears Nx's caches); the daemon runs again on the next command."),)
     if kind == "daemon-terminated":
-        return (Remedy((Step("run-nxsock", value="reset --daemon-marker"), Step("run-nx", value="daemon --start")), DAEMON_BACK),)
+        return (Remedy((RunNxsock(NxsockCommand.RESET_DAEMON_MARKER), RunNx(NxCommand.DAEMON_START)), DAEMON_BACK),)
     if kind == "plugin-worker-timeout":
-        return (Remedy((Step("export", variable="NX_PLUGIN_NO_TIMEOUTS", value="true"),), PLUGIN_NO_TIMEOUTS),)
+        return (Remedy((Export(variable="NX_PLUGIN_NO_TIMEOUTS", value="true"),), PLUGIN_NO_TIMEOUTS),)
     if kind == "plugin-worker-never-listened":
-        return (Remedy((Step("export", variable="NX_ISOLATE_PLUGINS", value="false"),), PLUGINS_IN_PROCESS),)
+        return (Remedy((Export(variable="NX_ISOLATE_PLUGINS", value="false"),), PLUGINS_IN_PROCESS),)
     if kind == "workspace-mismatch":  # the daemon that refused is the other workspace's; the one pasting sent it
         other = shell_quote(message.path or "the other workspace")
-        steps = [Step("unset", variable="NX_SOCKET_DIR"), Step("unset", variable="NX_DAEMON_SOCKET_DIR")]
+        steps: list[Step] = [Unset(variable="NX_SOCKET_DIR"), Unset(variable="NX_DAEMON_SOCKET_DIR")]
         record = ctx.resolution.daemon_record if ctx.resolution else None
         if record is not None and record.problem is None:  # this workspace's record names the socket the other took
             if record.pid is not None and record.alive:
-                steps.append(Step("stop-process", pid=record.pid, owner=ctx.uid))  # your own daemon: no sudo
-            steps.append(Step("remove", path=record.file))
+                steps.append(StopProcess(pid=record.pid, owner=ctx.uid))  # your own daemon: no sudo
+            steps.append(Remove(record.file))
         return (Remedy(tuple(steps), SHARED_SOCKET_DIR.format(other=other)),
                 _unset("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR", changes=SHARED_SOCKET_DIR.format(other=other)))
     if kind == "version-changed":
-        return (Remedy((Step("run-nx", value="daemon --stop"),), VERSION_CHANGED),)
+        return (Remedy((RunNx(NxCommand.DAEMON_STOP),), VERSION_CHANGED),)
     if kind == "read-only-fs":
         return (_doctor_instead(READ_ONLY_NO_COMMAND),)
     if kind == "inotify-limit":
         return (Withheld(INOTIFY_NO_COMMAND),)
     if kind == "daemon-not-running":
-        return (Remedy((Step("run-nx", value="daemon --start"),), "Starts the daemon for this workspace."),)
+        return (Remedy((RunNx(NxCommand.DAEMON_START),), "Starts the daemon for this workspace."),)
     if kind == "fs-errno" and path is not None:
         data = re.match(r"^(.*/\.nx/workspace-data)(?:/|$)", path)
         if errno_name == "EACCES" and data is not None:
             owner = _owner_now(ctx, data.group(1))
             if owner == ctx.uid:
                 return (_doctor_instead(f"{shell_quote(data.group(1))} is yours now, so what refused is elsewhere or gone"),)
-            return (_pasted(data.group(1), Step("remove-tree", needs_root=True),
+            return (_pasted(data.group(1), lambda p: RemoveTree(p, needs_root=True),
                             "Another user (root, after `sudo nx`) made it: Nx's own state, rebuilt on the next run, as after `nx reset`."),)
         if errno_name == "ENOENT":
             missing = path if message.detail in ("lstat", "stat", "scandir", "opendir") else dirname(path)
             tmpdir = ctx.resolution.environment.nonempty("TMPDIR") if ctx.resolution else None
             if tmpdir is None or missing.rstrip("/") != tmpdir.rstrip("/"):  # only a TMPDIR this shell names is created
                 return (_doctor_instead(f"{shell_quote(missing)} is missing, and no setting here names it"),)
-            return (_pasted(missing, Step("create"), "Creates the directory TMPDIR names."),
+            return (_pasted(missing, Create, "Creates the directory TMPDIR names."),
                     _unset("TMPDIR", changes="Nx then uses /tmp as its temp directory."))
         return (_doctor_instead(f"{errno_name} on {shell_quote(path)} has more than one cause"),)
     if kind in ("binding-module-missing", "missing-platform-dependency"):
@@ -426,7 +442,7 @@ def general_remedy(
     if kind in ("binding-map-failed", "binding-dlopen-failed"):
         return _dlopen_remedy(message)
     if kind == "native-binding-broken":
-        return (Remedy((Step("export", variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
+        return (Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
                        "Nx then loads its binding in place; free space where the cache is, and `nxsock reset --legacy` "
                        "removes cut-short copies."),)
     if kind == "plugin-worker-exited":
@@ -434,7 +450,7 @@ def general_remedy(
     if kind == "os-permission-denied":
         return (_doctor_instead("the message names no path (most often `sudo nx` left .nx/workspace-data owned by root)"),)
     if kind == "fallback" and message.detail == "/":
-        return (Remedy((Step("export", variable="NX_ISOLATE_PLUGINS", value="false"),),
+        return (Remedy((Export(variable="NX_ISOLATE_PLUGINS", value="false"),),
                        "Only a sandbox's user namespace shows / as another user's: Nx 24 then always falls back to the workspace "
                        "for its plugin workers' sockets, and works. Without plugin workers it needs no socket there; or allow "
                        f"that directory in the sandbox: {render(sandbox_remedy(env, platform, sandbox))}"),)
@@ -457,7 +473,7 @@ def _dlopen_remedy(message: Message) -> tuple[Remedy | Withheld, ...]:
     path = message.path
     if message.matched == "binding-map-failed" and path is not None and _CACHE_ENTRY.search(path) \
             and "/node_modules/" not in path:
-        return (Remedy((Step("export", variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
+        return (Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
                        "The cached copy lies on a noexec mount: Nx then loads its binding in place, from node_modules."),)
     if message.matched == "binding-map-failed" and path is not None:
         return (Withheld(f"{NO_SAFE_COMMAND}: {shell_quote(path)} lies on a noexec mount, and skipping the cache cannot help a binding "
@@ -552,9 +568,9 @@ def _with_marker_cleared(marker: Answer, own: t.Sequence[Answer], offer: t.Calla
     if not causes:
         return marker
     cause = causes[0]
-    if any(s.verb == "run-nxsock" and s.value == "reset --daemon-marker" for s in cause.steps):
+    if RunNxsock(NxsockCommand.RESET_DAEMON_MARKER) in cause.steps:
         return cause._replace(message=marker.message)
-    advice = offer(Remedy((*cause.steps, Step("run-nxsock", value="reset --daemon-marker")),
+    advice = offer(Remedy((*cause.steps, RunNxsock(NxsockCommand.RESET_DAEMON_MARKER)),
                           MARKER_WITH_CAUSE.format(cause=cause.message.matched, changes=cause.hint or "")))
     if advice.command is None:
         return marker

@@ -13,13 +13,13 @@ spells it.  ``paths --format``'s choice, the remedy policy's list of
 ((True, True), (False, False), (True, True))
 """
 
-# No ``from __future__ import annotations``: the rows are built at import, and core/remedy.py imports this.
+# No ``from __future__ import annotations``: the rows are built at import.
 import json
 import typing as t
 
 from .sandbox_daemon import RUN_INSIDE_VARIABLE
 
-__all__ = ["ALLOWLIST_FORMATS", "FORMATS", "Allowed", "SandboxFormat", "Where"]
+__all__ = ["FORMATS", "Allowed", "SandboxFormat", "Where"]
 
 #: On which platforms a property of a sandbox holds.
 Where = t.Literal["never", "linux", "always"]
@@ -55,7 +55,7 @@ class SandboxFormat(t.NamedTuple):
     binds: Where = "never"  # entries must exist (bind mounts), else they are path rules that may name what Nx creates
     tmpdir: str | None = None  # the TMPDIR the sandbox sets for what it runs (on Linux)
     daemon_off: str | None = None  # how its configuration carries NX_DAEMON=false; None: it cannot
-    in_remedies: bool = True  # a remedy may print ``nxsock paths --format NAME`` (every format that is an allowlist)
+    in_remedies: bool = True  # a remedy may print ``nxsock paths --format NAME``: core/remedy.py's NxsockCommand has it
 
     def kind(self, platform: str) -> tuple[bool, bool]:
         """``(user namespace, bind mounts)`` on *platform*."""
@@ -68,7 +68,7 @@ class SandboxFormat(t.NamedTuple):
 
 
 def _quote(path: str) -> str:
-    from .remedy import shell_quote  # imported when spelled: core/remedy.py imports this module for its list
+    from .remedy import shell_quote  # imported when spelled: the remedy policy is not needed to list the formats
 
     return shell_quote(path)
 
@@ -213,6 +213,3 @@ FORMATS: dict[str, SandboxFormat] = {f.name: f for f in (
     SandboxFormat("flatpak", _flatpak, "flatpak", user_namespace="always", binds="always",
                   daemon_off="These arguments set it: --env=NX_DAEMON=false."),
 )}
-
-#: The ``nxsock paths --format`` values a remedy may name (read-only: they print, they change nothing).
-ALLOWLIST_FORMATS = tuple(name for name, f in FORMATS.items() if f.in_remedies)

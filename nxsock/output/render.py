@@ -661,10 +661,12 @@ FINDINGS_SHOWN = 20
 
 def _shape(item: t.Any) -> tuple[t.Any, ...] | None:
     """What a one-step remedy does, less the path it does it to; ``None`` for a remedy of other steps."""
-    if len(item.steps) != 1 or not item.steps[0].path:
+    from ..core.remedy import step_json
+
+    fields = step_json(item.steps[0]) if len(item.steps) == 1 else {}
+    if not fields.get("path"):
         return None
-    s = item.steps[0]
-    return s.verb, s.mode, s.owner, s.group, s.variable, s.value, s.needs_root
+    return tuple(value for key, value in fields.items() if key != "path")
 
 
 class _Run(t.NamedTuple):

@@ -25,15 +25,16 @@ def test_doctor_checks_are_one_table_and_the_old_views_derive_from_it() -> None:
 def test_every_sandbox_format_is_one_row_that_every_reader_takes_its_facts_from() -> None:
     from nxsock.audit import allowlists
     from nxsock.commands.paths import paths
-    from nxsock.core.remedy import NXSOCK_ARGUMENTS
+    from nxsock.core.remedy import ALLOWLIST_FORMATS, NxsockCommand
     from nxsock.core.sandbox_formats import FORMATS
 
     choice = next(p for p in paths.params if p.name == "output_format")
     assert tuple(choice.type.choices) == ("json", *FORMATS)  # type: ignore[attr-defined]
     assert allowlists.FORMATS == tuple(FORMATS)
+    assert {c.allowlist for c in NxsockCommand if c.allowlist} <= set(FORMATS)
     for name, row in FORMATS.items():
         assert row.name == name
-        assert (f"paths --format {name}" in NXSOCK_ARGUMENTS) == row.in_remedies
+        assert (name in ALLOWLIST_FORMATS) == row.in_remedies, f"{name}: NxsockCommand.PATHS_… and the row disagree"
         assert allowlists.sandbox_kind(name, "linux") == row.kind("linux")
         assert allowlists.SANDBOX_TMPDIR.get(name) == row.tmpdir
         if row.daemon_off is not None:
