@@ -13,15 +13,17 @@ from ..core.layout import BUDGET, CONTAINER
 from ..core.mounts import Mount, filesystem_name
 from ..core.remedy import Chmod, Chown, Export, NxsockCommand, Remedy, RunNxsock
 from ..core.resolver import resolve
-from ..core.sandbox_daemon import inside_user_namespace, marker_warning, run_inside_remedy, sandbox_statement
+from ..core.sandbox_daemon import inside_user_namespace, run_inside_remedy
 from ..core.wording import (
     PROVISION_COMMAND,
     Advice,
     configuration_fix,
     describe,
     describe_invalid,
+    marker_warning,
     remedy_for,
     remedy_for_invalid,
+    sandbox_statement,
     socket_export,
 )
 from .findings import (

@@ -21,9 +21,9 @@ from ..core.remedy import (
     StopProcess,
 )
 from ..core.resolver import Resolution
-from ..core.sandbox_daemon import marker_warning, run_inside_remedy
+from ..core.sandbox_daemon import run_inside_remedy
 from ..core.terminal import format_mode
-from ..core.wording import Advice, RemedyContext, describe, remedy_for
+from ..core.wording import Advice, RemedyContext, describe, marker_warning, remedy_for
 from .findings import SANDBOX_MARKERS, Context, Finding, Severity, advised_finding, mode_text, offer_remedy
 
 __all__ = ["check_daemon", "check_root_leftovers", "check_socket_owner", "check_sockets", "check_unix_sockets", "reset_remedy", "survey_sockets"]

@@ -8,9 +8,8 @@ from ..core.fsview import Entry, FsView
 from ..core.guards import Refusal
 from ..core.remedy import Remedy, Step, Withheld
 from ..core.resolver import Resolution
-from ..core.sandbox_daemon import inside_advice
 from ..core.severity import SEVERITIES, Severity, SeverityLook
-from ..core.wording import Advice, RemedyContext, describe, remedy_for
+from ..core.wording import Advice, RemedyContext, describe, inside_advice, remedy_for
 
 if t.TYPE_CHECKING:
     from ..act.cleanup import ResetItem

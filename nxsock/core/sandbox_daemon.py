@@ -9,8 +9,8 @@ sandbox allows (docs/behaviour.md#user-namespace-sandboxes).  What works there i
 ``NX_DAEMON=false``; a run that tries the daemon may leave the
 ``disabled`` marker, which turns the daemon off outside the sandbox too.
 
-Pure: reads a view, returns values; the sentences nxsock prints about it
-are here too, next to the rule they explain.
+Pure: reads a view, returns values.  The sentences nxsock prints about it
+are in core/wording.py, with every other sentence.
 """
 
 # No ``from __future__ import annotations`` here: typing compiles each string annotation of a NamedTuple
@@ -18,7 +18,7 @@ are here too, next to the rule they explain.
 import typing as t
 
 from ._pathname import dirname, join
-from .fsview import OVERFLOW_UID, Entry, FsView, UserNamespaceView, errno_name
+from .fsview import Entry, FsView, UserNamespaceView, errno_name
 from .guards import Refusal, Simulation, walk_ancestry
 from .releases import rules_for
 
@@ -27,17 +27,13 @@ if t.TYPE_CHECKING:
 
 __all__ = [
     "CLEAR_MARKER",
-    "INSIDE_HINT",
     "RUN_INSIDE",
     "SandboxDaemon",
     "client_checks_socket_ancestry",
     "client_refusal",
-    "inside_advice",
     "inside_user_namespace",
     "judge_sandbox",
-    "marker_warning",
     "run_inside_remedy",
-    "sandbox_statement",
 ]
 
 #: What a command run inside such a sandbox needs: no daemon.
@@ -127,52 +123,3 @@ def judge_sandbox(view: FsView, uid: int, gid: int, nx_version: str | None, daem
         if refusal is not None and refusal.kind == "not-inspectable" and refusal.errno == "ENOENT":
             refusal = None  # every level above the missing one passed: the daemon makes the rest its own
     return SandboxDaemon(inside, checks, refusal is None, refusal, join(daemon_dir, "disabled"))
-
-
-#: Advice for a refusal of a level that shows as 65534 only because nxsock runs inside such a sandbox.
-INSIDE_HINT = ("Inside this sandbox every owner but you, root included, shows as uid 65534, so no directory outside your own "
-               "passes and no NX_SOCKET_DIR helps; Nx uses the workspace fallback there, which the sandbox must let it write "
-               "(outside, `nxsock paths --format FORMAT` prints the entries).")
-
-
-#: Advice for a level the sandbox mounts read-only.
-READ_ONLY_HINT = ("This sandbox mounts it read-only, and no variable set inside changes that; allow it in the sandbox's "
-                  "configuration (outside, `nxsock paths --format FORMAT` prints the entries).")
-
-
-def inside_advice(refusal: Refusal, verdict: SandboxDaemon | None) -> str | None:
-    """Advice in place of a remedy for a refusal that is only the sandbox's doing, while nxsock runs inside one.
-
-    A level shown as 65534, or a read-only bind: no ``NX_SOCKET_DIR`` or
-    ``chown`` typed inside fixes either.
-    """
-    if verdict is None or not verdict.inside:
-        return None
-    if refusal.uid == OVERFLOW_UID:
-        return INSIDE_HINT
-    if refusal.errno == "EROFS":
-        return READ_ONLY_HINT
-    return None
-
-
-def _owner(refusal: Refusal) -> str:
-    return f"belongs to uid {refusal.uid}" if refusal.uid is not None else f"is refused ({refusal.kind})"
-
-
-def sandbox_statement(verdict: SandboxDaemon, nx_version: str | None, sandbox: str | None = None) -> str:
-    """One sentence: Nx cannot use its daemon in that sandbox, and why."""
-    release = f"Nx {nx_version}" if nx_version else "Nx (24.0.5 or later assumed)"
-    where = "in this sandbox" if verdict.inside else (f"inside {sandbox}" if sandbox else "inside bubblewrap, srt or codex sandbox")
-    why = ""
-    if verdict.refusal is not None:
-        why = f": {verdict.refusal.dir} {_owner(verdict.refusal)} there (every owner but you, root included, shows as 65534)"
-    return (f"{release} cannot use its daemon {where}. From 24.0.5 its client refuses a daemon socket unless "
-            f"every level above it is yours or root's{why}, so it refuses every socket, whatever the sandbox allows; "
-            "NX_SOCKET_DIR does not change that.")
-
-
-def marker_warning(verdict: SandboxDaemon) -> str:
-    """What a run inside that tries the daemon costs, and how to clear it outside."""
-    return (f"Run Nx there with {RUN_INSIDE}. A run that tries the daemon waits about a minute per attempt, "
-            f"then may write {verdict.marker}, which turns the daemon off outside the sandbox too; "
-            f"clear it outside with `{CLEAR_MARKER}` (or `nx reset`).")

@@ -14,7 +14,7 @@ import typing as t
 from dataclasses import replace
 
 from ._pathname import dirname, join
-from .fsview import Entry, FsView
+from .fsview import OVERFLOW_UID, Entry, FsView
 from .guards import Refusal
 from .layout import CONTAINER, short_hash
 from .remedy import (
@@ -36,7 +36,7 @@ from .remedy import (
     suggestion_problem,
     vet,
 )
-from .sandbox_daemon import RUN_INSIDE, SandboxDaemon, marker_warning, sandbox_statement
+from .sandbox_daemon import CLEAR_MARKER, RUN_INSIDE, SandboxDaemon
 from .severity import SEVERITIES
 from .terminal import counted, format_mode
 
@@ -50,11 +50,13 @@ __all__ = [
     "DAEMON_MESSAGE_CAUSES",
     "DAEMON_SEEN_HERE",
     "INOTIFY_NO_COMMAND",
+    "INSIDE_HINT",
     "MARKER_WITH_CAUSE",
     "NO_SOCKETS_HERE",
     "PLUGINS_IN_PROCESS",
     "PLUGIN_NO_TIMEOUTS",
     "PROVISION_COMMAND",
+    "READ_ONLY_HINT",
     "READ_ONLY_NO_COMMAND",
     "SHARED_SOCKET_DIR",
     "VERSION_CHANGED",
@@ -70,13 +72,16 @@ __all__ = [
     "doctor_summary",
     "fix_interrupted",
     "glob_warning",
+    "inside_advice",
     "legacy_leftovers_found",
+    "marker_warning",
     "pending_warning",
     "plain_context",
     "problems_after_fix",
     "remedy_for",
     "remedy_for_invalid",
     "sandbox_daemon_warnings",
+    "sandbox_statement",
     "shell_quote",
     "socket_export",
     "tmpdir_warning",
@@ -541,12 +546,60 @@ DAEMON_SEEN_HERE = "On this machine: {what}"
 # -- a user-namespace sandbox and Nx's daemon ---------------------------------------------------------
 
 
+#: Advice for a refusal of a level that shows as 65534 only because nxsock runs inside such a sandbox.
+INSIDE_HINT = ("Inside this sandbox every owner but you, root included, shows as uid 65534, so no directory outside your own "
+               "passes and no NX_SOCKET_DIR helps; Nx uses the workspace fallback there, which the sandbox must let it write "
+               "(outside, `nxsock paths --format FORMAT` prints the entries).")
+
+
+#: Advice for a level the sandbox mounts read-only.
+READ_ONLY_HINT = ("This sandbox mounts it read-only, and no variable set inside changes that; allow it in the sandbox's "
+                  "configuration (outside, `nxsock paths --format FORMAT` prints the entries).")
+
+
+def inside_advice(refusal: Refusal, verdict: SandboxDaemon | None) -> str | None:
+    """Advice in place of a remedy for a refusal that is only the sandbox's doing, while nxsock runs inside one.
+
+    A level shown as 65534, or a read-only bind: no ``NX_SOCKET_DIR`` or
+    ``chown`` typed inside fixes either.
+    """
+    if verdict is None or not verdict.inside:
+        return None
+    if refusal.uid == OVERFLOW_UID:
+        return INSIDE_HINT
+    if refusal.errno == "EROFS":
+        return READ_ONLY_HINT
+    return None
+
+
+def _sandbox_owner(refusal: Refusal) -> str:
+    return f"belongs to uid {refusal.uid}" if refusal.uid is not None else f"is refused ({refusal.kind})"
+
+
+def sandbox_statement(verdict: SandboxDaemon, nx_version: str | None, sandbox: str | None = None) -> str:
+    """One sentence: Nx cannot use its daemon in that sandbox, and why."""
+    release = f"Nx {nx_version}" if nx_version else "Nx (24.0.5 or later assumed)"
+    where = "in this sandbox" if verdict.inside else (f"inside {sandbox}" if sandbox else "inside bubblewrap, srt or codex sandbox")
+    why = ""
+    if verdict.refusal is not None:
+        why = f": {verdict.refusal.dir} {_sandbox_owner(verdict.refusal)} there (every owner but you, root included, shows as 65534)"
+    return (f"{release} cannot use its daemon {where}. From 24.0.5 its client refuses a daemon socket unless "
+            f"every level above it is yours or root's{why}, so it refuses every socket, whatever the sandbox allows; "
+            "NX_SOCKET_DIR does not change that.")
+
+
+def marker_warning(verdict: SandboxDaemon) -> str:
+    """What a run inside that tries the daemon costs, and how to clear it outside."""
+    return (f"Run Nx there with {RUN_INSIDE}. A run that tries the daemon waits about a minute per attempt, "
+            f"then may write {verdict.marker}, which turns the daemon off outside the sandbox too; "
+            f"clear it outside with `{CLEAR_MARKER}` (or `nx reset`).")
+
+
 def sandbox_daemon_warnings(verdict: SandboxDaemon, nx_version: str | None, sandbox: str | None = None,
                             carried: str | None = None) -> list[str]:
     """What ``paths --format`` says where Nx's client cannot use its daemon in the sandbox: why, what a run that
     tries costs, and how the format carries NX_DAEMON=false (*carried*).  Without *sandbox*, the entries are for
-    any sandbox, and the sentences say they hold for one that runs Nx in a user namespace.  (The two sentences
-    themselves are core/sandbox_daemon.py's: ``paths --json`` prints them without loading this module.)"""
+    any sandbox, and the sentences say they hold for one that runs Nx in a user namespace."""
     if sandbox is None:
         return ["If the sandbox runs Nx in a user namespace: " + sandbox_statement(verdict, nx_version), marker_warning(verdict)]
     return [sandbox_statement(verdict, nx_version, sandbox), marker_warning(verdict),

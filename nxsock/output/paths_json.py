@@ -20,10 +20,7 @@ from ..core.sandbox_daemon import (
     CLEAR_MARKER,
     RUN_INSIDE,
     SandboxDaemon,
-    inside_advice,
-    marker_warning,
     run_inside_remedy,
-    sandbox_statement,
 )
 from ..core.terminal import format_mode
 from .emit import SCHEMA_VERSION, Json, write_json
@@ -59,7 +56,7 @@ def _view_for(resolution: Resolution) -> FsView:
 def refusal_json(refusal: Refusal, ctx: RemedyContext, sandbox: SandboxDaemon | None = None, purpose: str = "sockets") -> Json:
     """A refusal as every document shows it: what failed, the sentence, and the vetted remedy."""
     from ..core.remedy import step_json
-    from ..core.wording import describe, remedy_for
+    from ..core.wording import describe, inside_advice, remedy_for
 
     remedy = remedy_for(refusal, ctx, purpose)
     advice = inside_advice(refusal, sandbox)
@@ -308,6 +305,7 @@ def binding_json(resolution: Resolution, view: FsView | None = None) -> Json | N
 def _client_refusal_json(refusal: Refusal, ctx: RemedyContext, sandbox: SandboxDaemon | None) -> Json:
     """A refusal by Nx's client; a level shown as 65534 by a sandbox is answered with a daemonless run, never a directory."""
     from ..core.remedy import step_json
+    from ..core.wording import marker_warning
 
     doc = refusal_json(refusal, ctx, sandbox)
     if refusal.uid == OVERFLOW_UID and sandbox is not None and not sandbox.usable:
@@ -323,15 +321,20 @@ def _sandbox_json(resolution: Resolution, ctx: t.Callable[[], RemedyContext]) ->
     if verdict is None:
         return None
     version = resolution.environment.nx_version
+    statement = warning = None
+    if not verdict.usable:  # a refusal: its remedy has loaded the wording already
+        from ..core.wording import marker_warning, sandbox_statement
+
+        statement, warning = sandbox_statement(verdict, version), marker_warning(verdict)
     return {
         "inside": verdict.inside,
         "client_checks_socket_ancestry": verdict.client_checks,
         "daemon_usable": verdict.usable,
         "refusal": None if verdict.refusal is None else _client_refusal_json(verdict.refusal, ctx(), verdict),
-        "message": None if verdict.usable else sandbox_statement(verdict, version),
+        "message": statement,
         "run_inside": None if verdict.usable else RUN_INSIDE,
         "marker": _p(verdict.marker),
-        "marker_warning": None if verdict.usable else marker_warning(verdict),
+        "marker_warning": warning,
         "clear_marker": None if verdict.usable else CLEAR_MARKER,
     }
 
