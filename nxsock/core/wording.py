@@ -37,7 +37,6 @@ from .remedy import (
     vet,
 )
 from .sandbox_daemon import CLEAR_MARKER, RUN_INSIDE, SandboxDaemon
-from .severity import SEVERITIES
 from .terminal import counted, format_mode
 
 if t.TYPE_CHECKING:
@@ -639,6 +638,8 @@ def legacy_leftovers_found(count: int) -> str:
 
 def doctor_summary(counts: t.Mapping[str, int], *, more_with_verbose: bool) -> str:
     """doctor's last line: the findings counted by severity, and what ``-v`` adds where it hides some."""
+    from .severity import SEVERITIES  # doctor's alone: paths --json words refusals without it
+
     summary = ", ".join([*(counted(counts[s], SEVERITIES[s].noun) for s in ("error", "warn", "info")),
                          f"{counts['ok']} fine"]) + "."
     return summary + (" nxsock doctor -v shows the notes and what is fine." if more_with_verbose else "")
