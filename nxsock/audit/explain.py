@@ -65,7 +65,7 @@ class Message(t.NamedTuple):
 
 
 class Explanation(t.NamedTuple):
-    matched: str | None = None  # the first recognised message (kept for callers of the first version)
+    matched: str | None = None  # the first recognised message: the doctor document's top-level keys
     errno: str | None = None
     path: str | None = None
     cause: str | None = None
