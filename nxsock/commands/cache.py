@@ -10,7 +10,8 @@ import click
 
 from .. import exitcodes
 from ..core.host_overrides import HostOverrides
-from ._resolution import build_resolution, reading_host_options, workspace_option
+from ..output.resolution import build_resolution
+from ._resolution import reading_host_options, workspace_option
 from .summaries import summarized
 
 if t.TYPE_CHECKING:

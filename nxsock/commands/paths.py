@@ -7,7 +7,8 @@ import sys
 import click
 
 from ..core.host_overrides import HostOverrides
-from ._resolution import build_resolution, resolution_options, wants_json
+from ..output.resolution import build_resolution
+from ._resolution import resolution_options, wants_json
 from .summaries import summarized
 
 

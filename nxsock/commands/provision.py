@@ -126,7 +126,7 @@ def _check_metrics(output_file: str | None) -> int:
     from ..act.provisioning import provision_for_everyone, provision_for_user
     from ..core.fsview import LiveView
     from ..output.openmetrics import provision_metrics_text
-    from ._metrics import publish_metrics
+    from ..output.publish import publish_metrics
 
     started = time.time()
     view = LiveView()

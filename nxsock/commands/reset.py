@@ -8,7 +8,8 @@ import click
 
 from .. import exitcodes
 from ..core.host_overrides import HostOverrides
-from ._resolution import build_resolution, workspace_option
+from ..output.resolution import build_resolution
+from ._resolution import workspace_option
 from .summaries import summarized
 
 
