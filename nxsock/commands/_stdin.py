@@ -11,7 +11,8 @@ from .. import exitcodes
 
 __all__ = ["STDIN_DEADLINE", "read_stdin"]
 
-#: How long ``--explain -`` waits for its input to end when it is not a terminal: a pipe nothing closes must not hang the doctor.
+#: How long ``--explain -`` waits for its input to end when it is not a terminal: a pipe nothing closes must not
+#: hang the doctor.
 STDIN_DEADLINE = 10.0
 
 
@@ -58,8 +59,9 @@ def read_stdin(limit: int, deadline: float = STDIN_DEADLINE) -> str:
         sys.exit(exitcodes.USAGE)
     if not ended and size < limit:
         if not size:
-            click.echo(f"nxsock doctor: --explain -: nothing arrived on stdin within {deadline:g} s; pipe or paste what Nx printed.",
-                       err=True)
+            click.echo(f"nxsock doctor: --explain -: nothing arrived on stdin within {deadline:g} s; "
+                       "pipe or paste what Nx printed.", err=True)
             sys.exit(exitcodes.USAGE)
-        click.echo(f"nxsock doctor: stdin did not end within {deadline:g} s; explaining the {size} bytes that arrived.", err=True)
+        click.echo(f"nxsock doctor: stdin did not end within {deadline:g} s; "
+                   f"explaining the {size} bytes that arrived.", err=True)
     return b"".join(chunks).decode("utf-8", "surrogateescape")

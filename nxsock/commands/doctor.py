@@ -89,8 +89,9 @@ def doctor(host: HostOverrides, **options: t.Any) -> None:
 def _request(host: HostOverrides, *, json_flag: bool, strict: bool, verbose: bool, list_checks: bool,
              only: tuple[str, ...], user: int | None, explain_text: str | None, sandbox: str | None,
              output_format: str | None, output_file: str | None, all_users: bool, users_spec: str | None,
-             per_user_metrics: bool, report: bool, no_redact: bool, fix: bool, yes: bool, dry_run: bool) -> DoctorRequest:
-    """The options, checked against each other and against the checks there are, as one request (usage errors exit 2)."""
+             per_user_metrics: bool, report: bool, no_redact: bool, fix: bool, yes: bool,
+             dry_run: bool) -> DoctorRequest:
+    """The options, checked against each other and the checks there are, as one request (usage errors exit 2)."""
     from ..audit.doctor import FINDING_IDS
     from ..audit.request import DoctorRequest
 
