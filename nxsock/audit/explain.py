@@ -62,6 +62,7 @@ __all__ = [
     "explain",
     "general_advice",
     "general_remedy",
+    "related",
     "sandbox_format",
     "sandbox_remedy",
 ]
@@ -81,7 +82,7 @@ class Message(t.NamedTuple):
 
 
 class Explanation(t.NamedTuple):
-    matched: str | None = None  # the first recognised message (kept for callers of the first version)
+    matched: str | None = None  # the first recognised message: the doctor document's top-level keys
     errno: str | None = None
     path: str | None = None
     cause: str | None = None
@@ -491,7 +492,7 @@ def general_advice(
     return ctx.offer(first, *alternatives)
 
 
-def _related(finding_path: str | None, path: str | None) -> bool:
+def related(finding_path: str | None, path: str | None) -> bool:
     """Whether a finding is about the message's path: the same, beneath its directory, or a level above it."""
     if finding_path is None or path is None:
         return True
@@ -593,7 +594,7 @@ def answer(
     candidates = [f for f in findings if f.id in ids and f.severity in ("warn", "error")
                   and (f.remedy or (f.severity == "error" and f.hint))]
     if message.path is not None:
-        candidates = [f for f in candidates if _related(f.path, message.path)]
+        candidates = [f for f in candidates if related(f.path, message.path)]
     if candidates:  # an error before a warning; then the finding about exactly that path; then one with a command; then report order
         exact = message.path.rstrip("/") if message.path else None
         best = min(candidates, key=lambda f: (f.severity != "error", (f.path or "").rstrip("/") != exact, f.remedy is None))
