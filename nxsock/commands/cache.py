@@ -120,15 +120,18 @@ def cache_verify(json_flag: bool, host: HostOverrides) -> None:
 @click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
 @click.option("--unused-for", "unused_for", callback=_duration, metavar="DURATION",
               help="Also remove entries of yours not loaded for DURATION (30d, 12h…), another checkout's included.")
+@click.option("--force", is_flag=True, help="Also remove entries on a network filesystem, which Nx on another host may load.")
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
-def cache_prune(dry_run: bool, unused_for: float | None, json_flag: bool, host: HostOverrides) -> None:
+def cache_prune(dry_run: bool, unused_for: float | None, force: bool, json_flag: bool, host: HostOverrides) -> None:
     """Remove other versions' entries, interrupted copies and untrusted entries of yours; keep the fresh one.
 
     A trusted entry keyed by another checkout's binding stays, since that
     checkout's Nx may still load it; --unused-for DURATION removes it too when
     nothing has loaded it for that long (judged by access time where the
     mount records it, else by when it was copied; the output says which).
-    Entries in use by a running process and entries of other users are kept.
+    Entries in use by a running process and entries of other users are kept,
+    and so is every entry on a network filesystem (NFS, CIFS, sshfs…), which
+    Nx on another host may have loaded unseen from here, unless --force.
     Removal goes through directory descriptors and never follows a link.
     Ctrl-C stops between entries and reports what was removed (exit 130).
     """
@@ -142,21 +145,23 @@ def cache_prune(dry_run: bool, unused_for: float | None, json_flag: bool, host: 
     unused = None if unused_for is None else Unused(unused_for, time.time())
     plan = prune_plan(listing, trusted_version(resolution, uid), uid, unused)
     tidy = listing.dir if not resolution.native_cache.configured and resolution.rules.current_layout else None
-    results, interrupted = prune_cache([(entry.path, why) for entry, why in plan], uid, dry_run=dry_run, refused=prune_refusal(resolution, uid),
-                                       tidy=tidy, keep=resolution.environment.nx_version)
+    results, interrupted, kept = prune_cache([(entry.path, why) for entry, why in plan], uid, dry_run=dry_run,
+                                             refused=prune_refusal(resolution, uid), tidy=tidy,
+                                             keep=resolution.environment.nx_version, force=force)
     failed = any(r.outcome != "removed" for r, _ in results)
     if json_flag:
         from ..output.emit import write_json
         from ..output.report import cache_prune_document
 
-        write_json(cache_prune_document(results, dry_run=dry_run, interrupted=interrupted,
+        write_json(cache_prune_document(results, dry_run=dry_run, interrupted=interrupted, kept=kept,
                                         unused_for=unused_for, judged_by=listing.judged_by if unused else None))
     else:
         from ..output.render import render_removals, render_unused_basis
 
         if unused is not None:
             render_unused_basis(listing)
-        render_removals([(r.path, r.outcome, why if r.outcome == "removed" else r.reason, r.freed) for r, why in results],
+        render_removals([(r.path, r.outcome, why if r.outcome == "removed" else r.reason, r.freed)
+                         for r, why in [*results, *kept]],
                         dry_run, interrupted=interrupted)
     if interrupted:
         click.echo("nxsock: interrupted", err=True)
