@@ -64,18 +64,21 @@ def cache_verify(json_flag: bool, host: HostOverrides) -> None:
 @click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
 @click.option("--unused-for", "unused_for", callback=_duration, metavar="DURATION",
               help="Also remove entries of yours not loaded for DURATION (30d, 12h…), another checkout's included.")
+@click.option("--force", is_flag=True, help="Also remove entries on a network filesystem, which Nx on another host may load.")
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
-def cache_prune(dry_run: bool, unused_for: float | None, json_flag: bool, host: HostOverrides) -> None:
+def cache_prune(dry_run: bool, unused_for: float | None, force: bool, json_flag: bool, host: HostOverrides) -> None:
     """Remove other versions' entries, interrupted copies and untrusted entries of yours; keep the fresh one.
 
     A trusted entry keyed by another checkout's binding stays, since that
     checkout's Nx may still load it; --unused-for DURATION removes it too when
     nothing has loaded it for that long (judged by access time where the
     mount records it, else by when it was copied; the output says which).
-    Entries in use by a running process and entries of other users are kept.
+    Entries in use by a running process and entries of other users are kept,
+    and so is every entry on a network filesystem (NFS, CIFS, sshfs…), which
+    Nx on another host may have loaded unseen from here, unless --force.
     Removal goes through directory descriptors and never follows a link.
     Ctrl-C stops between entries and reports what was removed (exit 130).
     """
     from ..output.cache import CacheRequest, prune
 
-    sys.exit(prune(CacheRequest(host, json_flag, dry_run, unused_for)))
+    sys.exit(prune(CacheRequest(host, json_flag, dry_run, unused_for, force)))

@@ -27,6 +27,7 @@ class CacheRequest(t.NamedTuple):
     json: bool = False
     dry_run: bool = False  # prune
     unused_for: float | None = None  # prune: seconds
+    force: bool = False  # prune: entries on a network filesystem too
 
 
 def _listing(host: HostOverrides) -> tuple[Resolution, FsView, CacheListing]:
@@ -111,15 +112,15 @@ def prune(request: CacheRequest) -> int:
     unused = None if request.unused_for is None else Unused(request.unused_for, time.time())
     plan = prune_plan(listing, trusted_version(resolution, uid), uid, unused)
     tidy = listing.dir if not resolution.native_cache.configured and resolution.rules.current_layout else None
-    results, interrupted = prune_cache([(entry.path, why) for entry, why in plan], uid, dry_run=request.dry_run,
-                                       refused=prune_refusal(resolution, uid), tidy=tidy,
-                                       keep=resolution.environment.nx_version)
+    results, interrupted, kept = prune_cache([(entry.path, why) for entry, why in plan], uid, dry_run=request.dry_run,
+                                             refused=prune_refusal(resolution, uid), tidy=tidy,
+                                             keep=resolution.environment.nx_version, force=request.force)
     failed = any(r.outcome != "removed" for r, _ in results)
     if request.json:
         from .emit import write_json
         from .report import cache_prune_document
 
-        write_json(cache_prune_document(results, dry_run=request.dry_run, interrupted=interrupted,
+        write_json(cache_prune_document(results, dry_run=request.dry_run, interrupted=interrupted, kept=kept,
                                         unused_for=request.unused_for,
                                         judged_by=listing.judged_by if unused else None))
     else:
@@ -128,7 +129,7 @@ def prune(request: CacheRequest) -> int:
         if unused is not None:
             render_unused_basis(listing)
         render_removals([(r.path, r.outcome, why if r.outcome == "removed" else r.reason, r.freed)
-                         for r, why in results], request.dry_run, interrupted=interrupted)
+                         for r, why in [*results, *kept]], request.dry_run, interrupted=interrupted)
     if interrupted:
         click.echo("nxsock: interrupted", err=True)
         return exitcodes.INTERRUPTED
