@@ -107,10 +107,13 @@ def pytest_configure(config: pytest.Config) -> None:
 MACHINE_NX = Path("/tmp/.nx")
 
 
-def run_test_uids() -> range:
-    """This run's test uids: each xdist worker's hundred above ``NXSOCK_TEST_UID_BASE_0`` (the top of this file)."""
-    base = int(os.environ.get("NXSOCK_TEST_UID_BASE_0") or os.environ.get("NXSOCK_TEST_UID_BASE", "4100"))
-    return range(base, base + 100 * max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))))
+def own_test_uids() -> range:
+    """This process's hundred test uids (an xdist worker's own, set at the top of this file): a subset of the run's.
+
+    Not the whole run's: a worker's test runs only its worker's uids, so what one leaks is blamed on the test that
+    leaked it, never on another worker's test that happened to be running then; another checkout's uids never count."""
+    base = int(os.environ.get("NXSOCK_TEST_UID_BASE", "4100"))
+    return range(base, base + 100)
 
 
 def machine_nx_of(uids: range, top: Path = MACHINE_NX) -> frozenset[tuple[str, int, int]]:
@@ -137,14 +140,14 @@ def machine_nx_of(uids: range, top: Path = MACHINE_NX) -> frozenset[tuple[str, i
 
 class _MachineNxGuard:
     """Registered by :func:`pytest_configure`: fails a system or oracle test after which the machine's ``/tmp/.nx``
-    holds something of this run's test uids that was not there before it (another checkout's uids are not ours)."""
+    holds something of this process's test uids that was not there before it."""
 
     KEY = pytest.StashKey[frozenset[tuple[str, int, int]]]()
 
     @pytest.hookimpl(tryfirst=True)  # before any fixture of the test is set up
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         if tier_of(item.path) in ("system", "oracle"):
-            item.stash[self.KEY] = machine_nx_of(run_test_uids())
+            item.stash[self.KEY] = machine_nx_of(own_test_uids())
 
     @pytest.hookimpl(wrapper=True)  # its "after": every fixture of the test torn down
     def pytest_runtest_teardown(self, item: pytest.Item) -> t.Generator[None, None, None]:
@@ -152,7 +155,7 @@ class _MachineNxGuard:
         before = item.stash.get(self.KEY, None)
         if before is None:
             return
-        left = sorted(machine_nx_of(run_test_uids()) - before)
+        left = sorted(machine_nx_of(own_test_uids()) - before)
         if left:
             shown = ", ".join(f"{MACHINE_NX}{'' if name == '.' else '/' + name} (uid {uid})" for name, uid, _ in left)
             pytest.fail(f"this test left {shown} on the machine's own /tmp: build the state on a fresh tmpfs /tmp in a "
