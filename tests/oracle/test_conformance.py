@@ -10,8 +10,8 @@ code — and ``paths`` must leave the tree exactly as it found it.
 
 Every release of :data:`nxsock.core.releases.KNOWN_RELEASES` runs every state its
 generation has, one namespace per release (states batched, two releases at a
-time; one nxsock process and, where Nx's resolver is all JavaScript, one node
-process answer every state of a release: ``oracle/batch.py``).  ``NXSOCK_RELEASES=24.0.5,24.0.6`` narrows the run; ``python
+time; one nxsock process and one node process (one per HOME for Nx ≥ 24)
+answer every state of a release: ``oracle/batch.py``).  ``NXSOCK_RELEASES=24.0.5,24.0.6`` narrows the run; ``python
 tests/oracle/conformance.py --release X`` reruns the resolver states for one
 release, a new one included, and prints the table (the real daemon's checks
 run here only).
