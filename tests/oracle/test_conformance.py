@@ -289,7 +289,21 @@ def _outcome(release: str, scenario: Scenario) -> Outcome:
             _BATCHES[name] = _pool().submit(run_release_batch, name, states_for(name))
     if release not in _BATCHES:
         _BATCHES[release] = _pool().submit(run_release_batch, release, states_for(release))
+        if in_xdist_worker() and release in _PROBES_WANTED and release not in _PROBES:
+            # The group's daemon tests run on this worker next: their daemon starts now, beside the batch (it
+            # mostly waits on the daemon, the batch mostly computes), rather than after it.
+            _PROBES[release] = _pool().submit(run_daemon_probe, release)
     return _BATCHES[release].result()[states_for(release).index(scenario)]
+
+
+_PROBES_WANTED: set[str] = set()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _wanted_probes(request: pytest.FixtureRequest) -> None:
+    """The releases whose daemon tests are selected in this run (``-k`` or a node id may leave some out)."""
+    _PROBES_WANTED.update(item.callspec.params["release"] for item in request.session.items
+                          if getattr(item, "cls", None) is TestTheRealDaemon and hasattr(item, "callspec"))
 
 
 @pytest.mark.parametrize(("scenario", "release"), CASES)
