@@ -94,6 +94,18 @@ class _XdistGroups:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         _keep_xdist_groups(config, items)
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            _long_first(items)
+
+
+#: The order the workers take the tiers in: the slow proofs first, the thousands of quick pure tests last, where
+#: they fill the workers evenly to the end instead of a long system test (a race, ansible) running alone.
+TIER_ORDER = {"oracle": 0, "system": 1, "pure": 2}
+
+
+def _long_first(items: list[pytest.Item]) -> None:
+    """Reorder *items*, stably, by :data:`TIER_ORDER` (xdist hands out work in collection order; its groups go first)."""
+    items.sort(key=lambda item: TIER_ORDER.get(tier_of(item.path) or "", len(TIER_ORDER)))
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -81,7 +81,11 @@ def missing_node() -> str | None:
 
 #: Shell: wait, for ten seconds at most, until the file named next exists — a helper process's word that it is
 #: ready (a socket listening, a file mapped), never a fixed delay.
-WAIT_FOR = "_w() { for _ in $(seq 1000); do [ -e \"$1\" ] && return 0; sleep 0.01; done; return 1; }; _w"
+WAIT_FOR = "_w() { for _ in $(seq 6000); do [ -e \"$1\" ] && return 0; sleep 0.01; done; return 1; }; _w"
+#: Python statements, one line, for a helper started in the background (``… &``) by a scenario's shell: return once
+#: that shell has ended. A listener that must outlive nxsock's run ends with its scenario, never after a fixed time
+#: that a loaded machine can outlast (and that every run would wait out).
+WHILE_PARENT_LIVES = "p = os.getppid(); [time.sleep(0.01) for _ in iter(lambda: os.getppid() == p, False)]"
 
 # The scenarios mount fresh tmpfs on these: nothing the test uid runs may live beneath them.
 HIDDEN_IN_SCENARIOS = ("/tmp", "/home")
