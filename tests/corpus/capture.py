@@ -54,6 +54,7 @@ COMMANDS = {
     "client": "NX_DAEMON=true npx nx show projects",
     "run": "npx nx run pkg:hello",
     "daemon-status": "npx nx daemon",
+    "run-verbose": "npx nx run pkg:hello --verbose",
     # What a user pastes after a daemon died: Nx's output, the error log it names, then whether the daemon is back.
     "client-log": "out=$(NX_DAEMON=true npx nx show projects 2>&1); printf '%s\\n' \"$out\"; "
                   "log=$(printf '%s\\n' \"$out\" | sed -n 's/^Log file with the error: //p'); "
@@ -176,6 +177,42 @@ STATES: tuple[State, ...] = (
           f"ln -s \"$(readlink {WS}/node_modules)\" {HOME}/other/node_modules; chown -R -h {U}:{U} {HOME}/other; "
           f"as_user bash -c 'cd {HOME}/other && NX_DAEMON=true npx nx daemon --start' >/dev/null 2>&1",
           env={"NX_SOCKET_DIR": "/tmp/shared-sockets"}, commands=("client",)),
+)
+
+#: A Node preload (``NODE_OPTIONS=--require``) for plugin workers only: nothing else of Nx runs it.
+_IN_WORKER = "if ((process.argv[1] || '').endsWith('plugin-worker.js')) {{ {body} }}\n"
+#: The Nx command is paused (SIGSTOP, as a debugger's breakpoint or Ctrl-Z pauses it; its detached workers run on) as
+#: soon as its first plugin worker starts, and resumed 32 s later: longer than the worker waits to be connected to.
+HOST_PAUSED = _IN_WORKER.format(body=(
+    "const fs = require('fs'); const mark = `/tmp/host-paused-${process.ppid}`; "
+    "if (!fs.existsSync(mark)) { fs.writeFileSync(mark, ''); "
+    "require('child_process').spawn('sh', ['-c', `sleep 32; kill -CONT ${process.ppid}`], "
+    "{ detached: true, stdio: 'ignore' }).unref(); process.kill(process.ppid, 'SIGSTOP'); }"))
+#: A plugin worker whose start hangs (a stalled preload): it neither listens nor reaches its own timeout.
+WORKER_HANGS = _IN_WORKER.format(body="Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 600000);")
+
+
+def _preload(name: str, code: str) -> str:
+    """Setup: *code* written where NODE_OPTIONS's ``--require`` finds it, the user's."""
+    return (f"install -d -o {U} -g {U} {HOME}/preload; printf %s {shlex.quote(code)} > {HOME}/preload/{name}.js; "
+            f"chown -R {U}:{U} {HOME}/preload")
+
+
+STATES += (
+    State("plugin-host-paused", "the Nx command is paused (a debugger, Ctrl-Z) for 32 s just after it starts a plugin "
+          "worker, longer than the 30 s the worker waits to be connected to",
+          _preload("pause", HOST_PAUSED), env={"NODE_OPTIONS": f"--require {HOME}/preload/pause.js"},
+          commands=("run",), standing=False, timeout=240),
+    State("plugin-worker-hangs", "every plugin worker hangs before it listens (a stalled preload): Nx polls its "
+          "socket 10,000 times, then gives up",
+          _preload("hang", WORKER_HANGS), env={"NODE_OPTIONS": f"--require {HOME}/preload/hang.js"},
+          commands=("run",), timeout=400),
+    State("workspace-read-only", "the workspace is bind-mounted read-only (a sandbox's read-only bind)",
+          f"mount --bind {WS} {WS}; mount -o remount,bind,ro {WS}", commands=("run",)),
+    State("tmp-read-only", "/tmp is mounted read-only (a read-only container root): /tmp/.nx cannot be created",
+          "mount -o remount,ro /tmp", commands=("run-verbose",)),
+    State("umask-0277", "the user's umask is 0277: the .nx Nx creates in the workspace is 0500, so nothing goes "
+          "inside it", "umask 0277", commands=("run",)),
 )
 
 
