@@ -26,6 +26,7 @@ from ..core.wording import (
     OS_ERROR_13_NO_PATH,
     PLUGIN_NO_TIMEOUTS,
     PLUGINS_IN_PROCESS,
+    READ_ONLY_CACHE_TOO,
     READ_ONLY_NO_COMMAND,
     SHARED_SOCKET_DIR,
     SHARED_SOCKET_DIR_RECORD,
@@ -429,9 +430,11 @@ def _workspace_mismatch(message: Message, ask: _Ask) -> Remedies:
             steps.append(Step("stop-process", pid=record.pid, owner=ask.ctx.uid))  # your own daemon: no sudo
             stopped = True
         steps.append(Step("remove", path=record.file))
-    whole = SHARED_SOCKET_DIR if stopped else SHARED_SOCKET_DIR_RECORD if len(steps) > 2 else SHARED_SOCKET_DIR_UNSET
-    return (Remedy(tuple(steps), whole.format(other=other)),
-            _unset("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR", changes=SHARED_SOCKET_DIR_UNSET.format(other=other)))
+    unset = _unset("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR", changes=SHARED_SOCKET_DIR_UNSET.format(other=other))
+    if len(steps) == 2:  # no record of this workspace's daemon to act on: the unset is all there is, said as such
+        return (unset,)
+    whole = SHARED_SOCKET_DIR if stopped else SHARED_SOCKET_DIR_RECORD
+    return (Remedy(tuple(steps), whole.format(other=other)), unset)
 
 
 def _version_changed(message: Message, ask: _Ask) -> Remedies:
@@ -502,7 +505,8 @@ _KINDS: tuple[Kind, ...] = (
     # 24.0.6 under --verbose: the default directory demoted, and why ("/tmp/.nx could not be created (EROFS)").
     _kind("default-dir-demoted", rf"could not use the default socket directory {_PATH}\.\s+Using \S{{1,4096}} instead\."
           r"(?:[ \t]+\S{1,4096} could not be created \((?P<errno>E[A-Z0-9]{2,})\))?",
-          {"EROFS": "/tmp is read-only: Nx cannot create /tmp/.nx there, so it keeps its sockets in your home instead "
+          {"": "Nx could not use its default socket directory, so it uses another: it works (--verbose shows this note)",
+           "EROFS": "/tmp is read-only: Nx cannot create /tmp/.nx there, so it keeps its sockets in your home instead "
                     "(it works; --verbose shows this note)"},
           ("levels", "outcome", "container"), _default_dir_demoted),
     _kind("untrusted-data-dir", rf"configured Nx (?P<detail>[a-z ]{{1,40}}?) directory {_PATH} is not safe to use",
@@ -712,6 +716,8 @@ def answer_all(
                 mine = carried._replace(message=message, hint=hint)
         elif offer is not None and message.matched == "daemon-disabled":
             mine = _with_marker_cleared(mine, own, offer)
+        elif offer is not None and message.matched == "read-only-fs":
+            mine = _with_cache_moved(mine, offer)
         answers.append(mine)
     return answers
 
@@ -729,6 +735,19 @@ def _with_marker_cleared(marker: Answer, own: t.Sequence[Answer], offer: t.Calla
     if advice.command is None:
         return marker
     return Answer(marker.message, advice.command, advice.hint, cause.source, cause.finding, advice.steps)
+
+
+def _with_cache_moved(answer: Answer, offer: t.Callable[[Remedy], Advice]) -> Answer:
+    """A read-only workspace's data moved elsewhere, its task cache too: it defaults to the workspace's .nx/cache."""
+    data = next((s.value for s in answer.steps if s.verb == "export" and s.variable == "NX_WORKSPACE_DATA_DIRECTORY"
+                 and s.value), None)
+    if data is None or any(s.variable == "NX_CACHE_DIRECTORY" for s in answer.steps):
+        return answer
+    advice = offer(Remedy((*answer.steps, Step("export", variable="NX_CACHE_DIRECTORY", value=f"{data.rstrip('/')}/cache")),
+                          f"{answer.hint or ''} {READ_ONLY_CACHE_TOO}".strip()))
+    if advice.command is None:
+        return answer
+    return answer._replace(remedy=advice.command, hint=advice.hint, steps=advice.steps)
 
 
 def answer(

