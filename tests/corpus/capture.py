@@ -181,15 +181,24 @@ STATES: tuple[State, ...] = (
 
 #: A Node preload (``NODE_OPTIONS=--require``) for plugin workers only: nothing else of Nx runs it.
 _IN_WORKER = "if ((process.argv[1] || '').endsWith('plugin-worker.js')) {{ {body} }}\n"
-#: The Nx command is paused (SIGSTOP, as a debugger's breakpoint or Ctrl-Z pauses it; its detached workers run on) as
-#: soon as its first plugin worker starts, and resumed when that worker has exited (it gives up after 30 s) — or after
-#: 40 s if it never does (NX_PLUGIN_NO_TIMEOUTS=true): longer than the worker's own limit either way.
-HOST_PAUSED = _IN_WORKER.format(body=(
-    "const fs = require('fs'); const mark = `/tmp/host-paused-${process.ppid}`; "
-    "if (!fs.existsSync(mark)) { fs.writeFileSync(mark, ''); "
-    "require('child_process').spawn('sh', ['-c', `for i in $(seq 400); do kill -0 ${process.pid} 2>/dev/null || break; "
-    "sleep 0.1; done; kill -CONT ${process.ppid}`], { detached: true, stdio: 'ignore' }).unref(); "
-    "process.kill(process.ppid, 'SIGSTOP'); }"))
+#: The Nx command blocks its own event loop (a long synchronous step, as Nx's own walk of a large workspace can be)
+#: right after it starts its first plugin worker, until that worker has exited (it gives up after 30 s unconnected) —
+#: or for 40 s if it never does (NX_PLUGIN_NO_TIMEOUTS=true): longer than the worker's own limit either way.
+HOST_BUSY = """if (!(process.argv[1] || '').endsWith('plugin-worker.js')) {
+  const cp = require('child_process'); const fs = require('fs'); const spawn = cp.spawn; let blocked = false;
+  const gone = (pid) => { try { return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1][0] === 'Z'; }
+    catch { return true; } };
+  cp.spawn = function (...args) {
+    const child = spawn.apply(this, args);
+    if (!blocked && (args[1] || []).some((a) => String(a).endsWith('plugin-worker.js'))) {
+      blocked = true;
+      const cell = new Int32Array(new SharedArrayBuffer(4));
+      for (let i = 0; i < 400 && !gone(child.pid); i++) Atomics.wait(cell, 0, 0, 100);
+    }
+    return child;
+  };
+}
+"""
 #: A plugin worker whose start hangs (a stalled preload): it neither listens nor reaches its own timeout.
 WORKER_HANGS = _IN_WORKER.format(body="Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 600000);")
 
@@ -201,9 +210,9 @@ def _preload(name: str, code: str) -> str:
 
 
 STATES += (
-    State("plugin-host-paused", "the Nx command is paused (a debugger, Ctrl-Z) just after it starts a plugin worker, "
+    State("plugin-host-busy", "the Nx command is busy (a long synchronous step) just after it starts a plugin worker, "
           "until the worker gives up waiting to be connected to (30 s), or for 40 s",
-          _preload("pause", HOST_PAUSED), env={"NODE_OPTIONS": f"--require {HOME}/preload/pause.js"},
+          _preload("busy", HOST_BUSY), env={"NODE_OPTIONS": f"--require {HOME}/preload/busy.js"},
           commands=("run",), standing=False, timeout=240),
     State("plugin-worker-hangs", "every plugin worker hangs before it listens (a stalled preload): Nx polls its "
           "socket 10,000 times, then gives up",
