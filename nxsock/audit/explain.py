@@ -585,6 +585,9 @@ _KINDS: tuple[Kind, ...] = (
           _inotify_limit, errno="ENOSPC"),
     _kind("inotify-limit", r"amount of inotify watches", _DAEMON_LIFE["inotify-limit"], (), _inotify_limit,
           errno="ENOSPC"),
+    # The daemon's native watcher (24.x), as `nx daemon` shows it from the log: "OS file watch limit reached".
+    _kind("inotify-limit", r"OS file watch limit reached", _DAEMON_LIFE["inotify-limit"], (), _inotify_limit,
+          errno="ENOSPC"),
 )
 
 #: Each kind's remedy builder (rows of one kind share it: a test holds them to that).

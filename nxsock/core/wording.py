@@ -516,7 +516,9 @@ WINDOWS_NOT_JUDGED = ("No safe command from this machine: {path} is a Windows pa
 #: The inotify limit: nxsock changes no kernel setting; the line root runs.
 INOTIFY_NO_COMMAND = ("No safe command from nxsock: the limit is the kernel's, and only root raises it: "
                       "`sudo sysctl fs.inotify.max_user_watches=524288` (and the same line in /etc/sysctl.d/ to keep it "
-                      "after a reboot); then `nx reset` clears the disabled marker.")
+                      "after a reboot); in a container with a user namespace of its own, the limit may be that "
+                      "namespace's: `sysctl user.max_inotify_watches=524288` as its root. Then `nx reset` clears the "
+                      "disabled marker.")
 #: A socket on a filesystem that cannot hold one.
 NO_SOCKETS_HERE = "the filesystem cannot hold unix sockets (a Windows drive under WSL, a FUSE or network mount)"
 #: What the dead daemon's remedy changes: the marker the client wrote goes, and a daemon is started now.

@@ -124,6 +124,9 @@ class State(t.NamedTuple):
     timeout: int = 120
     #: ``False``: the cause is a one-time event (a kill), proven only on the state Nx left, not rebuilt before Nx runs.
     standing: bool = True
+    #: A limit on inotify watches per user: the state runs in a user namespace of its own (mapped 1:1) whose
+    #: ``user.max_inotify_watches`` is set to it, as a container's can be.
+    inotify_watches: int = 0
 
 
 STATES: tuple[State, ...] = (
@@ -222,6 +225,8 @@ STATES += (
           f"mount --bind {WS} {WS}; mount -o remount,bind,ro {WS}", commands=("run",)),
     State("tmp-read-only", "/tmp is mounted read-only (a read-only container root): /tmp/.nx cannot be created",
           "mount -o remount,ro /tmp", commands=("run-verbose",)),
+    State("inotify-limit", "a container (a user namespace of its own) whose inotify limit is 2 watches per user: the "
+          "daemon's file watcher cannot watch the workspace", commands=("client-log",), inotify_watches=2),
     State("umask-0277", "the user's umask is 0277: the .nx Nx creates in the workspace is 0500, so nothing goes "
           "inside it", "umask 0277", commands=("run",)),
 )
@@ -295,10 +300,19 @@ echo "<<<RC $?"
 """
 
 
-def run_in_namespace(script: str, timeout: float) -> str:
+def _user_namespace(state: State) -> list[str]:
+    """The argv prefix that runs the state in a user namespace with its inotify limit, or none."""
+    if not state.inotify_watches:
+        return []
+    limit = f"echo {state.inotify_watches} > /proc/sys/user/max_inotify_watches && exec \"$@\""
+    return [sys.executable, str(HERE / "userns.py"), "sh", "-c", limit, "sh"]
+
+
+def run_in_namespace(script: str, timeout: float, prefix: t.Sequence[str] = ()) -> str:
     """*script* as root in a fresh mount and pid namespace; everything it started ends with it."""
     proc = subprocess.run(
-        ["unshare", "-m", "-p", "-f", "--mount-proc", "--kill-child", "--propagation", "private", "bash", "-c", script],
+        [*prefix, "unshare", "-m", "-p", "-f", "--mount-proc", "--kill-child", "--propagation", "private",
+         "bash", "-c", script],
         capture_output=True,
         stdin=subprocess.DEVNULL,
         timeout=timeout,
@@ -318,7 +332,7 @@ def section(output: str, name: str) -> str:
 
 def capture(release: str, state: State, command: str) -> tuple[str, int]:
     """What Nx printed (stdout and stderr together) and its exit code."""
-    out = run_in_namespace(state_script(release, state, command), state.timeout + 120)
+    out = run_in_namespace(state_script(release, state, command), state.timeout + 120, _user_namespace(state))
     text = section(out, "NX")
     rc_line = next((line for line in out.splitlines() if line.startswith("<<<RC ")), "<<<RC -1")
     return text, int(rc_line.split()[1])
@@ -373,7 +387,7 @@ echo '<<<PROOF'
 {q(python)} {q(str(harness.stage_oracle(HERE / "prove.py")))} {q(json.dumps(spec))}
 echo '<<<END'
 """
-    out = run_in_namespace(script, 2 * state.timeout + 240)
+    out = run_in_namespace(script, 2 * state.timeout + 240, _user_namespace(state))
     try:
         return t.cast(dict[str, t.Any], json.loads(section(out, "PROOF")))
     except ValueError:

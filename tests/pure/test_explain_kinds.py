@@ -127,3 +127,33 @@ class TestSharedSocketDirectoryWording:
             verbs = {step.verb for step in remedy.steps}
             assert ("is stopped" in remedy.changes) == ("stop-process" in verbs)
             assert ("removed" in remedy.changes) == ("remove" in verbs)
+
+
+class TestRealCapturesOfTheDaemonsMessages:
+    """The captures tests/oracle/test_explain.py proves, read here: each message its kind, each answer what fits it."""
+
+    @staticmethod
+    def text(file: str) -> str:
+        from pathlib import Path
+
+        return (Path(__file__).resolve().parents[1] / "corpus" / file).read_text()
+
+    def test_the_native_watchers_limit_is_the_inotify_limit_with_both_sysctl_lines(self) -> None:
+        messages = explain(self.text("24.0.6/inotify-limit--client-log.txt")).messages
+        [limit] = [m for m in messages if m.matched == "inotify-limit"]
+        assert limit.errno == "ENOSPC"
+        hint = general()(limit).hint or ""
+        assert "sudo sysctl fs.inotify.max_user_watches=" in hint and "sysctl user.max_inotify_watches=" in hint
+
+    @pytest.mark.parametrize(("file", "kind", "command"), [
+        ("24.0.6/plugin-host-busy--run.txt", "plugin-worker-timeout", "export NX_PLUGIN_NO_TIMEOUTS=true"),
+        ("24.0.6/plugin-worker-hangs--run.txt", "plugin-worker-never-listened", "export NX_ISOLATE_PLUGINS=false"),
+    ])
+    def test_each_plugin_worker_message_gets_the_variable_that_helps_it(self, file: str, kind: str, command: str) -> None:
+        messages = [m for m in explain(self.text(file)).messages if m.matched == kind]
+        assert messages and {general()(m).command for m in messages} == {command}
+
+    def test_a_read_only_tmp_under_verbose_is_read_and_never_gets_install_d(self) -> None:
+        messages = explain(self.text("24.0.6/tmp-read-only--run-verbose.txt")).messages
+        assert messages and {(m.matched, m.errno) for m in messages} == {("default-dir-demoted", "EROFS")}
+        assert all("install" not in (general()(m).command or "") for m in messages)
