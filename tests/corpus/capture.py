@@ -127,6 +127,9 @@ class State(t.NamedTuple):
     #: A limit on inotify watches per user: the state runs in a user namespace of its own (mapped 1:1) whose
     #: ``user.max_inotify_watches`` is set to it, as a container's can be.
     inotify_watches: int = 0
+    #: ``False``: Nx takes minutes to print the message here, so the proof pastes the stored capture into the state as
+    #: built (the rerun is then Nx's first run, with the remedy) and does not run Nx to print it again.
+    reprint: bool = True
 
 
 STATES: tuple[State, ...] = (
@@ -220,7 +223,7 @@ STATES += (
     State("plugin-worker-hangs", "every plugin worker hangs before it listens (a stalled preload): Nx polls its "
           "socket 10,000 times, then gives up",
           _preload("hang", WORKER_HANGS), env={"NODE_OPTIONS": f"--require {HOME}/preload/hang.js"},
-          commands=("run",), timeout=400),
+          commands=("run",), timeout=400, reprint=False),
     State("workspace-read-only", "the workspace is bind-mounted read-only (a sandbox's read-only bind)",
           f"mount --bind {WS} {WS}; mount -o remount,bind,ro {WS}", commands=("run",)),
     State("tmp-read-only", "/tmp is mounted read-only (a read-only container root): /tmp/.nx cannot be created",
