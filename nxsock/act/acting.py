@@ -8,7 +8,8 @@ parent's descriptor and opened
 ``O_NOFOLLOW | O_NONBLOCK``, so a symlink planted there is refused, never
 followed, and a FIFO never blocks; every check after that is ``fstat`` on the
 same descriptor, so the path cannot be swapped between check and change.
-Each function returns the refusal it met (or ``None``) and the changes made.
+The provisioning functions return the refusal they met (or ``None``) and the changes made; the ones
+``doctor --fix`` applies return :data:`~nxsock.act.outcomes.Acted`: done, refused or failed, with why.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..core.fsview import errno_name
 from ..core.guards import Action, Refusal
 from ..core.layout import CONTAINER
 from ..core.trust import UntrustedPath, open_trusted_directory
+from .outcomes import DONE, Acted, Done, Failed, Refused
 
 __all__ = [
     "Outcome",
@@ -185,71 +187,71 @@ def _who(uid: int) -> str:
     return "root" if uid == 0 else f"uid {uid}"
 
 
-def _parent_of(path: str, uid: int) -> int | str:
+def _parent_of(path: str, uid: int) -> int | Refused | Failed:
     """The descriptor of *path*'s directory, judged by the trust rule on the way down, or why not."""
     try:
         return open_trusted_directory(dirname(path), uid)
     except UntrustedPath as exc:
         from ..core.trust import describe_distrust
 
-        return f"refused: {describe_distrust(exc.refusal)}"
+        return Refused(describe_distrust(exc.refusal))
     except OSError as exc:
-        return f"{dirname(path)} cannot be reached ({errno_name(exc.errno or _errno.EIO)})"
+        return Failed(f"{dirname(path)} cannot be reached ({errno_name(exc.errno or _errno.EIO)})")
 
 
-def _os_error(path: str, exc: OSError) -> str:
-    return f"{path}: {errno_name(exc.errno or _errno.EIO)}"
+def _os_error(path: str, exc: OSError) -> Failed:
+    return Failed(f"{path}: {errno_name(exc.errno or _errno.EIO)}")
 
 
-def remove_file(path: str, uid: int) -> str | None:
+def remove_file(path: str, uid: int) -> Acted:
     """Unlink one entry that is not a directory (a link as a link), when *uid* owns it."""
     parent = _parent_of(path, uid)
-    if isinstance(parent, str):
+    if not isinstance(parent, int):
         return parent
     name = basename(path)
     try:
         st = os.lstat(name, dir_fd=parent)
         if stat.S_ISDIR(st.st_mode):
-            return f"refused: {path} is now a directory"
+            return Refused(f"{path} is now a directory")
         if st.st_uid != uid:
-            return f"refused: {path} belongs to {_who(st.st_uid)}; nxsock removes only what is yours"
+            return Refused(f"{path} belongs to {_who(st.st_uid)}; nxsock removes only what is yours")
         os.unlink(name, dir_fd=parent)
-        return None
+        return DONE
     except FileNotFoundError:
-        return None  # already gone: what the step wanted
+        return DONE  # already gone: what the step wanted
     except OSError as exc:
         return _os_error(path, exc)
     finally:
         os.close(parent)
 
 
-def remove_tree(path: str, uid: int) -> str | None:
+def remove_tree(path: str, uid: int) -> Acted:
     """Remove a directory and everything in it, all of it *uid*'s, by descriptor (:func:`nxsock.act.removal.remove_entry`)."""
     from .removal import remove_entry
 
     parent = _parent_of(path, uid)
-    if isinstance(parent, str):
+    if not isinstance(parent, int):
         return parent
     try:
         try:
             st = os.lstat(basename(path), dir_fd=parent)
         except FileNotFoundError:
-            return None
+            return DONE
         if not stat.S_ISDIR(st.st_mode):
-            return f"refused: {path} is no longer a directory"
+            return Refused(f"{path} is no longer a directory")
         removal = remove_entry(parent, basename(path), path, uid, dry_run=False)
-        return None if removal.outcome == "removed" else f"{removal.outcome}: {removal.reason}"
+        return DONE if removal.outcome == "removed" else Failed(f"{removal.outcome}: {removal.reason}")
     except OSError as exc:
         return _os_error(path, exc)
     finally:
         os.close(parent)
 
 
-def create_directory(path: str, mode: int | None, uid: int, owner: tuple[int, int] | None = None) -> str | None:
+def create_directory(path: str, mode: int | None, uid: int, owner: tuple[int, int] | None = None) -> Acted:
     """Create *path*: one level at *mode* (set through its descriptor and read back), or with no mode every
     missing level as ``mkdir -p`` does; an entry found there (someone made it since the audit) is refused."""
     if normalize(path) in _SHARED_CONTAINERS and (mode is None or _container_refusal(path, mode=mode, owner=owner or (0, 0))):
-        return f"refused: {path} is the container every user shares; it is created 1777, for root or as Nx makes it"
+        return Refused(f"{path} is the container every user shares; it is created 1777, for root or as Nx makes it")
     if mode is None:
         missing = []
         level = path
@@ -257,12 +259,12 @@ def create_directory(path: str, mode: int | None, uid: int, owner: tuple[int, in
             missing.append(level)
             level = dirname(level)
         for each in reversed(missing):
-            problem = create_directory(each, 0o777 & ~_umask(), uid)
-            if problem is not None:
-                return problem
-        return None
+            made = create_directory(each, 0o777 & ~_umask(), uid)
+            if not isinstance(made, Done):
+                return made
+        return DONE
     parent = _parent_of(path, uid)
-    if isinstance(parent, str):
+    if not isinstance(parent, int):
         return parent
     name = basename(path)
     try:
@@ -271,17 +273,17 @@ def create_directory(path: str, mode: int | None, uid: int, owner: tuple[int, in
         except FileExistsError:
             st = os.lstat(name, dir_fd=parent)
             kind = "a symlink" if stat.S_ISLNK(st.st_mode) else "a directory" if stat.S_ISDIR(st.st_mode) else "an entry"
-            return f"refused: {path} exists now ({kind} of {_who(st.st_uid)}), so it was not created"
+            return Refused(f"{path} exists now ({kind} of {_who(st.st_uid)}), so it was not created")
         fd = os.open(name, _OPEN_ENTRY | getattr(os, "O_DIRECTORY", 0), dir_fd=parent)
         try:
             st = os.fstat(fd)
             if st.st_uid != uid:
-                return f"refused: {path} belongs to {_who(st.st_uid)}"
+                return Refused(f"{path} belongs to {_who(st.st_uid)}")
             if owner is not None and (st.st_uid, st.st_gid) != owner:
                 os.fchown(fd, *owner)
             if _fchmod_and_verify(fd, mode) != mode & 0o7777:
-                return f"{path} was created, but its mode does not stay {mode & 0o7777:04o} (a mount that ignores modes)"
-            return None
+                return Failed(f"{path} was created, but its mode does not stay {mode & 0o7777:04o} (a mount that ignores modes)")
+            return DONE
         finally:
             os.close(fd)
     except OSError as exc:
@@ -296,7 +298,7 @@ def _umask() -> int:
     return mask
 
 
-def _open_same(parent: int, name: str, path: str, uid: int) -> tuple[int, os.stat_result, bool] | str:
+def _open_same(parent: int, name: str, path: str, uid: int) -> tuple[int, os.stat_result, bool] | Refused | Failed:
     """*name* opened without following a link, confirmed by ``fstat`` to be the entry ``lstat`` saw and *uid*'s.
 
     Returns the descriptor, its stat, and whether it is an ``O_PATH`` descriptor (a socket cannot be opened
@@ -307,9 +309,9 @@ def _open_same(parent: int, name: str, path: str, uid: int) -> tuple[int, os.sta
     except OSError as exc:
         return _os_error(path, exc)
     if stat.S_ISLNK(st.st_mode):
-        return f"refused: {path} is now a symlink; changing it would change what it points at"
+        return Refused(f"{path} is now a symlink; changing it would change what it points at")
     if st.st_uid != uid:
-        return f"refused: {path} now belongs to {_who(st.st_uid)}"
+        return Refused(f"{path} now belongs to {_who(st.st_uid)}")
     by_path = stat.S_ISSOCK(st.st_mode) and bool(_O_PATH)
     flags = (_O_PATH | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)) if by_path else _OPEN_ENTRY
     try:
@@ -319,19 +321,19 @@ def _open_same(parent: int, name: str, path: str, uid: int) -> tuple[int, os.sta
     seen = os.fstat(fd)
     if (seen.st_dev, seen.st_ino) != (st.st_dev, st.st_ino) or seen.st_uid != uid:
         os.close(fd)
-        return f"refused: {path} was replaced while it was examined"
+        return Refused(f"{path} was replaced while it was examined")
     return fd, seen, by_path
 
 
-def _on_the_entry(path: str, uid: int, act: t.Callable[[int, bool], str | None]) -> str | None:
+def _on_the_entry(path: str, uid: int, act: t.Callable[[int, bool], Acted]) -> Acted:
     """Run *act* on a descriptor of the very entry *path* names (its parent walked by the trust rule, the entry
     re-checked by :func:`_open_same`), with whether it must go through ``/proc/self/fd``; every descriptor closed."""
     parent = _parent_of(path, uid)
-    if isinstance(parent, str):
+    if not isinstance(parent, int):
         return parent
     try:
         opened = _open_same(parent, basename(path), path, uid)
-        if isinstance(opened, str):
+        if not isinstance(opened, tuple):
             return opened
         fd, _, by_path = opened
         try:
@@ -348,51 +350,51 @@ def _on_the_entry(path: str, uid: int, act: t.Callable[[int, bool], str | None])
 _SHARED_CONTAINERS = frozenset({CONTAINER, "/private/tmp/.nx"})
 
 
-def _container_refusal(path: str, mode: int | None = None, owner: tuple[int, int] | None = None) -> str | None:
+def _container_refusal(path: str, mode: int | None = None, owner: tuple[int, int] | None = None) -> Refused | None:
     """The last word on the shared container, after the policy's: no mode but ``1777``, no owner but root."""
     if normalize(path) not in _SHARED_CONTAINERS:
         return None
     if mode is not None and mode & 0o7777 != 0o1777:
-        return f"refused: {path} is the container every user shares; its mode stays 1777"
+        return Refused(f"{path} is the container every user shares; its mode stays 1777")
     if owner is not None and owner != (0, 0):
-        return f"refused: {path} is the container every user shares; it belongs to root or stays as it is"
+        return Refused(f"{path} is the container every user shares; it belongs to root or stays as it is")
     return None
 
 
-def change_mode(path: str, mode: int, uid: int) -> str | None:
+def change_mode(path: str, mode: int, uid: int) -> Acted:
     """Set *path*'s mode through a descriptor of the very entry (never through a link) and read it back."""
     refused = _container_refusal(path, mode=mode)
     if refused is not None:
         return refused
 
-    def chmod(fd: int, by_path: bool) -> str | None:
+    def chmod(fd: int, by_path: bool) -> Acted:
         if by_path:
             os.chmod(f"/proc/self/fd/{fd}", mode)
         else:
             os.fchmod(fd, mode)
         after = stat.S_IMODE(os.fstat(fd).st_mode)
-        return None if after == mode & 0o7777 else f"{path} keeps mode {after:04o}: the filesystem ignores modes"
+        return DONE if after == mode & 0o7777 else Failed(f"{path} keeps mode {after:04o}: the filesystem ignores modes")
 
     return _on_the_entry(path, uid, chmod)
 
 
-def change_owner(path: str, owner: int, group: int, uid: int) -> str | None:
+def change_owner(path: str, owner: int, group: int, uid: int) -> Acted:
     """Hand *path* to *owner*:*group* through a descriptor of the very entry, never following a link."""
     refused = _container_refusal(path, owner=(owner, group))
     if refused is not None:
         return refused
 
-    def chown(fd: int, by_path: bool) -> str | None:
+    def chown(fd: int, by_path: bool) -> Acted:
         if by_path:
             os.chown(f"/proc/self/fd/{fd}", owner, group)
         else:
             os.fchown(fd, owner, group)
-        return None
+        return DONE
 
     return _on_the_entry(path, uid, chown)
 
 
-def delete_env_lines(path: str, variable: str, uid: int) -> str | None:
+def delete_env_lines(path: str, variable: str, uid: int) -> Acted:
     """Delete the assignments of *variable* from the ``.env`` file *path*, each of its own lines and nothing else.
 
     The file is read through a descriptor (``O_NOFOLLOW | O_NONBLOCK``, a
@@ -406,26 +408,26 @@ def delete_env_lines(path: str, variable: str, uid: int) -> str | None:
     from .writing import extended_attributes, write_whole_file
 
     parent = _parent_of(path, uid)
-    if isinstance(parent, str):
+    if not isinstance(parent, int):
         return parent
     name = basename(path)
     try:
         opened = _open_same(parent, name, path, uid)
-        if isinstance(opened, str):
+        if not isinstance(opened, tuple):
             return opened
         fd, st, _ = opened
         try:
             if not stat.S_ISREG(st.st_mode):
-                return f"refused: {path} is not a regular file"
+                return Refused(f"{path} is not a regular file")
             if st.st_size > ENV_FILE_LIMIT:
-                return f"refused: {path} is larger than {ENV_FILE_LIMIT} bytes"
+                return Refused(f"{path} is larger than {ENV_FILE_LIMIT} bytes")
             if st.st_nlink != 1:
-                return (f"refused: {path} has {st.st_nlink} hard links; a new file in its place would leave the "
-                        "others as they are, so it is left as it was (edit it in place yourself)")
+                return Refused(f"{path} has {st.st_nlink} hard links; a new file in its place would leave the "
+                               "others as they are, so it is left as it was (edit it in place yourself)")
             kept = extended_attributes(fd)
             if kept:
-                return (f"refused: {path} carries extended attributes ({', '.join(kept)}: an access control list, "
-                        "typically), which a new file in its place would not; it is left as it was")
+                return Refused(f"{path} carries extended attributes ({', '.join(kept)}: an access control list, "
+                               "typically), which a new file in its place would not; it is left as it was")
             chunks = []
             while True:
                 chunk = os.read(fd, 1 << 16)
@@ -435,8 +437,8 @@ def delete_env_lines(path: str, variable: str, uid: int) -> str | None:
             edited = remove_assignments_from_bytes(b"".join(chunks), variable)
             if isinstance(edited, str):
                 if edited.startswith("no assignment"):
-                    return f"no line of {path} sets {variable} any more"
-                return f"refused: {path} is left as it was: {edited}"
+                    return Failed(f"no line of {path} sets {variable} any more")
+                return Refused(f"{path} is left as it was: {edited}")
 
             def unchanged() -> str | None:
                 now, seen = os.lstat(name, dir_fd=parent), os.fstat(fd)
@@ -450,8 +452,8 @@ def delete_env_lines(path: str, variable: str, uid: int) -> str | None:
         finally:
             os.close(fd)
         if problem is None:
-            return None
-        return f"{'refused: ' if problem.refused else ''}{path} {problem.reason}"
+            return DONE
+        return (Refused if problem.refused else Failed)(f"{path} {problem.reason}")
     except OSError as exc:
         return _os_error(path, exc)
     finally:

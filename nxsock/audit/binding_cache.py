@@ -23,7 +23,7 @@ from ..core.fsview import Entry, FsView
 from ..core.layout import short_hash
 from ..core.mounts import mount_of
 from ..core.releases import ReleaseRules, rules_for
-from ..core.remedy import Remedy, Step
+from ..core.remedy import Remedy, Remove
 from ..core.resolver import Resolution
 from .binding_presence import Loadability, host_triple, loadability, locate_binding, platform_triple
 
@@ -224,7 +224,7 @@ class Verdict(t.NamedTuple):
 
 def entry_removal(path: str) -> Remedy:
     """The remedy for a cache entry that must go: Nx copies a fresh one on its next run."""
-    return Remedy((Step("remove", path),), "Removes the entry; Nx copies a fresh one on its next run.")
+    return Remedy((Remove(path),), "Removes the entry; Nx copies a fresh one on its next run.")
 
 
 def verify(listing: CacheListing, remove_command: t.Callable[[str], str | None], rules: ReleaseRules,

@@ -13,8 +13,7 @@ from __future__ import annotations
 import typing as t
 
 from ..core.daemon_switch import OVERRIDDEN_BY_NX_DAEMON_TRUE, DaemonSwitch, reason_sentence
-from ..core.remedy import Remedy, Step
-from ..core.sandbox_daemon import CLEAR_MARKER
+from ..core.remedy import Export, NxsockCommand, Remedy, RunNxsock, Step
 from .findings import Context, Finding, advised_finding
 
 __all__ = ["DAEMON_ONLY_FINDINGS", "check_daemon_enabled", "off_sentence", "when_daemon_runs"]
@@ -56,7 +55,7 @@ def check_daemon_enabled(ctx: Context) -> list[Finding]:
     if verdict is None:
         return []
     if verdict.enabled:
-        advice = ctx.remedies.offer(Remedy((Step("export", variable="NX_DAEMON", value="false"),),
+        advice = ctx.remedies.offer(Remedy((Export(variable="NX_DAEMON", value="false"),),
                                            "Turns the daemon off for the Nx you run from this shell."))
         message = (f"Nx {verdict.release} uses its daemon here: no CI variable, container, NX_DAEMON=false, "
                    "useDaemonProcess: false or disabled marker turns it off." + _unread(verdict))
@@ -64,10 +63,10 @@ def check_daemon_enabled(ctx: Context) -> list[Finding]:
     steps: list[Step] = []
     words = [_BY_HAND[r] for r in verdict.reasons if r in _BY_HAND]
     if "disabled-marker" in verdict.reasons:
-        steps.append(Step("run-nxsock", value=CLEAR_MARKER.removeprefix("nxsock ")))
+        steps.append(RunNxsock(NxsockCommand.RESET_DAEMON_MARKER))
     overridable = [r for r in verdict.reasons if r in OVERRIDDEN_BY_NX_DAEMON_TRUE]
     if overridable:
-        steps.append(Step("export", variable="NX_DAEMON", value="true"))
+        steps.append(Export(variable="NX_DAEMON", value="true"))
     path = verdict.facts.marker if "disabled-marker" in verdict.reasons else None
     if not steps:
         hint = "To turn it on: " + "; ".join(words) + "."
@@ -86,7 +85,7 @@ def check_daemon_enabled(ctx: Context) -> list[Finding]:
 
 def _already_daemonless(finding: Finding) -> bool:
     """Whether the finding advises NX_DAEMON=false."""
-    return any(s.verb == "export" and s.variable == "NX_DAEMON" and s.value == "false" for s in finding.steps) or (
+    return Export("NX_DAEMON", "false") in finding.steps or (
         "NX_DAEMON=false" in (finding.hint or ""))
 
 

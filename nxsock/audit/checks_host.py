@@ -19,7 +19,18 @@ from ..act.tmpfiles import (
 from ..core._pathname import dirname, join
 from ..core.fsview import Entry, FsView
 from ..core.layout import CONTAINER
-from ..core.remedy import Remedy, Step
+from ..core.remedy import (
+    Chmod,
+    Chown,
+    Export,
+    InstallPackage,
+    NxsockCommand,
+    PackageManager,
+    Remedy,
+    RemoveTree,
+    RunNxsock,
+    Step,
+)
 from ..core.terminal import counted
 from ..core.wording import configuration_fix, socket_export
 from .binding_cache import entry_removal
@@ -61,10 +72,10 @@ def check_workspace_data(ctx: Context) -> list[Finding]:
         return [advised_finding("workspace-data", "error", first, f"{first} ({data.source}) belongs to {whose}; Nx cannot write there.", advice)]
     removed = [d for d, _ in foreign if d != dot_nx or data.source != "default"]
     removed = [d for d in removed if not any(d.startswith(r + "/") for r in removed)]
-    steps = [Step("remove-tree", d, needs_root=True) for d in removed]
+    steps: list[Step] = [RemoveTree(d, needs_root=True) for d in removed]
     dot_nx_owner = next((u for d, u in foreign if d == dot_nx), None) if data.source == "default" else None
     if dot_nx_owner == 0:  # root's, from `sudo nx` in your own workspace; another user's is never handed to you
-        steps.append(Step("chown", dot_nx, owner=env.uid, group=env.gid, needs_root=True))
+        steps.append(Chown(dot_nx, owner=env.uid, group=env.gid, needs_root=True))
     elif dot_nx_owner is not None:
         return [Finding("workspace-data", "error", dot_nx, f"{dot_nx} belongs to uid {dot_nx_owner}, not to you or root.", None,
                         "No safe command: another user's directory is never handed to you. Look at what it holds, "
@@ -140,15 +151,16 @@ def check_shared_tmp(ctx: Context) -> list[Finding]:
         seen.append(f"{listeners[0]} answers from a process in a pid namespace nxsock cannot see from here "
                     "(another container, or the host)")
     message = ("Nx's socket root is shared beyond this pid namespace: " + "; and ".join(seen) + ". Pids repeat across "
-               "pid namespaces and Nx names a daemon's directory after the workspace path and its pid, so two "
-               "containers with the same checkout path can take each other's sockets (listen EADDRINUSE … "
-               "fp<pid>-0.sock).")
-    daemonless = Remedy((Step("export", variable="NX_DAEMON", value="false"),),
-                        "Runs Nx without its daemon here: no daemon socket to collide on.")
-    advice = ctx.remedies.offer(socket_export(ctx.remedies), daemonless)
+               "pid namespaces and Nx names its per-run directory after the workspace path and the pid, so two "
+               "containers with the same checkout path take each other's sockets: the second unlinks the first's "
+               "task socket fp<pid>-0.sock and listens in its place (or fails with listen EADDRINUSE).")
+    # Not NX_DAEMON=false: the task sockets (fp<pid>-<n>.sock) of `nx run` collide with the daemon off too
+    # (tests/oracle/test_machine_lifecycle_collision.py).
+    advice = ctx.remedies.offer(socket_export(ctx.remedies))
     hint = ((advice.hint + " ") if advice.hint else "") + (
         "What works: a private /tmp per container (docker run --tmpfs /tmp; an emptyDir volume at /tmp in "
-        "Kubernetes), a per-container NX_SOCKET_DIR, or NX_DAEMON=false.")
+        "Kubernetes) or a per-container NX_SOCKET_DIR. NX_DAEMON=false is not enough: it spares the daemon's "
+        "socket, not the sockets of Nx's tasks.")
     return [Finding("shared-tmp", "warn", root.root, message, advice.command, hint, steps=advice.steps)]
 
 
@@ -164,7 +176,7 @@ def check_native_cache(ctx: Context) -> list[Finding]:
         found.append(refused._replace(message="Nx loads the binding in place, uncached: " + refused.message))
     level = ctx.view.lstat(cache.dir) if cache.dir and cache.bypass_reason is None and not cache.refusals else None
     if cache.dir and isinstance(level, Entry) and level.is_dir and level.uid == ctx.resolution.environment.uid and level.mode & 0o700 != 0o700:
-        advice = offer_remedy(ctx, [Step("chmod", cache.dir, mode=0o700)], "Gives you back write access to your own cache directory.")
+        advice = offer_remedy(ctx, [Chmod(cache.dir, mode=0o700)], "Gives you back write access to your own cache directory.")
         found.append(advised_finding("native-cache", "warn", cache.dir,
                               f"{cache.dir} is yours but mode {mode_text(level)}: Nx cannot copy its binding into it (EACCES) "
                               "and loads it in place.", advice))
@@ -177,9 +189,9 @@ def check_native_cache(ctx: Context) -> list[Finding]:
         return found
     binding = ctx.cache_binding_size
     if verdict.state == "missing" and ctx.cache_room is not None and binding is not None and ctx.cache_room < binding:
-        skip = Remedy((Step("export", variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
+        skip = Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
                       "Nx then loads its binding in place and stops trying to copy it.")
-        prune = Remedy((Step("run-nxsock", value="cache prune"),), "Frees what other versions and interrupted copies hold.") if ctx.cache_leftovers else None
+        prune = Remedy((RunNxsock(NxsockCommand.CACHE_PRUNE),), "Frees what other versions and interrupted copies hold.") if ctx.cache_leftovers else None
         found.append(advised_finding("native-cache", "warn", cache.dir,
                               f"Only {ctx.cache_room} bytes are free where Nx copies its binding ({cache.dir}); the copy needs {binding}, "
                               "so it fails with ENOSPC on every run and Nx loads the binding in place.", ctx.remedies.offer(skip, prune)))
@@ -208,7 +220,7 @@ def _loadability_finding(ctx: Context) -> Finding | None:
                    f"cannot load the copy (ERR_DLOPEN_FAILED, \"failed to map segment from shared object\"), and "
                    f"{NOT_A_CONSTRUCTOR}.")
         if loads.binding_mount is None:
-            skip = Remedy((Step("export", variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
+            skip = Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
                           "Nx then loads its binding in place, from node_modules, whose mount allows it.")
             return advised_finding("native-cache", "error", cache.dir, message, ctx.remedies.offer(skip))
         return Finding("native-cache", "error", cache.dir, message, None,
@@ -237,14 +249,14 @@ def check_leftovers(ctx: Context) -> list[Finding]:
         found.append(advised_finding("leftovers", "warn", None, f"{len(dead)} dead socket director{'y' if len(dead) == 1 else 'ies'} or stale sockets of yours.",
                               ctx.remedies.offer(reset_remedy(False))))
     if ctx.cache_leftovers:
-        prune = Remedy((Step("run-nxsock", value="cache prune"),), "Removes other versions' entries, interrupted copies and untrusted entries of yours.")
+        prune = Remedy((RunNxsock(NxsockCommand.CACHE_PRUNE),), "Removes other versions' entries, interrupted copies and untrusted entries of yours.")
         found.append(advised_finding("leftovers", "warn", ctx.resolution.native_cache.root,
                               f"{ctx.cache_leftovers} binding cache entr{'y' if ctx.cache_leftovers == 1 else 'ies'} of other versions, interrupted or untrusted.",
                               ctx.remedies.offer(prune)))
     # For Nx ≤ 23.1.1 the temp-directory layout is the current one, not a leftover.
     legacy = [i for i in ctx.legacy_state if i.outcome == "removed"] if ctx.resolution.rules.current_layout else []
     if legacy:
-        clean = Remedy((Step("run-nxsock", value="reset --legacy"),), "Removes your leftovers of Nx ≤ 23.1.1 from the temp directory, by descriptor.")
+        clean = Remedy((RunNxsock(NxsockCommand.RESET_LEGACY),), "Removes your leftovers of Nx ≤ 23.1.1 from the temp directory, by descriptor.")
         found.append(advised_finding("leftovers", "warn", None, f"{len(legacy)} leftover{'s' if len(legacy) != 1 else ''} of the legacy layout (Nx ≤ 23.1.1) in the temp directory.",
                               ctx.remedies.offer(clean)))
     return found
@@ -337,7 +349,7 @@ def _judge_boot_rules(ctx: Context, systemd: bool) -> list[Finding] | None:
                 changes = (f"Rewrites nxsock's own drop-in with the line `{GOOD_TMPFILES_LINE}`" if ours else
                            f"Installs {target} with the line `{GOOD_TMPFILES_LINE}`; systemd-tmpfiles reads it before "
                            f"{first.file} and obeys the first line for a path, so this one wins")
-                install = Remedy((Step("run-nxsock", value="provision --tmpfiles --install", needs_root=True),),
+                install = Remedy((RunNxsock(NxsockCommand.PROVISION_TMPFILES, needs_root=True),),
                                  changes + ", and applies it now (root:root 1777).")
                 found.append(advised_finding("boot-persistence", "warn", CONTAINER, message, ctx.remedies.offer(install)))
             else:
@@ -382,7 +394,7 @@ def check_boot_persistence(ctx: Context) -> list[Finding]:
                 if re.match(r"^[Dq]\s+/tmp/?\s", " ".join(line.fields) + " ")
                 or re.match(r"^[dvq]\s+/tmp/?\s+\S+\s+\S+\s+\S+\s+\d", " ".join(line.fields))]
     install = ctx.remedies.offer(Remedy(
-        (Step("run-nxsock", value="provision --tmpfiles --install", needs_root=True),),
+        (RunNxsock(NxsockCommand.PROVISION_TMPFILES, needs_root=True),),
         f"Installs a drop-in with `{GOOD_TMPFILES_LINE}`, which recreates /tmp/.nx at boot and exempts it from ageing; "
         "`nxsock provision --tmpfiles` prints it."))
     consequence = "nothing recreates /tmp/.nx: after a reboot the first user to run Nx owns it and every other user is demoted."
@@ -450,6 +462,6 @@ def check_binding(ctx: Context) -> list[Finding]:
                         f"host's to .yarnrc.yml, remove node_modules, and run `yarn install`; or `yarn add -D {package}@{version}`.")]
     what = "Installs the one package, leaving package.json and the lockfile as they are" if presence.manager == "npm" else \
         f"Reinstalls node_modules from {lockfile}, optional dependencies included"
-    advice = offer_remedy(ctx, [Step("install-package", variable=presence.manager, value=f"{package}@{version}")],
+    advice = offer_remedy(ctx, [InstallPackage(PackageManager(presence.manager), f"{package}@{version}")],
                           f"{what}; nxsock never runs a package manager itself.")
     return [advised_finding("binding", "error", presence.nx_dir, message, advice)]

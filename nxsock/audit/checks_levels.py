@@ -11,7 +11,7 @@ from ..core.fsview import Entry, UserNamespaceView, errno_name
 from ..core.guards import Refusal
 from ..core.layout import BUDGET, CONTAINER
 from ..core.mounts import Mount, filesystem_name
-from ..core.remedy import Remedy, Step
+from ..core.remedy import Chmod, Chown, Export, NxsockCommand, Remedy, RunNxsock
 from ..core.resolver import resolve
 from ..core.sandbox_daemon import inside_user_namespace, marker_warning, run_inside_remedy, sandbox_statement
 from ..core.wording import (
@@ -126,7 +126,7 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
         if verdict.inside:
             found.append(advised_finding("sandbox-daemon", "warn", None, statement, ctx.remedies.offer(run_inside_remedy(hint))))
         elif named:
-            advice = offer_remedy(ctx, [Step("run-nxsock", value=f"paths --format {named}")], hint)
+            advice = offer_remedy(ctx, [RunNxsock(NxsockCommand.paths_format(named))], hint)
             found.append(advised_finding("sandbox-daemon", "warn", None, statement, advice))
         else:
             found.append(Finding("sandbox-daemon", "info", None, statement, None, hint))
@@ -222,7 +222,7 @@ def check_levels(ctx: Context) -> list[Finding]:
             found.append(_level_finding("private-levels", refusal, "warn", ctx))
     for action in res.actions:
         if action.verb == "tighten":
-            advice = offer_remedy(ctx, [Step("chmod", action.path, mode=0o700)], f"Restricts {action.path} to you now, as Nx would.")
+            advice = offer_remedy(ctx, [Chmod(action.path, mode=0o700)], f"Restricts {action.path} to you now, as Nx would.")
             if advice.command is None:
                 advice = Advice(None, "Nx tightens it to 0700 itself on its next run; nxsock does not change a configured directory.")
             found.append(advised_finding("private-levels", "warn", action.path,
@@ -245,7 +245,7 @@ def check_container(ctx: Context) -> list[Finding]:
     if entry.uid == 0 and entry.mode == 0o1777:
         return [Finding("container", "ok", CONTAINER, "/tmp/.nx is provisioned for sharing: root:root-owned, 1777.")]
     if entry.uid == env.uid and env.uid != 0:
-        advice = offer_remedy(ctx, [Step("chown", CONTAINER, owner=0, group=0, needs_root=True), Step("chmod", CONTAINER, mode=0o1777, needs_root=True)],
+        advice = offer_remedy(ctx, [Chown(CONTAINER, owner=0, group=0, needs_root=True), Chmod(CONTAINER, mode=0o1777, needs_root=True)],
                         "Hands /tmp/.nx to root, 1777, so every user can keep a private directory in it.")
         from .checks_host import container_boot_rule  # a boot rule, not the first run, may have made it
 
@@ -429,7 +429,7 @@ def _data_elsewhere(ctx: Context, sim: t.Any) -> Advice:
     suggestion = ctx.remedies.data_dir_suggestion
     if suggestion is not None and make_parents(sim, join(suggestion, "d")) is None:
         return ctx.remedies.offer(Remedy(
-            (Step("export", variable="NX_WORKSPACE_DATA_DIRECTORY", value=suggestion),),
+            (Export(variable="NX_WORKSPACE_DATA_DIRECTORY", value=suggestion),),
             f"Keeps Nx's workspace data (its caches and the daemon's files) in {suggestion}, a directory of your own "
             "on a writable filesystem (add it to your shell's profile, or the workspace's .env, to keep it)."))
     return Advice(None, "No directory of your own on a writable filesystem was found to suggest: set "

@@ -8,7 +8,18 @@ from ..core._pathname import dirname, join
 from ..core.fsview import OVERFLOW_UID, Entry, FsView
 from ..core.guards import Refusal
 from ..core.layout import per_run_leaf
-from ..core.remedy import Remedy, Step
+from ..core.remedy import (
+    Chmod,
+    NxCommand,
+    NxsockCommand,
+    Remedy,
+    Remove,
+    RemoveTree,
+    RunNx,
+    RunNxsock,
+    Step,
+    StopProcess,
+)
 from ..core.resolver import Resolution
 from ..core.sandbox_daemon import marker_warning, run_inside_remedy
 from ..core.terminal import format_mode
@@ -93,24 +104,24 @@ def check_sockets(ctx: Context) -> list[Finding]:
     for directory in _socket_dirs(ctx.resolution, view):  # a per-run directory another user made: connects fail EACCES
         level = view.lstat(directory)
         if isinstance(level, Entry) and level.uid != uid and re.fullmatch(r"[0-9a-f]{20}", directory.rsplit("/", 1)[-1]):
-            advice = offer_remedy(ctx, [Step("remove-tree", directory, needs_root=True)],
+            advice = offer_remedy(ctx, [RemoveTree(directory, needs_root=True)],
                             f"Removes that directory of uid {level.uid}; it is never handed to you.")
             found.append(advised_finding("sockets", "error", directory,
                                   f"{directory} belongs to uid {level.uid}: connecting to the daemon socket in it fails (EACCES).", advice))
     for path, entry, result in ctx.sockets:
         if entry.kind != "socket":
-            advice = offer_remedy(ctx, [Step("remove", path)], f"Removes the {entry.kind} where Nx binds a socket; Nx binds a fresh one.")
+            advice = offer_remedy(ctx, [Remove(path)], f"Removes the {entry.kind} where Nx binds a socket; Nx binds a fresh one.")
             found.append(advised_finding("sockets", "warn", path, f"{path} is a {entry.kind}, not a socket.", advice))
             continue
         if entry.uid != uid:
-            advice = offer_remedy(ctx, [Step("remove", path)], f"Removes the socket of uid {entry.uid}, so your Nx binds its own there.")
+            advice = offer_remedy(ctx, [Remove(path)], f"Removes the socket of uid {entry.uid}, so your Nx binds its own there.")
             found.append(advised_finding("sockets", "error", path, f"{path} belongs to uid {entry.uid}: dialling it reaches another user's process.", advice))
             continue
         # Only the daemon's socket is chmodded after listen (from 23.1.2); plugin and task sockets keep the umask's
         # mode, guarded by their owner-only directory.
         made = ctx.resolution.rules.socket_mode if path.endswith("/d.sock") else None
         if made is not None and entry.mode & 0o077 & ~made:
-            advice = offer_remedy(ctx, [Step("chmod", path, mode=made)], "Restricts the socket to you, as Nx makes it.")
+            advice = offer_remedy(ctx, [Chmod(path, mode=made)], "Restricts the socket to you, as Nx makes it.")
             found.append(advised_finding("sockets", "warn", path, f"{path} has mode {mode_text(entry)}; Nx {ctx.resolution.rules.release} "
                                   f"makes its daemon socket {made:04o}.", advice))
         found.append(_probe_finding(view, path, result, uid, ctx.remedies, _young(ctx)))
@@ -124,9 +135,9 @@ def _young(ctx: Context) -> bool:
 
 def reset_remedy(young: bool) -> Remedy:
     if young:
-        return Remedy((Step("run-nxsock", value="reset --force"),),
+        return Remedy((RunNxsock(NxsockCommand.RESET_FORCE),),
                       "Removes your dead Nx runtime state, including what changed in the last minute (reset keeps that unless forced).")
-    return Remedy((Step("run-nxsock", value="reset"),), "Removes your dead Nx runtime state: stale sockets, dead directories, a dead daemon's record.")
+    return Remedy((RunNxsock(NxsockCommand.RESET),), "Removes your dead Nx runtime state: stale sockets, dead directories, a dead daemon's record.")
 
 
 def _probe_finding(view: FsView, path: str, result: str | None, uid: int, remedies: RemedyContext | None = None,
@@ -149,9 +160,9 @@ def _probe_finding(view: FsView, path: str, result: str | None, uid: int, remedi
         sock = view.lstat(path)
         holder = view.lstat(dirname(path))
         if isinstance(sock, Entry) and not sock.mode & 0o200:
-            steps.append(Step("chmod", path, mode=sock.mode | 0o200))
+            steps.append(Chmod(path, mode=sock.mode | 0o200))
         if isinstance(holder, Entry) and holder.uid == uid and not holder.mode & 0o100:
-            steps.append(Step("chmod", dirname(path), mode=holder.mode | 0o100))
+            steps.append(Chmod(dirname(path), mode=holder.mode | 0o100))
         advice = remedies.offer(Remedy(tuple(steps), "Gives you back write on the socket and search on its directory.")) if steps else Advice(
             None, "A level further up refuses you; nxsock changes only Nx's own levels.")
         return advised_finding("sockets", "error", path, f"EACCES connecting to {path}: a mode or owner on it or a directory above refuses you.", advice)
@@ -273,7 +284,7 @@ def check_root_leftovers(ctx: Context) -> list[Finding]:
         return []
     view = ctx.view
     # root's daemon is a leftover of sudo nx and is stopped; another user's is theirs to stop, never killed for you
-    steps = [Step("stop-process", pid=pid, owner=uid, needs_root=True) for pid, uid in daemons if uid == 0]
+    steps: list[Step] = [StopProcess(pid=pid, owner=uid, needs_root=True) for pid, uid in daemons if uid == 0]
     said = []
     if daemons:
         said.append("; ".join(f"pid {pid}, a daemon of {'root' if uid == 0 else f'uid {uid}'}, serves this workspace" for pid, uid in daemons))
@@ -281,7 +292,7 @@ def check_root_leftovers(ctx: Context) -> list[Finding]:
         top = foreign[0]
         entry = view.lstat(top)
         owner = entry.uid if isinstance(entry, Entry) else None
-        steps.append(Step("remove-tree", top, needs_root=True))
+        steps.append(RemoveTree(top, needs_root=True))
         said.append(f"{top} belongs to {'root' if owner == 0 else f'uid {owner}'} (mode {format_mode(entry.mode) if isinstance(entry, Entry) else '?'}), "
                     "so your Nx cannot write its daemon's log and record there (EACCES)")
     owners = {uid for _, uid in daemons} | {e.uid for e in (view.lstat(level) for level in foreign) if isinstance(e, Entry)}
@@ -304,14 +315,14 @@ def check_daemon(ctx: Context) -> list[Finding]:
     record = res.daemon_record
     if record is not None and not found:
         if record.problem:
-            advice = offer_remedy(ctx, [Step("remove", record.file)], "Removes the unreadable record; the daemon writes a new one when it starts.")
+            advice = offer_remedy(ctx, [Remove(record.file)], "Removes the unreadable record; the daemon writes a new one when it starts.")
             found.append(advised_finding("daemon-record", "warn", record.file, f"The daemon's record {record.problem}.", advice))
         else:
             if record.alive is False:
                 found.append(advised_finding("daemon-record", "warn", record.file, f"The recorded daemon (pid {record.pid}) is not running.",
                                       ctx.remedies.offer(reset_remedy(_young(ctx)))))
             if record.nx_version and res.environment.nx_version and record.nx_version != res.environment.nx_version:
-                stop = Remedy((Step("run-nx", value="daemon --stop"),), "Stops the old daemon; Nx starts one of the installed version on the next command.")
+                stop = Remedy((RunNx(NxCommand.DAEMON_STOP),), "Stops the old daemon; Nx starts one of the installed version on the next command.")
                 found.append(advised_finding("daemon-record", "warn", record.file, f"The daemon runs Nx {record.nx_version}; "
                                       f"{res.environment.nx_version} is installed. Nx restarts it on the next command.", ctx.remedies.offer(stop)))
             if record.connect not in (None, "answers"):
@@ -326,8 +337,8 @@ def check_daemon(ctx: Context) -> list[Finding]:
     reason = view.read_text(marker, 4096)
     if isinstance(reason, str):
         lines = _text_lines(reason, 12)
-        advice = offer_remedy(ctx, [Step("remove", marker)], "Removes the marker, so Nx starts its daemon again.",
-                        Remedy((Step("run-nx", value="reset"),), "Nx's own reset, which also clears its caches."))
+        advice = offer_remedy(ctx, [Remove(marker)], "Removes the marker, so Nx starts its daemon again.",
+                        Remedy((RunNx(NxCommand.RESET),), "Nx's own reset, which also clears its caches."))
         found.append(advised_finding("daemon-disabled", "warn", marker,
                               "The daemon is disabled until `nx reset`; the reason it recorded:" if lines
                               else "The daemon is disabled until `nx reset` (the marker gives no reason).", advice, lines))

@@ -15,7 +15,23 @@ import typing as t
 
 from ..core._pathname import dirname
 from ..core.fsview import Entry
-from ..core.remedy import Remedy, Step, Withheld, render, shell_quote
+from ..core.remedy import (
+    Create,
+    Export,
+    NxCommand,
+    NxsockCommand,
+    Remedy,
+    Remove,
+    RemoveTree,
+    RunNx,
+    RunNxsock,
+    Step,
+    StopProcess,
+    Unset,
+    Withheld,
+    render,
+    shell_quote,
+)
 from ..core.wording import (
     DAEMON_BACK,
     DAEMON_MESSAGE_CAUSES,
@@ -52,6 +68,7 @@ __all__ = [
     "explain",
     "general_advice",
     "general_remedy",
+    "related",
     "sandbox_format",
     "sandbox_remedy",
 ]
@@ -71,7 +88,7 @@ class Message(t.NamedTuple):
 
 
 class Explanation(t.NamedTuple):
-    matched: str | None = None  # the first recognised message (kept for callers of the first version)
+    matched: str | None = None  # the first recognised message: the doctor document's top-level keys
     errno: str | None = None
     path: str | None = None
     cause: str | None = None
@@ -166,7 +183,7 @@ def sandbox_format(env: t.Mapping[str, str], platform: str) -> str | None:
 
 
 def _allowlist(fmt: str) -> Step:
-    return Step("run-nxsock", value=f"paths --format {fmt}")
+    return RunNxsock(NxsockCommand.paths_format(fmt))
 
 
 def sandbox_remedy(env: t.Mapping[str, str], platform: str, named: str | None = None) -> Remedy:
@@ -195,12 +212,12 @@ def _doctor_instead(what: str) -> Withheld:
                     "who saw it: it names the level that refuses, with the command that fixes it.")
 
 
-def _pasted(path: str, step: Step, changes: str) -> Remedy | Withheld:
+def _pasted(path: str, step: t.Callable[[str], Step], changes: str) -> Remedy | Withheld:
     """A step on a path the paste names: offered only when its spelling says plainly what it names; the policy does the rest."""
     if not _plain(path):
         return Withheld(f"{NO_SAFE_COMMAND}: the path in the text, {shell_quote(path)}, does not say plainly what it names "
                         "(a `.`, `..`, doubled slash or control character); nxsock acts on no such path.")
-    return Remedy((step._replace(path=path),), changes)
+    return Remedy((step(path),), changes)
 
 
 def _owner_now(ctx: RemedyContext, path: str) -> int | None:
@@ -210,7 +227,7 @@ def _owner_now(ctx: RemedyContext, path: str) -> int | None:
 
 
 def _unset(*variables: str, changes: str) -> Remedy:
-    return Remedy(tuple(Step("unset", variable=v) for v in variables), changes)
+    return Remedy(tuple(Unset(variable=v) for v in variables), changes)
 
 
 def general_remedy(
@@ -234,7 +251,7 @@ def _from_windows(message: Message) -> Remedies:
     """A Windows path or pipe: only a daemon that is not running is judged from here; the rest shows only there."""
     path = message.path or ""
     if message.errno == "ENOENT" and path.startswith("\\\\"):  # nothing serves that pipe: no daemon runs
-        return (Remedy((Step("run-nx", value="daemon --start"),),
+        return (Remedy((RunNx(NxCommand.DAEMON_START),),
                        "Nothing serves that pipe: the daemon is not running there; Nx starts one on the next command too."),)
     return (Withheld(WINDOWS_NOT_JUDGED.format(path=shell_quote(path), errno=message.errno or "the error")),)
 
@@ -253,7 +270,7 @@ def _dlopen_remedy(message: Message) -> tuple[Remedy | Withheld, ...]:
     path = message.path
     if message.matched == "binding-map-failed" and path is not None and _CACHE_ENTRY.search(path) \
             and "/node_modules/" not in path:
-        return (Remedy((Step("export", variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
+        return (Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
                        "The cached copy lies on a noexec mount: Nx then loads its binding in place, from node_modules."),)
     if message.matched == "binding-map-failed" and path is not None:
         return (Withheld(f"{NO_SAFE_COMMAND}: {shell_quote(path)} lies on a noexec mount, and skipping the cache cannot help a binding "
@@ -296,15 +313,15 @@ def _socket_errno(message: Message, ask: _Ask) -> Remedies:
     if errno_name in ("EPERM", "EROFS"):
         return (ask.allowlist,)
     if errno_name in ("ECONNREFUSED", "EADDRINUSE"):
-        return (Remedy((Step("run-nxsock", value="reset"),),
+        return (Remedy((RunNxsock(NxsockCommand.RESET),),
                        "Removes your dead sockets and socket directories; a live daemon's are kept."),)
     if errno_name == "ENOENT":
-        return (Remedy((Step("run-nx", value="daemon --start"),),
+        return (Remedy((RunNx(NxCommand.DAEMON_START),),
                        "The daemon is not running there; Nx starts one on the next command too."),)
     if errno_name == "EACCES" and path is not None:
         if _owner_now(ask.ctx, path) == ask.ctx.uid:  # the socket is yours: modes permit it, so a policy refuses
             return (ask.allowlist,)
-        remove = _pasted(path, Step("remove", needs_root=True),
+        remove = _pasted(path, lambda p: Remove(p, needs_root=True),
                          "Removes the socket another user left where yours belongs (a daemon of `sudo nx`), never a "
                          "directory; your Nx binds its own.")
         return (remove, ask.export)
@@ -328,12 +345,12 @@ def _native_cache_copy(message: Message, ask: _Ask) -> Remedies:
     why = ("The disk (or quota) holding the cache is full; free space to cache again."
            if message.errno in ("ENOSPC", "EDQUOT")
            else "`nxsock cache verify` names the cache level that refuses, with its fix.")
-    return (Remedy((Step("export", variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
+    return (Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
                    f"Nx then loads its binding in place, without the warning. {why}"),)
 
 
 def _native_binding_broken(message: Message, ask: _Ask) -> Remedies:
-    return (Remedy((Step("export", variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
+    return (Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
                    "Nx then loads its binding in place; free space where the cache is, and `nxsock reset --legacy` "
                    "removes cut-short copies."),)
 
@@ -353,7 +370,7 @@ def _fs_errno(message: Message, ask: _Ask) -> Remedies:
     if errno_name == "EACCES" and data is not None:
         if _owner_now(ctx, data.group(1)) == ctx.uid:
             return (_doctor_instead(f"{shell_quote(data.group(1))} is yours now, so what refused is elsewhere or gone"),)
-        return (_pasted(data.group(1), Step("remove-tree", needs_root=True),
+        return (_pasted(data.group(1), lambda p: RemoveTree(p, needs_root=True),
                         "Another user (root, after `sudo nx`) made it: Nx's own state, rebuilt on the next run, as "
                         "after `nx reset`."),)
     if errno_name == "ENOENT":
@@ -361,7 +378,7 @@ def _fs_errno(message: Message, ask: _Ask) -> Remedies:
         tmpdir = ctx.resolution.environment.nonempty("TMPDIR") if ctx.resolution else None
         if tmpdir is None or missing.rstrip("/") != tmpdir.rstrip("/"):  # only a TMPDIR this shell names is created
             return (_doctor_instead(f"{shell_quote(missing)} is missing, and no setting here names it"),)
-        return (_pasted(missing, Step("create"), "Creates the directory TMPDIR names."),
+        return (_pasted(missing, Create, "Creates the directory TMPDIR names."),
                 _unset("TMPDIR", changes="Nx then uses /tmp as its temp directory."))
     return (_doctor_instead(f"{errno_name} on {shell_quote(path)} has more than one cause"),)
 
@@ -371,12 +388,12 @@ def _os_permission_denied(message: Message, ask: _Ask) -> Remedies:
 
 
 def _daemon_disabled(message: Message, ask: _Ask) -> Remedies:
-    return (Remedy((Step("run-nx", value="reset"),),
+    return (Remedy((RunNx(NxCommand.RESET),),
                    "Removes the disabled marker (and clears Nx's caches); the daemon runs again on the next command."),)
 
 
 def _daemon_not_running(message: Message, ask: _Ask) -> Remedies:
-    return (Remedy((Step("run-nx", value="daemon --start"),), "Starts the daemon for this workspace."),)
+    return (Remedy((RunNx(NxCommand.DAEMON_START),), "Starts the daemon for this workspace."),)
 
 
 def _socket_refused(message: Message, ask: _Ask) -> Remedies:
@@ -394,7 +411,7 @@ def _which_level(message: Message, ask: _Ask) -> Remedies:
 def _fallback(message: Message, ask: _Ask) -> Remedies:
     if message.detail != "/":
         return _which_level(message, ask)
-    return (Remedy((Step("export", variable="NX_ISOLATE_PLUGINS", value="false"),),
+    return (Remedy((Export(variable="NX_ISOLATE_PLUGINS", value="false"),),
                    "Only a sandbox's user namespace shows / as another user's: Nx 24 then always falls back to the "
                    "workspace for its plugin workers' sockets, and works. Without plugin workers it needs no socket "
                    f"there; or allow that directory in the sandbox: {render(ask.allowlist)}"),)
@@ -407,29 +424,29 @@ def _default_dir_demoted(message: Message, ask: _Ask) -> Remedies:
 
 
 def _daemon_terminated(message: Message, ask: _Ask) -> Remedies:
-    return (Remedy((Step("run-nxsock", value="reset --daemon-marker"), Step("run-nx", value="daemon --start")),
+    return (Remedy((RunNxsock(NxsockCommand.RESET_DAEMON_MARKER), RunNx(NxCommand.DAEMON_START)),
                    DAEMON_BACK),)
 
 
 def _plugin_worker_timeout(message: Message, ask: _Ask) -> Remedies:
-    return (Remedy((Step("export", variable="NX_PLUGIN_NO_TIMEOUTS", value="true"),), PLUGIN_NO_TIMEOUTS),)
+    return (Remedy((Export(variable="NX_PLUGIN_NO_TIMEOUTS", value="true"),), PLUGIN_NO_TIMEOUTS),)
 
 
 def _plugin_worker_never_listened(message: Message, ask: _Ask) -> Remedies:
-    return (Remedy((Step("export", variable="NX_ISOLATE_PLUGINS", value="false"),), PLUGINS_IN_PROCESS),)
+    return (Remedy((Export(variable="NX_ISOLATE_PLUGINS", value="false"),), PLUGINS_IN_PROCESS),)
 
 
 def _workspace_mismatch(message: Message, ask: _Ask) -> Remedies:
     """The daemon that refused is the other workspace's; the one pasting sent it."""
     other = shell_quote(message.path or "the other workspace")
-    steps = [Step("unset", variable="NX_SOCKET_DIR"), Step("unset", variable="NX_DAEMON_SOCKET_DIR")]
+    steps: list[Step] = [Unset(variable="NX_SOCKET_DIR"), Unset(variable="NX_DAEMON_SOCKET_DIR")]
     record = ask.ctx.resolution.daemon_record if ask.ctx.resolution else None
     stopped = False
     if record is not None and record.problem is None:  # this workspace's record names the socket the other took
         if record.pid is not None and record.alive:
-            steps.append(Step("stop-process", pid=record.pid, owner=ask.ctx.uid))  # your own daemon: no sudo
+            steps.append(StopProcess(pid=record.pid, owner=ask.ctx.uid))  # your own daemon: no sudo
             stopped = True
-        steps.append(Step("remove", path=record.file))
+        steps.append(Remove(record.file))
     unset = _unset("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR", changes=SHARED_SOCKET_DIR_UNSET.format(other=other))
     if len(steps) == 2:  # no record of this workspace's daemon to act on: the unset is all there is, said as such
         return (unset,)
@@ -438,7 +455,7 @@ def _workspace_mismatch(message: Message, ask: _Ask) -> Remedies:
 
 
 def _version_changed(message: Message, ask: _Ask) -> Remedies:
-    return (Remedy((Step("run-nx", value="daemon --stop"),), VERSION_CHANGED),)
+    return (Remedy((RunNx(NxCommand.DAEMON_STOP),), VERSION_CHANGED),)
 
 
 def _read_only_fs(message: Message, ask: _Ask) -> Remedies:
@@ -652,7 +669,7 @@ def general_advice(
     return ctx.offer(first, *alternatives)
 
 
-def _related(finding_path: str | None, path: str | None) -> bool:
+def related(finding_path: str | None, path: str | None) -> bool:
     """Whether a finding is about the message's path: the same, beneath its directory, or a level above it."""
     if finding_path is None or path is None:
         return True
@@ -731,9 +748,9 @@ def _with_marker_cleared(marker: Answer, own: t.Sequence[Answer], offer: t.Calla
     if not causes:
         return marker
     cause = causes[0]
-    if any(s.verb == "run-nxsock" and s.value == "reset --daemon-marker" for s in cause.steps):
+    if RunNxsock(NxsockCommand.RESET_DAEMON_MARKER) in cause.steps:
         return cause._replace(message=marker.message)
-    advice = offer(Remedy((*cause.steps, Step("run-nxsock", value="reset --daemon-marker")),
+    advice = offer(Remedy((*cause.steps, RunNxsock(NxsockCommand.RESET_DAEMON_MARKER)),
                           MARKER_WITH_CAUSE.format(cause=cause.message.matched, changes=cause.hint or "")))
     if advice.command is None:
         return marker
@@ -742,11 +759,11 @@ def _with_marker_cleared(marker: Answer, own: t.Sequence[Answer], offer: t.Calla
 
 def _with_cache_moved(answer: Answer, offer: t.Callable[[Remedy], Advice]) -> Answer:
     """A read-only workspace's data moved elsewhere, its task cache too: it defaults to the workspace's .nx/cache."""
-    data = next((s.value for s in answer.steps if s.verb == "export" and s.variable == "NX_WORKSPACE_DATA_DIRECTORY"
+    data = next((s.value for s in answer.steps if isinstance(s, Export) and s.variable == "NX_WORKSPACE_DATA_DIRECTORY"
                  and s.value), None)
-    if data is None or any(s.variable == "NX_CACHE_DIRECTORY" for s in answer.steps):
+    if data is None or any(isinstance(s, Export) and s.variable == "NX_CACHE_DIRECTORY" for s in answer.steps):
         return answer
-    advice = offer(Remedy((*answer.steps, Step("export", variable="NX_CACHE_DIRECTORY", value=f"{data.rstrip('/')}/cache")),
+    advice = offer(Remedy((*answer.steps, Export(variable="NX_CACHE_DIRECTORY", value=f"{data.rstrip('/')}/cache")),
                           f"{answer.hint or ''} {READ_ONLY_CACHE_TOO}".strip()))
     if advice.command is None:
         return answer
@@ -769,7 +786,7 @@ def answer(
     candidates = [f for f in findings if f.id in ids and f.severity in ("warn", "error")
                   and (f.remedy or (f.severity == "error" and f.hint))]
     if message.path is not None:
-        candidates = [f for f in candidates if _related(f.path, message.path)]
+        candidates = [f for f in candidates if related(f.path, message.path)]
     if candidates:  # an error before a warning; then the finding about exactly that path; then one with a command; then report order
         exact = message.path.rstrip("/") if message.path else None
         best = min(candidates, key=lambda f: (f.severity != "error", (f.path or "").rstrip("/") != exact, f.remedy is None))

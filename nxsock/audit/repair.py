@@ -8,8 +8,8 @@ what needs root (nxsock never runs ``sudo``), what changes the shell's
 environment (no program can change its parent's), and what runs Nx.
 
 Applying never runs the shell text.  Before each step the policy is asked
-again, over the disk as it is now (:func:`~nxsock.core.remedy.vet`); the acting
-function then walks the parent by the trust rule and re-examines the entry
+again, over the disk as it is now (:func:`~nxsock.core.remedy.vet_step`); the acting
+function (:data:`FIX`: one row per verb, how it is applied and who runs it) then walks the parent by the trust rule and re-examines the entry
 by descriptor, so a level swapped for a link or another user's directory
 since the audit is refused, not followed.  After the last step the caller
 audits again, and :func:`verdicts` reports a remedy whose finding is still
@@ -23,15 +23,37 @@ from __future__ import annotations
 
 import typing as t
 
-from ..core.remedy import Policy, Remedy, Step, Withheld, render, vet
+from ..act.outcomes import DONE, Acted, Done, Failed, Refused
+from ..core.remedy import (
+    Chmod,
+    Chown,
+    Create,
+    EditEnvFile,
+    Export,
+    InstallPackage,
+    NxsockCommand,
+    Policy,
+    Problem,
+    Remedy,
+    Remove,
+    RemoveTree,
+    RunNx,
+    RunNxsock,
+    Step,
+    StopProcess,
+    Unset,
+    assert_never,
+    render,
+    vet_step,
+)
 
 if t.TYPE_CHECKING:
     from ..core.resolver import Resolution
     from .findings import Finding
 
 __all__ = [
-    "Applied", "Plan", "PlanItem", "StepResult", "apply_plan", "finding_key", "make_plan", "steered_by_untrusted_file",
-    "still_found", "unreached", "verdicts",
+    "FIX", "Applied", "Fix", "Plan", "PlanItem", "StepResult", "apply_plan", "finding_key", "make_plan",
+    "steered_by_untrusted_file", "still_found", "unreached", "verdicts",
 ]
 
 #: Why a remedy is the user's to run, by what it does.
@@ -41,9 +63,6 @@ RUNS_NX = "runs Nx; run it yourself"
 INSTALLS = "runs a package manager, which nxsock never does (it fetches and runs the packages' code); run it yourself"
 SIGNALS = "signals a process; run it yourself"
 ADVICE = "advice, not a remedy nxsock applies"
-
-#: The nxsock commands ``--fix`` runs in-process, by their own acting code.
-IN_PROCESS = frozenset({"reset", "reset --force", "reset --legacy", "reset --daemon-marker", "cache prune", "provision"})
 
 
 class PlanItem(t.NamedTuple):
@@ -86,23 +105,115 @@ class Applied(t.NamedTuple):
     reason: str | None = None
 
 
+class _Acting(t.NamedTuple):
+    """What applying a step needs besides the step: who acts, over which resolution, the Ctrl-C check between
+    entries, and where an in-process ``nxsock reset`` or ``cache prune`` lists what it removed."""
+
+    policy: Policy
+    resolution: Resolution
+    tick: t.Callable[[], None]
+    removed: list[str]
+
+
+# -- the table: how ``--fix`` treats each verb -----------------------------------------
+
+
+class Fix(t.NamedTuple):
+    """How ``doctor --fix`` treats one verb: why its step is the user's to run (``None``: nxsock applies it without
+    root), and how nxsock applies it, through :mod:`nxsock.act` only."""
+
+    left_to_user: t.Callable[[t.Any], str | None]
+    apply: t.Callable[[t.Any, _Acting], Acted]
+
+
+def _nxsock_applies(step: Step) -> str | None:
+    return None
+
+
+def _left(reason: str) -> t.Callable[[Step], str | None]:
+    return lambda step: reason
+
+
+def _not_applied(step: Step, how: _Acting) -> Acted:
+    return Refused(f"nxsock does not apply {render(Remedy((step,), ''))!r} itself")
+
+
+def _remove(step: Remove, how: _Acting) -> Acted:
+    from ..act import acting
+
+    return acting.remove_file(step.path, how.policy.uid)
+
+
+def _remove_tree(step: RemoveTree, how: _Acting) -> Acted:
+    from ..act import acting
+
+    return acting.remove_tree(step.path, how.policy.uid)
+
+
+def _create(step: Create, how: _Acting) -> Acted:
+    from ..act import acting
+
+    owner = None if step.owner is None else (step.owner, step.group if step.group is not None else how.policy.gid)
+    return acting.create_directory(step.path, step.mode, how.policy.uid, owner)
+
+
+def _chmod(step: Chmod, how: _Acting) -> Acted:
+    from ..act import acting
+
+    return acting.change_mode(step.path, step.mode, how.policy.uid)
+
+
+def _chown(step: Chown, how: _Acting) -> Acted:
+    from ..act import acting
+
+    return acting.change_owner(step.path, step.owner, step.group, how.policy.uid)
+
+
+def _edit_env_file(step: EditEnvFile, how: _Acting) -> Acted:
+    from ..act import acting
+
+    return acting.delete_env_lines(step.path, step.variable, how.policy.uid)
+
+
+def _nxsock_left(step: RunNxsock) -> str | None:
+    """An nxsock command ``--fix`` does not run in-process (``provision --tmpfiles``, ``paths --format``) is
+    listed as root's: the user runs it."""
+    return None if _in_process(step.command) is not None else NEEDS_ROOT
+
+
+def _run_nxsock(step: RunNxsock, how: _Acting) -> Acted:
+    run = _in_process(step.command)
+    return _not_applied(step, how) if run is None else run(how)
+
+
+#: Every verb type, how ``--fix`` treats it.  ``tests/pure/test_remedy_verbs.py`` holds it to one row per type.
+FIX: dict[type[t.Any], Fix] = {
+    Remove: Fix(_nxsock_applies, _remove),
+    RemoveTree: Fix(_nxsock_applies, _remove_tree),
+    Create: Fix(_nxsock_applies, _create),
+    Chown: Fix(_nxsock_applies, _chown),
+    Chmod: Fix(_nxsock_applies, _chmod),
+    Unset: Fix(_left(SHELL), _not_applied),
+    Export: Fix(_left(SHELL), _not_applied),
+    EditEnvFile: Fix(_nxsock_applies, _edit_env_file),
+    StopProcess: Fix(_left(SIGNALS), _not_applied),
+    RunNxsock: Fix(_nxsock_left, _run_nxsock),
+    RunNx: Fix(_left(RUNS_NX), _not_applied),
+    InstallPackage: Fix(_left(INSTALLS), _not_applied),
+}
+
+#: Which reason a remedy of several user-run steps is listed with: the first that applies, in this order.
+_PRECEDENCE = (SHELL, RUNS_NX, INSTALLS, SIGNALS, NEEDS_ROOT)
+
+
 def _why_not(steps: t.Sequence[Step]) -> str | None:
     """Why nxsock leaves a remedy to the user, or ``None`` when it applies every step itself."""
     if not steps:
         return ADVICE
     if any(s.needs_root for s in steps):
         return NEEDS_ROOT
-    if any(s.verb in ("unset", "export") for s in steps):
-        return SHELL
-    if any(s.verb == "run-nx" for s in steps):
-        return RUNS_NX
-    if any(s.verb == "install-package" for s in steps):
-        return INSTALLS
-    if any(s.verb == "stop-process" for s in steps):
-        return SIGNALS
-    if any(s.verb == "run-nxsock" and s.value not in IN_PROCESS for s in steps):
-        return NEEDS_ROOT
-    return None
+    reasons = {FIX[type(s)].left_to_user(s) for s in steps}
+    return next((reason for reason in _PRECEDENCE if reason in reasons), None)
 
 
 def make_plan(findings: t.Iterable[Finding]) -> Plan:
@@ -119,7 +230,8 @@ def make_plan(findings: t.Iterable[Finding]) -> Plan:
         if known is not None:
             items[finding.remedy] = known._replace(findings=(*known.findings, finding))
             continue
-        items[finding.remedy] = PlanItem(finding.remedy, tuple(finding.steps), finding.hint, (finding,), _why_not(finding.steps))
+        items[finding.remedy] = PlanItem(finding.remedy, tuple(finding.steps), finding.hint, (finding,),
+                                         _why_not(finding.steps))
     every = list(items.values())
     return Plan(tuple(i for i in every if i.applies), tuple(i for i in every if not i.applies), tuple(bare))
 
@@ -157,86 +269,100 @@ def _removed_by(path: str | None, gone: t.Mapping[str, str]) -> str | None:
         level = above
 
 
+def _result(step: Step, acted: Acted) -> StepResult:
+    if isinstance(acted, Done):
+        return StepResult(step, "done")
+    if isinstance(acted, Refused):
+        return StepResult(step, "refused", acted.reason)
+    if isinstance(acted, Failed):
+        return StepResult(step, "failed", acted.reason)
+    assert_never(acted)
+
+
 def _apply_step(step: Step, policy: Policy, resolution: Resolution, tick: t.Callable[[], None],
                 removed: list[str] | None = None) -> StepResult:
-    """One step: the policy asked again over the disk as it is now, then nxsock's own acting code.
+    """One step: the policy asked again over the disk as it is now, then nxsock's own acting code (:data:`FIX`).
 
     *removed* receives the paths an in-process ``nxsock reset`` or ``cache prune`` removed.
     """
-    from ..act import acting
-
     steered = steered_by_untrusted_file(resolution, policy.uid)
     if steered is not None:
         return StepResult(step, "refused", steered)
-    verdict = vet(Remedy((step,), ""), policy)
-    if isinstance(verdict, Withheld):
-        return StepResult(step, "refused", verdict.reason.removeprefix("No safe command: ").rstrip("."))
-    if verdict.steps[0].needs_root:
+    verdict = vet_step(step, policy)
+    if isinstance(verdict, Problem):
+        return StepResult(step, "refused", verdict.reason.rstrip("."))
+    if verdict.needs_root:
         return StepResult(step, "refused", "it needs root now")
-    uid = policy.uid
-    path = step.path or ""
-    verb = step.verb
-    problem: str | None
-    if verb == "remove":
-        problem = acting.remove_file(path, uid)
-    elif verb == "remove-tree":
-        problem = acting.remove_tree(path, uid)
-    elif verb == "create":
-        owner = None if step.owner is None else (step.owner, step.group if step.group is not None else policy.gid)
-        problem = acting.create_directory(path, step.mode, uid, owner)
-    elif verb == "chmod" and step.mode is not None:
-        problem = acting.change_mode(path, step.mode, uid)
-    elif verb == "chown" and step.owner is not None:
-        problem = acting.change_owner(path, step.owner, step.group if step.group is not None else policy.gid, uid)
-    elif verb == "edit-env-file" and step.variable is not None:
-        problem = acting.delete_env_lines(path, step.variable, uid)
-    elif verb == "run-nxsock" and step.value in IN_PROCESS:
-        problem = _run_nxsock(step.value or "", resolution, uid, policy.gid, tick, removed)
-    else:
-        return StepResult(step, "refused", f"nxsock does not apply {render(Remedy((step,), ''))!r} itself")
-    if problem is None:
-        return StepResult(step, "done")
-    return StepResult(step, "refused" if problem.startswith("refused: ") else "failed", problem.removeprefix("refused: "))
+    how = _Acting(policy, resolution, tick, [] if removed is None else removed)
+    return _result(step, FIX[type(step)].apply(step, how))
 
 
-def _run_nxsock(arguments: str, resolution: Resolution, uid: int, gid: int, tick: t.Callable[[], None],
-                removed: list[str] | None = None) -> str | None:
-    """``nxsock reset …``, ``cache prune`` or ``provision``, run in-process by their own acting code; what they
-    removed is added to *removed*."""
-    removed = [] if removed is None else removed
-    if arguments.startswith("reset"):
-        from ..act.cleanup import ResetItem, reset
+def _in_process(command: NxsockCommand) -> t.Callable[[_Acting], Acted] | None:
+    """How ``--fix`` runs an nxsock command in-process, by its own acting code; ``None`` for one it leaves to the
+    user (it needs root, or only prints)."""
+    match command:
+        case NxsockCommand.RESET:
+            return _reset
+        case NxsockCommand.RESET_FORCE:
+            return lambda how: _reset(how, force=True)
+        case NxsockCommand.RESET_LEGACY:
+            return lambda how: _reset(how, legacy=True)
+        case NxsockCommand.RESET_DAEMON_MARKER:
+            return lambda how: _reset(how, daemon_marker=True)
+        case NxsockCommand.CACHE_PRUNE:
+            return _prune
+        case NxsockCommand.PROVISION:
+            return _provision
+        case (NxsockCommand.PROVISION_TMPFILES | NxsockCommand.PATHS_TEXT | NxsockCommand.PATHS_SRT
+              | NxsockCommand.PATHS_CLAUDE | NxsockCommand.PATHS_CODEX | NxsockCommand.PATHS_CODEX_PROFILE
+              | NxsockCommand.PATHS_SEATBELT | NxsockCommand.PATHS_BWRAP | NxsockCommand.PATHS_DOCKER
+              | NxsockCommand.PATHS_FLATPAK):
+            return None
+        case _:
+            assert_never(command)
 
-        items: list[ResetItem] = []
-        words = arguments.split()[1:]
-        reset(resolution, dry_run=False, force="--force" in words, legacy="--legacy" in words,
-              daemon_marker="--daemon-marker" in words, tick=tick, items=items)
-        removed += [i.path for i in items if i.outcome == "removed"]
-        bad = [i for i in items if i.outcome in ("failed", "refused")]
-        return None if not bad else "; ".join(f"{i.path}: {i.reason}" for i in bad[:3])
-    if arguments == "cache prune":
-        from ..act.interruption import Interrupted
-        from ..act.pruning import prune_cache
-        from ..core.fsview import LiveView
-        from .binding_cache import find_binding, host_triple, list_cache, prune_plan, prune_refusal, trusted_version
 
-        view = LiveView()
-        env = resolution.environment
-        listing = list_cache(resolution, view, find_binding(env, view, host_triple(), resolution.rules))
-        plan = prune_plan(listing, trusted_version(resolution, uid), uid)
-        tidy = listing.dir if not resolution.native_cache.configured and resolution.rules.current_layout else None
-        results, interrupted = prune_cache([(entry.path, why) for entry, why in plan], uid, dry_run=False,
-                                           refused=prune_refusal(resolution, uid), tidy=tidy, keep=env.nx_version)
-        if interrupted:  # it stopped between entries on Ctrl-C: so does the fix
-            raise Interrupted()
-        removed += [r.path for r, _ in results if r.outcome == "removed"]
-        kept = [r for r, _ in results if r.outcome != "removed"]
-        return None if not kept else "; ".join(f"{r.path}: {r.reason}" for r in kept[:3])
+def _reset(how: _Acting, *, force: bool = False, legacy: bool = False, daemon_marker: bool = False) -> Acted:
+    """``nxsock reset`` in-process; what it removed is added to ``how.removed``."""
+    from ..act.cleanup import ResetItem, reset
+
+    items: list[ResetItem] = []
+    reset(how.resolution, dry_run=False, force=force, legacy=legacy, daemon_marker=daemon_marker, tick=how.tick,
+          items=items)
+    how.removed.extend(i.path for i in items if i.outcome == "removed")
+    bad = [i for i in items if i.outcome in ("failed", "refused")]
+    return DONE if not bad else Failed("; ".join(f"{i.path}: {i.reason}" for i in bad[:3]))
+
+
+def _prune(how: _Acting) -> Acted:
+    """``nxsock cache prune`` in-process; what it removed is added to ``how.removed``."""
+    from ..act.interruption import Interrupted
+    from ..act.pruning import prune_cache
+    from ..core.fsview import LiveView
+    from .binding_cache import find_binding, host_triple, list_cache, prune_plan, prune_refusal, trusted_version
+
+    resolution, uid = how.resolution, how.policy.uid
+    view = LiveView()
+    env = resolution.environment
+    listing = list_cache(resolution, view, find_binding(env, view, host_triple(), resolution.rules))
+    plan = prune_plan(listing, trusted_version(resolution, uid), uid)
+    tidy = listing.dir if not resolution.native_cache.configured and resolution.rules.current_layout else None
+    results, interrupted, _ = prune_cache([(entry.path, why) for entry, why in plan], uid, dry_run=False,
+                                          refused=prune_refusal(resolution, uid), tidy=tidy, keep=env.nx_version)
+    if interrupted:  # it stopped between entries on Ctrl-C: so does the fix
+        raise Interrupted()
+    how.removed.extend(r.path for r, _ in results if r.outcome == "removed")
+    kept = [r for r, _ in results if r.outcome != "removed"]
+    return DONE if not kept else Failed("; ".join(f"{r.path}: {r.reason}" for r in kept[:3]))
+
+
+def _provision(how: _Acting) -> Acted:
+    """``nxsock provision`` in-process: the user's own levels."""
     from ..act.provisioning import provision_for_user
     from ..core.fsview import LiveView
 
-    report = provision_for_user(LiveView(), uid, gid, dry_run=False)
-    return None if report.refusal is None else f"{report.refusal.dir}: {report.refusal.kind}"
+    report = provision_for_user(LiveView(), how.policy.uid, how.policy.gid, dry_run=False)
+    return DONE if report.refusal is None else Failed(f"{report.refusal.dir}: {report.refusal.kind}")
 
 
 def apply_plan(plan: Plan, policy: Policy, resolution: Resolution, tick: t.Callable[[], None],
@@ -259,7 +385,7 @@ def apply_plan(plan: Plan, policy: Policy, resolution: Resolution, tick: t.Calla
                 results.append(StepResult(step, "not-run", "an earlier step of this remedy did not succeed"))
                 continue
             tick()
-            by = None if step.verb == "create" else _removed_by(step.path, gone)
+            by = _removed_by(step.path, gone) if isinstance(step, (Remove, RemoveTree, Chown, Chmod, EditEnvFile)) else None
             if by is not None:
                 results.append(StepResult(step, "done", ALREADY_DONE.format(command=by)))
                 continue
@@ -272,7 +398,7 @@ def apply_plan(plan: Plan, policy: Policy, resolution: Resolution, tick: t.Calla
                 raise
             finally:
                 gone.update(dict.fromkeys(removed, item.command))
-            if results[-1].outcome == "done" and step.verb in ("remove", "remove-tree") and step.path:
+            if results[-1].outcome == "done" and isinstance(step, (Remove, RemoveTree)):
                 gone[step.path] = item.command
         bad = next((r for r in results if r.outcome in ("refused", "failed")), None)
         if bad is None:

@@ -1,26 +1,39 @@
-"""Remedies as values: the steps that fix a finding, the one policy they pass, one way to shell text.
+"""Remedies as values: one type per verb, the one policy they pass, one way to shell text.
 
 The policy is docs/remedy-policy.md.
 
-A :class:`Remedy` is what a later ``doctor --fix`` would apply and what a
-user pastes today: a few :class:`Step` values (a verb from a closed
-vocabulary, a path, an owner or mode, whether root is needed) and one
-sentence of what it changes.  Every remedy nxsock shows goes through
-:func:`vet` — the policy — and, if it passes, through :func:`render`; one
-that fails is replaced by a :class:`Withheld` saying why no safe command
-exists.  Nothing here changes the filesystem: the policy only looks, through
-a read-only :class:`~nxsock.core.fsview.FsView`.
+A :class:`Remedy` is what ``doctor --fix`` applies and what a user pastes:
+a few steps and one sentence of what they change.  A step is a value of one
+of the verb types below (:data:`Step`), each a frozen dataclass that owns
+its shell text (``text``), its JSON fields (``fields``) and its vetting
+(``vet``): :class:`Remove`, :class:`RemoveTree`, :class:`Create`,
+:class:`Chown`, :class:`Chmod`, :class:`Unset`, :class:`Export`,
+:class:`EditEnvFile`, :class:`StopProcess`, :class:`RunNxsock`,
+:class:`RunNx`, :class:`InstallPackage`.  nxsock's own commands, Nx's and
+the package managers are enums (:class:`NxsockCommand`, :class:`NxCommand`,
+:class:`PackageManager`), never strings to split again.
 
->>> render(Remedy((Step("remove-tree", "/tmp/.nx/1000", needs_root=True),), "removes it"))
+Every remedy nxsock shows goes through :func:`vet` — the policy — and, if it
+passes, through :func:`render`; one that fails is replaced by a
+:class:`Withheld` saying why no safe command exists.  Nothing here changes
+the filesystem: the policy only looks, through a read-only
+:class:`~nxsock.core.fsview.FsView`.  How ``doctor --fix`` applies each verb,
+and who runs it, is one table: :data:`nxsock.audit.repair.FIX`.
+
+>>> render(Remedy((RemoveTree("/tmp/.nx/1000", needs_root=True),), "removes it"))
 'sudo rm -rf -- /tmp/.nx/1000'
+>>> render(Remedy((RunNxsock(NxsockCommand.RESET_FORCE),), "removes it"))
+'nxsock reset --force'
 >>> print(shell_quote("/tmp/caf\\u0085"))
 $'/tmp/caf\\xc2\\x85'
 """
 
 from __future__ import annotations
 
+import enum
 import errno
 import typing as t
+from dataclasses import dataclass, field, replace
 
 from ._pathname import dirname, join, normalize
 from .fsview import Entry, FsView
@@ -29,22 +42,39 @@ from .layout import CONTAINER
 __all__ = [
     "ALLOWLIST_FORMATS",
     "CONFIGURED_VARIABLES",
-    "NXSOCK_ARGUMENTS",
-    "NX_ARGUMENTS",
+    "STEP_TYPES",
+    "Chmod",
+    "Chown",
+    "Create",
+    "EditEnvFile",
+    "Export",
+    "InstallPackage",
+    "NxCommand",
+    "NxsockCommand",
+    "PackageManager",
     "Policy",
+    "Problem",
     "Remedy",
+    "Remove",
+    "RemoveTree",
+    "RunNx",
+    "RunNxsock",
     "Step",
+    "StopProcess",
+    "Unset",
     "Verb",
     "Withheld",
+    "assert_never",
     "check",
     "render",
     "shell_quote",
     "step_json",
     "suggestion_problem",
     "vet",
+    "vet_step",
 ]
 
-#: The closed vocabulary of what a step does.
+#: The names of the verbs as the JSON documents carry them (``remedy_steps[].verb``), one per step type.
 Verb = t.Literal[
     "remove",  # unlink one entry that is not a directory (a link goes as a link)
     "remove-tree",  # a directory and everything in it
@@ -57,10 +87,8 @@ Verb = t.Literal[
     "stop-process",  # signal a process to stop
     "run-nxsock",  # an nxsock command that acts by descriptor, or only prints (a sandbox's allowlist)
     "run-nx",  # an Nx command
-    "install-package",  # a package-manager command that restores a package (variable: the manager); never applied by nxsock
+    "install-package",  # a package-manager command that restores a package; never applied by nxsock
 ]
-
-FILESYSTEM_VERBS = frozenset({"remove", "remove-tree", "create", "chown", "chmod"})
 
 #: The directories a user configures; none of them, nor an ancestor, is ever removed, moved or re-owned.
 CONFIGURED_VARIABLES = (
@@ -71,25 +99,76 @@ CONFIGURED_VARIABLES = (
     "NX_PROJECT_GRAPH_CACHE_DIRECTORY",
 )
 #: Variables a remedy may unset or export (a directory for the first ones, ``true`` for the last).
-_EXPORTABLE_DIRS = ("NX_SOCKET_DIR", "NX_NATIVE_FILE_CACHE_DIRECTORY", "NX_WORKSPACE_DATA_DIRECTORY", "NX_CACHE_DIRECTORY")
-#: The flags a remedy may export, each with the values nxsock suggests (NX_DAEMON=true: where only it turns the daemon on).
-_EXPORTABLE_FLAGS = {"NX_SKIP_NATIVE_FILE_CACHE": ("true",), "NX_DAEMON": ("false", "true"), "NX_ISOLATE_PLUGINS": ("false",),
-                     "NX_PLUGIN_NO_TIMEOUTS": ("true",)}
+_EXPORTABLE_DIRS = ("NX_SOCKET_DIR", "NX_NATIVE_FILE_CACHE_DIRECTORY", "NX_WORKSPACE_DATA_DIRECTORY",
+                    "NX_CACHE_DIRECTORY")
+#: The flags a remedy may export, each with the values nxsock suggests (NX_DAEMON=true: where only it turns the
+#: daemon on).
+_EXPORTABLE_FLAGS = {"NX_SKIP_NATIVE_FILE_CACHE": ("true",), "NX_DAEMON": ("false", "true"),
+                     "NX_ISOLATE_PLUGINS": ("false",), "NX_PLUGIN_NO_TIMEOUTS": ("true",)}
 _UNSETTABLE = (*CONFIGURED_VARIABLES, "NX_CACHE_DIRECTORY", "TMPDIR", "TMP", "TEMP", "NX_SKIP_NATIVE_FILE_CACHE")
+
+
+class NxsockCommand(enum.Enum):
+    """The nxsock command lines a remedy may name: each acts by descriptor, or only prints."""
+
+    RESET = "reset"
+    RESET_FORCE = "reset --force"
+    RESET_LEGACY = "reset --legacy"
+    RESET_DAEMON_MARKER = "reset --daemon-marker"
+    CACHE_PRUNE = "cache prune"
+    PROVISION = "provision"
+    PROVISION_TMPFILES = "provision --tmpfiles --install"
+    # ``nxsock paths --format``: a sandbox's allowlist, printed (read-only: it changes nothing)
+    PATHS_TEXT = "paths --format text"
+    PATHS_SRT = "paths --format srt"
+    PATHS_CLAUDE = "paths --format claude"
+    PATHS_CODEX = "paths --format codex"
+    PATHS_CODEX_PROFILE = "paths --format codex-profile"
+    PATHS_SEATBELT = "paths --format seatbelt"
+    PATHS_BWRAP = "paths --format bwrap"
+    PATHS_DOCKER = "paths --format docker"
+    PATHS_FLATPAK = "paths --format flatpak"
+
+    @property
+    def allowlist(self) -> str | None:
+        """The sandbox format this command prints an allowlist in, or ``None`` for a command that acts."""
+        return self.value.removeprefix("paths --format ") if self.value.startswith("paths --format ") else None
+
+    @classmethod
+    def paths_format(cls, name: str) -> NxsockCommand:
+        """``nxsock paths --format <name>``; ``ValueError`` for a format nxsock does not write."""
+        return cls(f"paths --format {name}")
+
+
 #: The ``nxsock paths --format`` values that write a sandbox's allowlist (read-only: they print, they change nothing).
-ALLOWLIST_FORMATS = ("text", "srt", "claude", "codex", "codex-profile", "seatbelt", "bwrap", "docker", "flatpak")
-#: The nxsock and Nx command lines a remedy may name.
-NXSOCK_ARGUMENTS = frozenset(
-    {"reset", "reset --force", "reset --legacy", "reset --daemon-marker", "cache prune", "provision", "provision --tmpfiles --install",
-     *(f"paths --format {name}" for name in ALLOWLIST_FORMATS)}
-)
-NX_ARGUMENTS = frozenset({"daemon --stop", "daemon --start", "reset"})
-#: The package managers an ``install-package`` step names, and the command each restores an optional dependency with:
-#: npm installs the one package (``--no-save``: package.json and the lockfile stay as they are); pnpm, yarn 1 and bun
-#: reinstall the tree, optional dependencies included.
-INSTALL_COMMANDS = {"npm": "npm install --no-save {spec}", "pnpm": "pnpm install --force", "yarn": "yarn install --force",
-                    "bun": "bun install --force"}
-#: The only packages an ``install-package`` step installs: Nx's platform bindings, at an exact version.
+ALLOWLIST_FORMATS = tuple(fmt for fmt in (c.allowlist for c in NxsockCommand) if fmt is not None)
+
+
+class NxCommand(enum.Enum):
+    """The Nx command lines a remedy may name."""
+
+    DAEMON_STOP = "daemon --stop"
+    DAEMON_START = "daemon --start"
+    RESET = "reset"
+
+
+class PackageManager(enum.Enum):
+    """The package managers an :class:`InstallPackage` names, each with the command that restores an optional
+    dependency: npm installs the one package (``--no-save``: package.json and the lockfile stay as they are);
+    pnpm, yarn 1 and bun reinstall the tree, optional dependencies included."""
+
+    NPM = "npm"
+    PNPM = "pnpm"
+    YARN = "yarn"
+    BUN = "bun"
+
+    def command(self, spec: str) -> str:
+        if self is PackageManager.NPM:
+            return f"npm install --no-save {shell_quote(spec)}"
+        return f"{self.value} install --force"
+
+
+#: The only packages an :class:`InstallPackage` installs: Nx's platform bindings, at an exact version.
 _BINDING_SPEC = r"@nx/nx-[a-z0-9]+(?:-[a-z0-9]+)*@[0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z.]+)?"
 
 #: Levels of the system itself: never removed, moved, re-owned or re-moded, nor is anything above them.
@@ -102,32 +181,15 @@ SYSTEM_PATHS = frozenset(
 _S_ISVTX = 0o1000
 
 
-class Step(t.NamedTuple):
-    """One thing a remedy does.  Only the fields its verb uses are set."""
-
-    verb: Verb
-    path: str | None = None  # the entry acted on; for edit-env-file the file
-    variable: str | None = None  # unset, export, edit-env-file
-    value: str | None = None  # export's value; the arguments of run-nxsock and run-nx; edit-env-file's lines as sed reads them
-    owner: int | None = None  # create, chown: the uid it will belong to
-    group: int | None = None  # create, chown: the gid
-    mode: int | None = None  # create, chmod
-    pid: int | None = None  # stop-process
-    needs_root: bool = False
+def assert_never(value: t.NoReturn) -> t.NoReturn:
+    """``typing.assert_never`` (Python 3.11) for 3.10: a ladder over a closed vocabulary that missed a member."""
+    raise AssertionError(f"unhandled value: {value!r}")
 
 
-class Remedy(t.NamedTuple):
-    """Steps run in order, each only if the one before succeeded, and the one sentence of what they change."""
-
-    steps: tuple[Step, ...]
-    changes: str
-
-
-class Withheld(t.NamedTuple):
-    """No safe command: why, and the remedy that was refused (never shown)."""
+class Problem(t.NamedTuple):
+    """Why the policy refuses one step (a clause, without ``No safe command:``)."""
 
     reason: str
-    refused: Remedy | None = None
 
 
 class Policy(t.NamedTuple):
@@ -207,57 +269,452 @@ def _ansi_c(ch: str) -> str:
     return ch
 
 
+# -- the verbs --------------------------------------------------------------------------
+
+_D = t.TypeVar("_D", bound="_OnDisk")
+
+
 def _owner_word(uid: int | None) -> str:
     return "root" if uid == 0 else str(uid)
 
 
-def _env_edit_script(step: Step) -> str:
-    """The ``sed`` script of an ``edit-env-file`` step: the line numbers its value names, else the pattern of a line
-    that sets the variable (:func:`nxsock.core.dotenv.sed_pattern`); which one does exactly ``--fix``'s edit was
-    decided where the step was made, over the file's text."""
-    import re
-
-    from .dotenv import sed_pattern
-
-    if step.value is not None and re.fullmatch(r"[1-9][0-9]*(,[1-9][0-9]*)?d(;[1-9][0-9]*(,[1-9][0-9]*)?d)*", step.value):
-        return step.value
-    return f"/{sed_pattern(step.variable or '')}/d"
+def _mode_word(mode: int | None) -> str | None:
+    return None if mode is None else format(mode & 0o7777, "04o")
 
 
-def _step_text(step: Step, nxsock_for_root: str) -> str:
-    q = shell_quote(step.path) if step.path is not None else ""
-    mode = None if step.mode is None else format(step.mode & 0o7777, "04o")
-    verb = step.verb
-    if verb == "remove":
-        text = f"rm -- {q}"
-    elif verb == "remove-tree":
-        text = f"rm -rf -- {q}"
-    elif verb == "create":
-        if step.owner is not None:
-            text = f"install -d -m {mode} -o {_owner_word(step.owner)} -g {_owner_word(step.group)} {q}"
-        elif mode is not None:
-            text = f"mkdir -m {mode} -- {q}"
-        else:
-            text = f"mkdir -p -- {q}"
-    elif verb == "chown":
-        text = f"chown -h {_owner_word(step.owner)}:{_owner_word(step.group)} -- {q}"
-    elif verb == "chmod":
-        text = f"chmod {mode} -- {q}"
-    elif verb == "unset":
-        text = f"unset {step.variable}"
-    elif verb == "export":
-        text = f"export {step.variable}={shell_quote(step.value or '')}"
-    elif verb == "edit-env-file":
-        text = f"sed -i -e {shell_quote(_env_edit_script(step))} -- {q}"
-    elif verb == "stop-process":
-        text = f"kill -- {step.pid}"
-    elif verb == "run-nxsock":  # root's path may not hold the nxsock the user runs
-        text = f"{nxsock_for_root if step.needs_root else 'nxsock'} {step.value}"
-    elif verb == "install-package":
-        text = INSTALL_COMMANDS.get(step.variable or "", "false").format(spec=shell_quote(step.value or ""))
-    else:  # run-nx
-        text = f"nx {step.value}"
-    return ("sudo " if step.needs_root else "") + text
+@dataclass(frozen=True)
+class _OnDisk:
+    """A step that changes one entry on the disk, one of Nx's own levels: the vetting they share.
+
+    What differs by verb is a hook each type fills in: which of Nx's levels it may touch (``ON_CONTAINER``,
+    ``ON_WORKSPACE_NX``), what it may do to the shared container (:meth:`_container_problem`) and what the entry
+    and its parent must be, which decides whether it needs root (:meth:`_on_disk`).
+    """
+
+    path: str
+    needs_root: bool = field(default=False, kw_only=True)
+
+    #: May act on ``/tmp/.nx`` itself (every user's container).
+    ON_CONTAINER: t.ClassVar[bool] = True
+    #: May act on ``<ws>/.nx`` or ``<ws>/.nx/workspace-data`` (created, or root's leftovers removed).
+    ON_WORKSPACE_NX: t.ClassVar[bool] = True
+    #: Shown even when another user's file steers where Nx's levels are (:attr:`Policy.steered`).
+    kept_when_steered: t.ClassVar[bool] = False
+
+    def _container_problem(self) -> str | None:
+        """Why this step may not act on the shared container, which only ever becomes root's and stays ``1777``."""
+        return None
+
+    def _place_problem(self, policy: Policy) -> str | None:
+        """Why the path is no place this step may act on: not Nx's, a configured directory, a system path."""
+        path = self.path
+        if not path.startswith("/") or normalize(path) != path or "\0" in path:
+            return f"{path!r} is not a plain absolute path"
+        # Every verb that changes the disk, a plain ``mkdir`` too: a created directory is a place someone chose.
+        if path in _shared_containers(policy):
+            container = self._container_problem()
+            if container is not None:
+                return container
+        if isinstance(self, Create) and self.owner is None and _creates_temp_dir(policy, path):
+            return _system_conflict(policy, path)
+        in_configured = _nx_file_in_configured(policy, path)
+        if not (_is_nx_level(policy, path, self) or (isinstance(self, Remove) and in_configured)):
+            return f"{path} is not one of Nx's own directories; nxsock changes nothing else"
+        conflict = _configured_conflict(policy, path) if not in_configured else None
+        return conflict or _system_conflict(policy, path)
+
+    def _on_disk(self, policy: Policy, entry: Entry | int, parent: Entry | int,
+                 earlier: t.Sequence[Step]) -> str | bool:
+        """Why the entry or its parent refuses this step, or whether it needs root (least privilege)."""
+        raise NotImplementedError
+
+    def vet(self: _D, policy: Policy, earlier: t.Sequence[Step] = ()) -> _D | Problem:
+        """This step with ``sudo`` exactly where needed, or why the policy refuses it."""
+        problem = self._place_problem(policy)
+        if problem is not None:
+            return Problem(problem)
+        path = self.path
+        gone = any(isinstance(s, (Remove, RemoveTree)) and _beneath(path, s.path) for s in earlier)
+        entry: Entry | int = errno.ENOENT if gone else policy.view.lstat(path)  # once an earlier step removed it
+        parent = policy.view.lstat(dirname(path))
+        creating = isinstance(self, Create)
+        if not creating:
+            through = _walk_levels(policy, path, False)
+            if through is not None:
+                return Problem(through)
+        verdict = self._on_disk(policy, entry, parent, earlier)
+        if isinstance(verdict, str):
+            return Problem(verdict)
+        through = _walk_levels(policy, path, creating)
+        if through is not None:
+            return Problem(through)
+        return replace(self, needs_root=verdict and policy.uid != 0)
+
+
+@dataclass(frozen=True)
+class _OnExisting(_OnDisk):
+    """A step on an entry that is there: it must exist, beneath a parent nxsock can examine."""
+
+    def _on_disk(self, policy: Policy, entry: Entry | int, parent: Entry | int,
+                 earlier: t.Sequence[Step]) -> str | bool:
+        if isinstance(entry, int):
+            return f"{self.path} does not exist"
+        if not isinstance(parent, Entry):
+            return f"{dirname(self.path)} cannot be examined"
+        return self._on_entry(policy, entry, parent, earlier)
+
+    def _on_entry(self, policy: Policy, entry: Entry, parent: Entry, earlier: t.Sequence[Step]) -> str | bool:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Remove(_OnExisting):
+    """Unlink one entry that is not a directory (a link goes as a link): ``rm --``."""
+
+    verb: t.ClassVar[Verb] = "remove"
+
+    def text(self, nxsock_for_root: str) -> str:
+        return f"rm -- {shell_quote(self.path)}"
+
+    def fields(self) -> dict[str, t.Any]:
+        return {"path": self.path}
+
+    def _on_entry(self, policy: Policy, entry: Entry, parent: Entry, earlier: t.Sequence[Step]) -> str | bool:
+        if entry.is_dir:
+            return f"{self.path} is a directory"
+        return not _can_unlink(policy, parent, entry)
+
+
+@dataclass(frozen=True)
+class RemoveTree(_OnExisting):
+    """A directory and everything in it: ``rm -rf --``."""
+
+    verb: t.ClassVar[Verb] = "remove-tree"
+    ON_CONTAINER: t.ClassVar[bool] = False
+
+    def text(self, nxsock_for_root: str) -> str:
+        return f"rm -rf -- {shell_quote(self.path)}"
+
+    def fields(self) -> dict[str, t.Any]:
+        return {"path": self.path}
+
+    def _container_problem(self) -> str | None:
+        return f"{self.path} is the container every user shares: it holds every user's levels"
+
+    def _on_entry(self, policy: Policy, entry: Entry, parent: Entry, earlier: t.Sequence[Step]) -> str | bool:
+        return not _can_unlink(policy, parent, entry) or entry.uid != policy.uid
+
+
+@dataclass(frozen=True)
+class Create(_OnDisk):
+    """A directory: ``mkdir -p`` without a mode, ``mkdir -m`` of one level, ``install -d`` with an owner (as root)."""
+
+    verb: t.ClassVar[Verb] = "create"
+    mode: int | None = None
+    owner: int | None = None
+    group: int | None = None
+
+    def text(self, nxsock_for_root: str) -> str:
+        q, mode = shell_quote(self.path), _mode_word(self.mode)
+        if self.owner is not None:
+            return f"install -d -m {mode} -o {_owner_word(self.owner)} -g {_owner_word(self.group)} {q}"
+        if mode is not None:
+            return f"mkdir -m {mode} -- {q}"
+        return f"mkdir -p -- {q}"
+
+    def fields(self) -> dict[str, t.Any]:
+        return {"path": self.path, "owner": self.owner, "group": self.group, "mode": _mode_word(self.mode)}
+
+    def _container_problem(self) -> str | None:
+        if self.mode != 0o1777 or self.owner not in (None, 0) or self.group not in (None, 0):
+            return f"{self.path} is the container every user shares: it is created 1777, for root or as Nx makes it"
+        return None
+
+    def _on_disk(self, policy: Policy, entry: Entry | int, parent: Entry | int,
+                 earlier: t.Sequence[Step]) -> str | bool:
+        path, owned = self.path, self.owner is not None
+        if isinstance(entry, Entry):
+            return f"{path} already exists"
+        if not isinstance(parent, Entry):
+            if self.mode is not None:  # mkdir of one level: its parent must exist
+                return f"{dirname(path)} does not exist"
+        elif not parent.is_dir:
+            return f"{dirname(path)} is not a directory"
+        elif not _may(parent, policy.uid, 3):
+            if not owned:
+                return f"you may not create entries in {dirname(path)}"
+            return True
+        return owned and self.owner != policy.uid
+
+
+@dataclass(frozen=True)
+class Chown(_OnExisting):
+    """Hand an entry to an owner, never following a link: ``chown -h``."""
+
+    verb: t.ClassVar[Verb] = "chown"
+    ON_WORKSPACE_NX: t.ClassVar[bool] = False
+    owner: int
+    group: int
+
+    def text(self, nxsock_for_root: str) -> str:
+        return f"chown -h {_owner_word(self.owner)}:{_owner_word(self.group)} -- {shell_quote(self.path)}"
+
+    def fields(self) -> dict[str, t.Any]:
+        return {"path": self.path, "owner": self.owner, "group": self.group}
+
+    def _container_problem(self) -> str | None:
+        if (self.owner, self.group) != (0, 0):
+            return f"{self.path} is the container every user shares: it is handed to root alone"
+        return None
+
+    def _on_entry(self, policy: Policy, entry: Entry, parent: Entry, earlier: t.Sequence[Step]) -> str | bool:
+        if entry.is_link:
+            return f"{self.path} is a symlink; changing it would change what it points at"
+        return (self.owner, self.group) != (policy.uid, policy.gid) or entry.uid != policy.uid
+
+
+@dataclass(frozen=True)
+class Chmod(_OnExisting):
+    """Set a mode, of whoever owns the entry by then (an earlier step may have handed it over): ``chmod``."""
+
+    verb: t.ClassVar[Verb] = "chmod"
+    ON_WORKSPACE_NX: t.ClassVar[bool] = False
+    mode: int
+
+    def text(self, nxsock_for_root: str) -> str:
+        return f"chmod {_mode_word(self.mode)} -- {shell_quote(self.path)}"
+
+    def fields(self) -> dict[str, t.Any]:
+        return {"path": self.path, "mode": _mode_word(self.mode)}
+
+    def _container_problem(self) -> str | None:
+        if self.mode != 0o1777:
+            return f"{self.path} is the container every user shares: its mode stays 1777"
+        return None
+
+    def _on_entry(self, policy: Policy, entry: Entry, parent: Entry, earlier: t.Sequence[Step]) -> str | bool:
+        path = self.path
+        if entry.is_link:
+            return f"{path} is a symlink; changing it would change what it points at"
+        handed_to = [s.owner for s in earlier if isinstance(s, Chown) and s.path == path]
+        if entry.uid not in (0, policy.uid) and not handed_to:
+            return f"{path} belongs to {_who(entry.uid)}, who could replace it before the command runs"
+        return (handed_to[-1] if handed_to else entry.uid) != policy.uid
+
+
+_STEERED = "{}; nothing another user's file steers is acted on (ask that user, or work in a checkout of your own)"
+
+
+@dataclass(frozen=True)
+class Unset:
+    """Unset a variable nxsock reads, in this shell."""
+
+    verb: t.ClassVar[Verb] = "unset"
+    needs_root: t.ClassVar[bool] = False
+    kept_when_steered: t.ClassVar[bool] = True
+    variable: str
+
+    def text(self, nxsock_for_root: str) -> str:
+        return f"unset {self.variable}"
+
+    def fields(self) -> dict[str, t.Any]:
+        return {"variable": self.variable}
+
+    def vet(self, policy: Policy, earlier: t.Sequence[Step] = ()) -> Unset | Problem:
+        if self.variable not in _UNSETTABLE:
+            return Problem(f"{self.variable} is not a variable nxsock reads")
+        return self
+
+
+@dataclass(frozen=True)
+class Export:
+    """Export a variable, in this shell: a directory only the user can own, or a flag at a value nxsock suggests."""
+
+    verb: t.ClassVar[Verb] = "export"
+    needs_root: t.ClassVar[bool] = False
+    kept_when_steered: t.ClassVar[bool] = True
+    variable: str
+    value: str
+
+    def text(self, nxsock_for_root: str) -> str:
+        return f"export {self.variable}={shell_quote(self.value)}"
+
+    def fields(self) -> dict[str, t.Any]:
+        return {"variable": self.variable, "value": self.value}
+
+    def vet(self, policy: Policy, earlier: t.Sequence[Step] = ()) -> Export | Problem:
+        if self.variable in _EXPORTABLE_FLAGS:
+            if self.value in _EXPORTABLE_FLAGS[self.variable]:
+                return self
+            return Problem(f"{self.variable}={self.value!r} is not a setting nxsock suggests")
+        if self.variable not in _EXPORTABLE_DIRS:
+            return Problem(f"{self.variable} is not a variable nxsock suggests")
+        problem = suggestion_problem(policy, self.value)
+        return self if problem is None else Problem(problem)
+
+
+@dataclass(frozen=True)
+class EditEnvFile:
+    """Delete the lines of a ``.env`` file that set a variable: ``sed -i``.
+
+    *lines* is the ``sed`` script's line numbers (``3d;7,8d``) where they were decided over the file's text, so
+    the command does exactly ``--fix``'s edit (:func:`nxsock.core.dotenv.remove_assignments`); without them, the
+    pattern of a line that sets the variable (:func:`nxsock.core.dotenv.sed_pattern`).
+    """
+
+    verb: t.ClassVar[Verb] = "edit-env-file"
+    needs_root: t.ClassVar[bool] = False
+    kept_when_steered: t.ClassVar[bool] = True
+    path: str
+    variable: str
+    lines: str | None = None
+
+    def _script(self) -> str:
+        import re
+
+        from .dotenv import sed_pattern
+
+        if self.lines is not None and re.fullmatch(r"[1-9][0-9]*(,[1-9][0-9]*)?d(;[1-9][0-9]*(,[1-9][0-9]*)?d)*",
+                                                   self.lines):
+            return self.lines
+        return f"/{sed_pattern(self.variable)}/d"
+
+    def text(self, nxsock_for_root: str) -> str:
+        return f"sed -i -e {shell_quote(self._script())} -- {shell_quote(self.path)}"
+
+    def fields(self) -> dict[str, t.Any]:
+        return {"path": self.path, "variable": self.variable, "value": self.lines}
+
+    def vet(self, policy: Policy, earlier: t.Sequence[Step] = ()) -> EditEnvFile | Problem:
+        path = self.path
+        if self.variable not in _UNSETTABLE or not path.startswith("/"):
+            return Problem("not a .env file and variable nxsock reads")
+        entry = policy.view.lstat(path)
+        if isinstance(entry, int) or entry.kind != "file":
+            return Problem(f"{path} is not a regular file")
+        if entry.uid != policy.uid or policy.pasted_by_root:
+            return Problem(f"{path} belongs to {_who(entry.uid)}: only its owner should edit it")
+        through = _walk_levels(policy, path, False)
+        return self if through is None else Problem(through)
+
+
+@dataclass(frozen=True)
+class StopProcess:
+    """Signal a process to stop: ``kill``.  The pid and its *owner* come from the daemon's record."""
+
+    verb: t.ClassVar[Verb] = "stop-process"
+    kept_when_steered: t.ClassVar[bool] = False
+    pid: int
+    owner: int
+    needs_root: bool = False
+
+    def text(self, nxsock_for_root: str) -> str:
+        return f"kill -- {self.pid}"
+
+    def fields(self) -> dict[str, t.Any]:
+        return {"owner": self.owner, "pid": self.pid}
+
+    def vet(self, policy: Policy, earlier: t.Sequence[Step] = ()) -> StopProcess | Problem:
+        if self.pid <= 1:
+            return Problem("no process to stop")
+        # The pid was read from the daemon's record: whoever could write that record chose the process signalled.
+        record_file = join(policy.daemon_dir, "server-process.json")
+        record = _walk_levels(policy, record_file, True) or _record_problem(policy, record_file)
+        if record is not None:
+            return Problem(f"the pid comes from a record beneath another user's level: {record}")
+        return replace(self, needs_root=self.owner != policy.uid and policy.uid != 0)
+
+
+@dataclass(frozen=True)
+class RunNxsock:
+    """An nxsock command: it acts by descriptor, or only prints (a sandbox's allowlist)."""
+
+    verb: t.ClassVar[Verb] = "run-nxsock"
+    command: NxsockCommand
+    needs_root: bool = False
+
+    @property
+    def kept_when_steered(self) -> bool:
+        return self.command.allowlist is not None
+
+    def text(self, nxsock_for_root: str) -> str:  # root's path may not hold the nxsock the user runs
+        return f"{nxsock_for_root if self.needs_root else 'nxsock'} {self.command.value}"
+
+    def fields(self) -> dict[str, t.Any]:
+        return {"value": self.command.value}
+
+    def vet(self, policy: Policy, earlier: t.Sequence[Step] = ()) -> RunNxsock | Problem:
+        return self
+
+
+@dataclass(frozen=True)
+class RunNx:
+    """An Nx command, run from the workspace's own ``node_modules/nx``."""
+
+    verb: t.ClassVar[Verb] = "run-nx"
+    needs_root: t.ClassVar[bool] = False
+    kept_when_steered: t.ClassVar[bool] = False
+    command: NxCommand
+
+    def text(self, nxsock_for_root: str) -> str:
+        return f"nx {self.command.value}"
+
+    def fields(self) -> dict[str, t.Any]:
+        return {"value": self.command.value}
+
+    def vet(self, policy: Policy, earlier: t.Sequence[Step] = ()) -> RunNx | Problem:
+        # nx runs the workspace's own node_modules/nx: whoever could write a level of it chooses the code run.
+        code = _walk_levels(policy, join(policy.workspace_root, "node_modules", "nx", "package.json"), True)
+        return self if code is None else Problem(f"nx would run code beneath another user's level: {code}")
+
+
+@dataclass(frozen=True)
+class InstallPackage:
+    """A package-manager command that restores Nx's platform binding (*spec*: ``@nx/nx-<triple>@<version>``)."""
+
+    verb: t.ClassVar[Verb] = "install-package"
+    needs_root: t.ClassVar[bool] = False
+    kept_when_steered: t.ClassVar[bool] = False
+    manager: PackageManager
+    spec: str
+
+    def text(self, nxsock_for_root: str) -> str:
+        return self.manager.command(self.spec)
+
+    def fields(self) -> dict[str, t.Any]:
+        return {"variable": self.manager.value, "value": self.spec}
+
+    def vet(self, policy: Policy, earlier: t.Sequence[Step] = ()) -> InstallPackage | Problem:
+        import re
+
+        if not re.fullmatch(_BINDING_SPEC, self.spec):
+            return Problem("not a package manager and Nx binding nxsock suggests")
+        # The package manager runs the workspace's install scripts: whoever could write a level of it chooses the code.
+        code = _walk_levels(policy, join(policy.workspace_root, "package.json"), True)
+        if code is not None:
+            return Problem(f"the package manager would run code beneath another user's level: {code}")
+        return self
+
+
+#: One thing a remedy does: a value of one verb type.
+Step = (Remove | RemoveTree | Create | Chown | Chmod | Unset | Export | EditEnvFile | StopProcess | RunNxsock | RunNx
+        | InstallPackage)
+#: Every verb type, in the order of :data:`Verb`.
+STEP_TYPES: tuple[type[Step], ...] = t.get_args(Step)
+
+
+class Remedy(t.NamedTuple):
+    """Steps run in order, each only if the one before succeeded, and the one sentence of what they change."""
+
+    steps: tuple[Step, ...]
+    changes: str
+
+
+class Withheld(t.NamedTuple):
+    """No safe command: why, and the remedy that was refused (never shown)."""
+
+    reason: str
+    refused: Remedy | None = None
 
 
 def render(remedy: Remedy, nxsock_for_root: str = "nxsock") -> str:
@@ -271,28 +728,21 @@ def render(remedy: Remedy, nxsock_for_root: str = "nxsock") -> str:
     parts = []
     chowned: set[str] = set()
     for step in remedy.steps:
-        text = _step_text(step, nxsock_for_root)
-        if step.verb == "chmod" and step.path in chowned:
-            text = f"test ! -L {shell_quote(step.path or '')} && {text}"
-        if step.verb == "chown" and step.path is not None:
+        text = ("sudo " if step.needs_root else "") + step.text(nxsock_for_root)
+        if isinstance(step, Chmod) and step.path in chowned:
+            text = f"test ! -L {shell_quote(step.path)} && {text}"
+        if isinstance(step, Chown):
             chowned.add(step.path)
         parts.append(text)
     return " && ".join(parts)
 
 
+_JSON_KEYS = ("verb", "path", "variable", "value", "owner", "group", "mode", "pid", "needs_root")
+
+
 def step_json(step: Step) -> dict[str, t.Any]:
-    """A step as the JSON documents carry it (``remedy_steps``): what a ``doctor --fix`` would apply."""
-    return {
-        "verb": step.verb,
-        "path": step.path,
-        "variable": step.variable,
-        "value": step.value,
-        "owner": step.owner,
-        "group": step.group,
-        "mode": None if step.mode is None else format(step.mode & 0o7777, "04o"),
-        "pid": step.pid,
-        "needs_root": step.needs_root,
-    }
+    """A step as the JSON documents carry it (``remedy_steps``): every key, ``null`` where its verb has none."""
+    return {**dict.fromkeys(_JSON_KEYS), **step.fields(), "verb": step.verb, "needs_root": step.needs_root}
 
 
 # -- the policy ------------------------------------------------------------------------
@@ -331,17 +781,17 @@ def nx_level_root(policy: Policy, path: str) -> str | None:
     return None
 
 
-def _is_nx_level(policy: Policy, path: str, verb: str) -> bool:
-    """Whether *verb* may act on *path*: Nx's own levels only, each with the verbs that fit it."""
+def _is_nx_level(policy: Policy, path: str, step: _OnDisk) -> bool:
+    """Whether *step* may act on *path*: Nx's own levels only, each with the verbs that fit it."""
     if path == CONTAINER:
         # every user's container: created, handed to root or given its mode; removed only when it is no directory
-        return verb in ("create", "chown", "chmod", "remove")
+        return step.ON_CONTAINER
     if _beneath(path, policy.user_root) or (policy.home_nx and _beneath(path, policy.home_nx)):
         return True
     if _beneath(path, policy.daemon_dir):
         return True
     # <ws>/.nx and <ws>/.nx/workspace-data: created, or removed (root's leftovers of ``sudo nx``), never re-owned
-    return nx_level_root(policy, path) is not None and verb in ("remove", "remove-tree", "create")
+    return nx_level_root(policy, path) is not None and step.ON_WORKSPACE_NX
 
 
 def _shared_containers(policy: Policy) -> frozenset[str]:
@@ -350,22 +800,6 @@ def _shared_containers(policy: Policy) -> frozenset[str]:
     if policy.temp_dir is not None:
         names |= {join(policy.temp_dir, ".nx"), _canonical(policy.view, join(policy.temp_dir, ".nx"))}
     return frozenset(names)
-
-
-def _container_problem(policy: Policy, step: Step) -> str | None:
-    """The shared container is every user's: it only ever becomes root's or stays, and is never anything but ``1777``."""
-    path = step.path or ""
-    if path not in _shared_containers(policy):
-        return None
-    if step.verb == "chmod" and step.mode != 0o1777:
-        return f"{path} is the container every user shares: its mode stays 1777"
-    if step.verb == "chown" and (step.owner, step.group) != (0, 0):
-        return f"{path} is the container every user shares: it is handed to root alone"
-    if step.verb == "create" and (step.mode != 0o1777 or step.owner not in (None, 0) or step.group not in (None, 0)):
-        return f"{path} is the container every user shares: it is created 1777, for root or as Nx makes it"
-    if step.verb == "remove-tree":
-        return f"{path} is the container every user shares: it holds every user's levels"
-    return None
 
 
 #: Where a missing temp directory may be created (the one ``create`` outside Nx's levels): temp trees and the home.
@@ -492,72 +926,6 @@ def _record_problem(policy: Policy, record_file: str) -> str | None:
     return None
 
 
-def _filesystem_problem(policy: Policy, step: Step, earlier: t.Sequence[Step]) -> tuple[str | None, bool]:
-    """Why *step* may not be shown, or ``None``; and whether it needs root (least privilege)."""
-    path = step.path
-    if path is None or not path.startswith("/") or normalize(path) != path or "\0" in path:
-        return f"{path!r} is not a plain absolute path", step.needs_root
-    verb = step.verb
-    creates_owned = verb == "create" and step.owner is not None
-    # Every verb that changes the disk, a plain ``mkdir`` too: a created directory is a place someone chose.
-    container = _container_problem(policy, step)
-    if container is not None:
-        return container, step.needs_root
-    if verb == "create" and not creates_owned and _creates_temp_dir(policy, path):
-        conflict = _system_conflict(policy, path)
-        if conflict:
-            return conflict, step.needs_root
-    else:
-        if not (_is_nx_level(policy, path, verb) or (verb == "remove" and _nx_file_in_configured(policy, path))):
-            return f"{path} is not one of Nx's own directories; nxsock changes nothing else", step.needs_root
-        conflict = _configured_conflict(policy, path) if not _nx_file_in_configured(policy, path) else None
-        conflict = conflict or _system_conflict(policy, path)
-        if conflict:
-            return conflict, step.needs_root
-    view = policy.view
-    gone = any(s.verb in ("remove", "remove-tree") and s.path is not None and _beneath(path, s.path) for s in earlier)
-    entry: Entry | int = errno.ENOENT if gone else view.lstat(path)  # once an earlier step removed it
-    parent = view.lstat(dirname(path))
-    if verb != "create":
-        through = _walk_levels(policy, path, False)
-        if through is not None:
-            return through, step.needs_root
-    if verb == "create":
-        if isinstance(entry, Entry):
-            return f"{path} already exists", step.needs_root
-        needs_root = creates_owned and step.owner != policy.uid
-        if not isinstance(parent, Entry):
-            if step.mode is not None:  # mkdir of one level: its parent must exist
-                return f"{dirname(path)} does not exist", step.needs_root
-        elif not parent.is_dir:
-            return f"{dirname(path)} is not a directory", step.needs_root
-        elif not _may(parent, policy.uid, 3):
-            if not creates_owned:
-                return f"you may not create entries in {dirname(path)}", step.needs_root
-            needs_root = True
-    else:
-        if isinstance(entry, int):
-            return f"{path} does not exist", step.needs_root
-        if not isinstance(parent, Entry):
-            return f"{dirname(path)} cannot be examined", step.needs_root
-        if verb == "remove" and entry.is_dir:
-            return f"{path} is a directory", step.needs_root
-        if verb in ("chown", "chmod") and entry.is_link:
-            return f"{path} is a symlink; changing it would change what it points at", step.needs_root
-        if verb in ("remove", "remove-tree"):
-            needs_root = not _can_unlink(policy, parent, entry) or (verb == "remove-tree" and entry.uid != policy.uid)
-        elif verb == "chown":
-            needs_root = (step.owner, step.group) != (policy.uid, policy.gid) or entry.uid != policy.uid
-        else:  # chmod: of whoever owns it by then (an earlier step may have handed it over)
-            handed_to = [s.owner for s in earlier if s.verb == "chown" and s.path == path]
-            handed = bool(handed_to)
-            needs_root = (handed_to[-1] if handed else entry.uid) != policy.uid
-            if entry.uid not in (0, policy.uid) and not handed:
-                return f"{path} belongs to {_who(entry.uid)}, who could replace it before the command runs", step.needs_root
-    needs_root = needs_root and policy.uid != 0
-    return _walk_levels(policy, path, verb == "create"), needs_root
-
-
 def suggestion_problem(policy: Policy, directory: str) -> str | None:
     """Why *directory* may not be suggested as a place of the user's own, or ``None``.
 
@@ -593,68 +961,11 @@ def suggestion_problem(policy: Policy, directory: str) -> str | None:
     return None
 
 
-def _step_problem(policy: Policy, step: Step, earlier: t.Sequence[Step]) -> tuple[str | None, Step]:
-    verb = step.verb
-    if policy.steered is not None and verb not in ("export", "unset", "edit-env-file") and not (
-        verb == "run-nxsock" and (step.value or "").startswith("paths --format ")
-    ):
-        return f"{policy.steered}; nothing another user's file steers is acted on (ask that user, or work in a checkout of your own)", step
-    if verb in FILESYSTEM_VERBS:
-        problem, needs_root = _filesystem_problem(policy, step, earlier)
-        return problem, step._replace(needs_root=needs_root)
-    if verb == "unset":
-        if step.variable not in _UNSETTABLE:
-            return f"{step.variable} is not a variable nxsock reads", step
-        return None, step._replace(needs_root=False)
-    if verb == "export":
-        if step.variable in _EXPORTABLE_FLAGS:
-            ok = step.value in _EXPORTABLE_FLAGS[step.variable]
-            return (None if ok else f"{step.variable}={step.value!r} is not a setting nxsock suggests"), step._replace(needs_root=False)
-        if step.variable not in _EXPORTABLE_DIRS or step.value is None:
-            return f"{step.variable} is not a variable nxsock suggests", step
-        return suggestion_problem(policy, step.value), step._replace(needs_root=False)
-    if verb == "edit-env-file":
-        path = step.path or ""
-        if step.variable not in _UNSETTABLE or not path.startswith("/"):
-            return "not a .env file and variable nxsock reads", step
-        entry = policy.view.lstat(path)
-        if isinstance(entry, int) or entry.kind != "file":
-            return f"{path} is not a regular file", step
-        if entry.uid != policy.uid or policy.pasted_by_root:
-            return f"{path} belongs to {_who(entry.uid)}: only its owner should edit it", step
-        return _walk_levels(policy, path, False), step._replace(needs_root=False)
-    if verb == "stop-process":
-        if step.pid is None or step.pid <= 1:
-            return "no process to stop", step
-        # The pid was read from the daemon's record: whoever could write that record chose the process signalled.
-        record_file = join(policy.daemon_dir, "server-process.json")
-        record = _walk_levels(policy, record_file, True) or _record_problem(policy, record_file)
-        if record is not None:
-            return f"the pid comes from a record beneath another user's level: {record}", step
-        return None, step._replace(needs_root=step.owner != policy.uid and policy.uid != 0)
-    if verb == "run-nxsock":
-        if step.value not in NXSOCK_ARGUMENTS:
-            return f"nxsock {step.value} is not a command nxsock suggests", step
-        return None, step
-    if verb == "run-nx":
-        if step.value not in NX_ARGUMENTS:
-            return f"nx {step.value} is not a command nxsock suggests", step
-        # nx runs the workspace's own node_modules/nx: whoever could write a level of it chooses the code run.
-        code = _walk_levels(policy, join(policy.workspace_root, "node_modules", "nx", "package.json"), True)
-        if code is not None:
-            return f"nx would run code beneath another user's level: {code}", step
-        return None, step._replace(needs_root=False)
-    if verb == "install-package":
-        import re
-
-        if step.variable not in INSTALL_COMMANDS or not re.fullmatch(_BINDING_SPEC, step.value or ""):
-            return "not a package manager and Nx binding nxsock suggests", step
-        # The package manager runs the workspace's install scripts: whoever could write a level of it chooses the code run.
-        code = _walk_levels(policy, join(policy.workspace_root, "package.json"), True)
-        if code is not None:
-            return f"the package manager would run code beneath another user's level: {code}", step
-        return None, step._replace(needs_root=False)
-    return f"unknown verb {verb!r}", step
+def vet_step(step: Step, policy: Policy, earlier: t.Sequence[Step] = ()) -> Step | Problem:
+    """One step under the policy, after *earlier* (already vetted): with ``sudo`` exactly where needed, or why not."""
+    if policy.steered is not None and not step.kept_when_steered:
+        return Problem(_STEERED.format(policy.steered))
+    return step.vet(policy, earlier)
 
 
 def vet(remedy: Remedy, policy: Policy) -> Remedy | Withheld:
@@ -663,10 +974,10 @@ def vet(remedy: Remedy, policy: Policy) -> Remedy | Withheld:
         return Withheld(remedy.changes or "nothing to run", remedy)
     steps: list[Step] = []
     for step in remedy.steps:
-        problem, corrected = _step_problem(policy, step, steps)
-        if problem is not None:
-            return Withheld(f"No safe command: {problem}.", remedy)
-        steps.append(corrected)
+        verdict = vet_step(step, policy, steps)
+        if isinstance(verdict, Problem):
+            return Withheld(f"No safe command: {verdict.reason}.", remedy)
+        steps.append(verdict)
     return Remedy(tuple(steps), remedy.changes)
 
 

@@ -49,10 +49,10 @@ CLEAR_MARKER = "nxsock reset --daemon-marker"
 
 def run_inside_remedy(changes: str) -> "Remedy":
     """``export NX_DAEMON=false`` as a remedy value, for the policy to vet wherever a sandbox's daemon is unusable."""
-    from .remedy import Remedy, Step
+    from .remedy import Export, Remedy
 
     name, value = RUN_INSIDE_VARIABLE
-    return Remedy((Step("export", variable=name, value=value),), changes)
+    return Remedy((Export(variable=name, value=value),), changes)
 
 
 def client_checks_socket_ancestry(nx_version: str | None) -> bool:

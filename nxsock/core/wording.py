@@ -11,12 +11,31 @@ of what it changes, or why there is no command.
 from __future__ import annotations
 
 import typing as t
+from dataclasses import replace
 
 from ._pathname import dirname, join
 from .fsview import Entry, FsView
 from .guards import Refusal
 from .layout import CONTAINER, short_hash
-from .remedy import CONFIGURED_VARIABLES, Policy, Remedy, Step, Withheld, render, shell_quote, suggestion_problem, vet
+from .remedy import (
+    CONFIGURED_VARIABLES,
+    Chmod,
+    Chown,
+    Create,
+    EditEnvFile,
+    Export,
+    Policy,
+    Remedy,
+    Remove,
+    RemoveTree,
+    Step,
+    Unset,
+    Withheld,
+    render,
+    shell_quote,
+    suggestion_problem,
+    vet,
+)
 from .terminal import format_mode
 
 if t.TYPE_CHECKING:
@@ -58,7 +77,7 @@ __all__ = [
 PROVISION_COMMAND = f"sudo install -d -m 1777 -o root -g root {CONTAINER}"
 
 PROVISION = Remedy(
-    (Step("create", CONTAINER, owner=0, group=0, mode=0o1777, needs_root=True),),
+    (Create(CONTAINER, owner=0, group=0, mode=0o1777, needs_root=True),),
     "Creates /tmp/.nx for every user: root's, mode 1777, so no user can take it over.",
 )
 
@@ -276,7 +295,7 @@ def socket_export(ctx: RemedyContext) -> Remedy | Withheld:
     if suggestion is None:
         return Withheld("No directory only you can own (under $XDG_RUNTIME_DIR or your home) passes every rule to suggest as NX_SOCKET_DIR.")
     return Remedy(
-        (Step("export", variable="NX_SOCKET_DIR", value=suggestion),),
+        (Export(variable="NX_SOCKET_DIR", value=suggestion),),
         f"Keeps Nx's sockets in {suggestion}, a directory only you can own (add it to your shell's profile to keep it).",
     )
 
@@ -297,7 +316,7 @@ def _env_file_fix(ctx: RemedyContext, variable: str, path: str, what: str) -> Re
     from .dotenv import DOTENV_LIMIT, remove_assignments
 
     text = ctx.policy.view.read_text(path)
-    step = Step("edit-env-file", path, variable=variable)
+    step = EditEnvFile(path, variable=variable)
     if isinstance(text, int):  # not a file nxsock can read: the policy says why (a link, another user's), or sed cannot either
         return Remedy((step,), f"{variable} is set in {path}; this deletes the lines there that set it, so Nx uses its default {what}.")
     entry = ctx.policy.view.lstat(path)
@@ -313,7 +332,7 @@ def _env_file_fix(ctx: RemedyContext, variable: str, path: str, what: str) -> Re
         return Withheld(f"No safe command: {variable} is set in {where}, and no sed command deletes exactly that: {edit.no_sed}; "
                         f"delete it in an editor, so Nx uses its default {what}.")
     return Remedy(
-        (step._replace(value=edit.sed or None),),
+        (replace(step, lines=edit.sed or None),),
         f"{variable} is set in {where}; this deletes {'that assignment' if len(edit.lines) == 1 else 'those assignments'} "
         f"and nothing else, so Nx uses its default {what}.",
     )
@@ -325,7 +344,7 @@ def configuration_fix(ctx: RemedyContext, variable: str, what: str) -> Remedy | 
     if source.startswith("/"):
         return _env_file_fix(ctx, variable, source, what)
     return Remedy(
-        (Step("unset", variable=variable),),
+        (Unset(variable=variable),),
         f"Unsets {variable} in this shell, so Nx uses its default {what}; remove it too wherever your profile or CI sets it.",
     )
 
@@ -347,19 +366,19 @@ def _build(refusal: Refusal, ctx: RemedyContext, purpose: str) -> tuple[Remedy |
         if d == CONTAINER:
             return PROVISION, None
         if refusal.errno == "ENOENT":
-            return Remedy((Step("create", dirname(d)),), f"Creates {dirname(d)}, the missing level above it."), elsewhere
+            return Remedy((Create(dirname(d)),), f"Creates {dirname(d)}, the missing level above it."), elsewhere
         if refusal.errno in ("EACCES", "EPERM"):
             return _unwritable(ctx, d, purpose), elsewhere
         return Withheld(f"Creating {d} failed with {refusal.errno}" + (f"; {dirname(d)} is on a read-only filesystem (a sandbox's bind mount, typically)." if refusal.errno == "EROFS" else ".")), elsewhere
     if kind == "not-inspectable":
         if refusal.errno == "ENOENT":
             return (
-                Remedy((Step("create", d, mode=0o700),), f"Creates {d}, yours and private, which TMPDIR names; or unset TMPDIR, or upgrade to Nx 24, which does not need it."),
+                Remedy((Create(d, mode=0o700),), f"Creates {d}, yours and private, which TMPDIR names; or unset TMPDIR, or upgrade to Nx 24, which does not need it."),
                 None,
             )
         return Withheld(f"A level above {d} cannot be searched by you ({refusal.errno})."), elsewhere
     if kind == "not-a-directory":
-        remove = Step("remove", d)
+        remove = Remove(d)
         if d == CONTAINER:
             return Remedy((remove, *PROVISION.steps), "Removes what stands at /tmp/.nx (a link goes as a link; what it points at is untouched) and creates the shared container: root's, 1777."), None
         from .remedy import nx_level_root
@@ -373,19 +392,19 @@ def _build(refusal: Refusal, ctx: RemedyContext, purpose: str) -> tuple[Remedy |
             why = f"Removes {d}, left by running Nx as root (sudo); Nx recreates it, yours, on its next run."
         else:
             why = f"Removes {d}, which {_owner(refusal.uid)} made first; it is removed, never handed to you, and Nx recreates it, yours."
-        return Remedy((Step("remove-tree", d, needs_root=True),), why), elsewhere
+        return Remedy((RemoveTree(d, needs_root=True),), why), elsewhere
     if kind == "foreign-shared-container":
         return Remedy(
-            (Step("chown", d, owner=0, group=0, needs_root=True), Step("chmod", d, mode=0o1777, needs_root=True)),
+            (Chown(d, owner=0, group=0, needs_root=True), Chmod(d, mode=0o1777, needs_root=True)),
             f"Hands {d} to root and makes it 1777, shared and sticky; every user's directory beneath it stays as it is.",
         ), None
     if kind == "foreign-ancestor":
         return Withheld(f"{d} is not Nx's; nxsock changes nothing there ({_owner(refusal.uid)} owns it)."), elsewhere
     if kind in ("not-tightenable", "not-private"):
-        return Remedy((Step("chmod", d, mode=0o700),), f"Restricts {d} to you; if the mode does not stick, the filesystem ignores modes."), elsewhere
+        return Remedy((Chmod(d, mode=0o700),), f"Restricts {d} to you; if the mode does not stick, the filesystem ignores modes."), elsewhere
     if kind == "peer-writable-not-sticky":
         if d == CONTAINER:
-            return Remedy((Step("chmod", d, mode=0o1777, needs_root=True),), f"Makes {d} 1777: sticky, so users cannot replace each other's directories."), None
+            return Remedy((Chmod(d, mode=0o1777, needs_root=True),), f"Makes {d} 1777: sticky, so users cannot replace each other's directories."), None
         return Withheld(f"{d} is not Nx's; nxsock changes nothing there. Whoever runs the machine can make it sticky (chmod +t)."), elsewhere
     return Withheld(f"{d} was refused ({kind})."), elsewhere
 
@@ -405,14 +424,14 @@ def _unwritable(ctx: RemedyContext, level: str, purpose: str) -> Remedy | Withhe
         while dirname(top) != top and nx_level_root(ctx.policy, dirname(top)) is not None and _foreign(view, dirname(top), ctx.uid):
             top = dirname(top)
         return Remedy(
-            (Step("remove-tree", top, needs_root=True),),
+            (RemoveTree(top, needs_root=True),),
             f"You may not write in {blocker}{facts}: it was left by running Nx as {_owner(entry.uid)}; this removes {top} and Nx recreates it, yours.",
         )
     data = ctx.data_dir_suggestion if purpose == "sockets" else None
     reason = f"You may not write in {blocker}{facts}, so Nx cannot create {level}."
     if data is not None:
         return Remedy(
-            (Step("export", variable="NX_WORKSPACE_DATA_DIRECTORY", value=data),),
+            (Export(variable="NX_WORKSPACE_DATA_DIRECTORY", value=data),),
             f"{reason} This keeps Nx's workspace data (its daemon's files and the workspace fallback) in {data}, which is yours.",
         )
     if purpose == "container":  # check-root judges a shared root: Nx's workspace data has nothing to do with it

@@ -24,7 +24,7 @@ if t.TYPE_CHECKING:
     from ..audit.findings import Finding
     from ..audit.fleet import FleetVerdict
 
-__all__ = ["render_check_root", "render_paths", "safe"]
+__all__ = ["render_check_root", "render_paths"]
 
 TIER_WHY = {
     "configured": "NX_SOCKET_DIR (or NX_DAEMON_SOCKET_DIR) is set and accepted",
@@ -39,11 +39,6 @@ GENERATION = {
     "ts": "current layout, TypeScript generation (Nx 23.1.2–23.3)",
     "native": "current layout, native generation (Nx 24)",
 }
-
-
-def safe(text: str | None) -> str:
-    """:func:`nxsock.core.terminal.printable`: kept under its old name for callers outside this module."""
-    return printable(text)
 
 
 def _console(stderr: bool = False) -> Console:
@@ -654,10 +649,12 @@ FINDINGS_SHOWN = 20
 
 def _shape(item: t.Any) -> tuple[t.Any, ...] | None:
     """What a one-step remedy does, less the path it does it to; ``None`` for a remedy of other steps."""
-    if len(item.steps) != 1 or not item.steps[0].path:
+    from ..core.remedy import step_json
+
+    fields = step_json(item.steps[0]) if len(item.steps) == 1 else {}
+    if not fields.get("path"):
         return None
-    s = item.steps[0]
-    return s.verb, s.mode, s.owner, s.group, s.variable, s.value, s.needs_root
+    return tuple(value for key, value in fields.items() if key != "path")
 
 
 class _Run(t.NamedTuple):

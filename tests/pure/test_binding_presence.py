@@ -18,7 +18,7 @@ from nxsock.audit.doctor import CHECKS, FINDING_IDS, gather, run_checks
 from nxsock.audit.explain import answer_all, explain, general_advice
 from nxsock.audit.repair import INSTALLS, make_plan
 from nxsock.core.fsview import Entry, MemoryView
-from nxsock.core.remedy import Remedy, Step, render
+from nxsock.core.remedy import InstallPackage, PackageManager, Remedy, render
 from nxsock.core.resolver import resolve
 from nxsock.core.wording import context_for
 
@@ -109,24 +109,25 @@ def test_doctor_fix_never_runs_the_package_manager(monkeypatch: pytest.MonkeyPat
 def test_the_policy_names_only_a_known_manager_and_an_nx_binding_at_an_exact_version() -> None:
     view = _tree()
     ctx = context_for(resolve(environment(), view), view)
-    good = ctx.offer(Remedy((Step("install-package", variable="npm", value="@nx/nx-linux-x64-gnu@24.0.6"),), "x"))
+    good = ctx.offer(Remedy((InstallPackage(PackageManager("npm"), "@nx/nx-linux-x64-gnu@24.0.6"),), "x"))
     assert good.command == "npm install --no-save @nx/nx-linux-x64-gnu@24.0.6"
-    for variable, value in [("npm", "left-pad@1.0.0"), ("npm", "@nx/nx-linux-x64-gnu@latest"), ("npx", "@nx/nx-linux-x64-gnu@24.0.6"),
-                            ("npm", "@nx/nx-linux-x64-gnu@24.0.6; rm -rf ~"), ("npm", None)]:
-        refused = ctx.offer(Remedy((Step("install-package", variable=variable, value=value),), "x"))
-        assert refused.command is None, (variable, value)
+    for value in ["left-pad@1.0.0", "@nx/nx-linux-x64-gnu@latest", "@nx/nx-linux-x64-gnu@24.0.6; rm -rf ~", ""]:
+        refused = ctx.offer(Remedy((InstallPackage(PackageManager.NPM, value),), "x"))
+        assert refused.command is None, value
+    with pytest.raises(ValueError):  # a manager nxsock does not know (npx) is no value of the type at all
+        PackageManager("npx")
 
 
 def test_a_workspace_beneath_another_users_level_gets_no_install_command() -> None:
     view = machine({f"{WS}/package.json": _file(), "/home/ada/acme": Entry("dir", 1001, 1001, 0o755)})
     ctx = context_for(resolve(environment(), view), view)
-    verdict = ctx.offer(Remedy((Step("install-package", variable="npm", value="@nx/nx-linux-x64-gnu@24.0.6"),), "x"))
+    verdict = ctx.offer(Remedy((InstallPackage(PackageManager("npm"), "@nx/nx-linux-x64-gnu@24.0.6"),), "x"))
     assert verdict.command is None and "package manager would run code beneath another user's level" in (verdict.hint or "")
 
 
 def test_the_check_is_registered_with_its_group() -> None:
     assert CHECKS["binding"][0] == "Binding" and FINDING_IDS["binding"] == ("binding",)
-    assert render(Remedy((Step("install-package", variable="pnpm", value="@nx/nx-linux-x64-gnu@24.0.6"),), "")) == "pnpm install --force"
+    assert render(Remedy((InstallPackage(PackageManager("pnpm"), "@nx/nx-linux-x64-gnu@24.0.6"),), "")) == "pnpm install --force"
 
 
 @pytest.mark.parametrize(("text", "matched"), [

@@ -13,10 +13,11 @@ import pytest
 from conftest import USER, environment, machine, mine
 
 from nxsock.act import acting
+from nxsock.act.outcomes import Done
 from nxsock.core.dotenv import assignments, parse_dotenv, remove_assignments, remove_assignments_from_bytes
 from nxsock.core.environment import Variable
 from nxsock.core.fsview import Entry
-from nxsock.core.remedy import Remedy, Step, render
+from nxsock.core.remedy import EditEnvFile, Remedy, render
 from nxsock.core.resolver import resolve
 from nxsock.core.wording import context_for, remedy_for_invalid
 
@@ -82,7 +83,7 @@ def _fix(tmp_path: Path, data: bytes) -> bytes:
     env.parent.mkdir(exist_ok=True)
     env.write_bytes(data)
     problem = acting.delete_env_lines(str(env), V, os.geteuid())
-    assert problem is None, problem
+    assert isinstance(problem, Done), problem
     return env.read_bytes()
 
 
@@ -100,7 +101,7 @@ class TestThePrintedSed:
             pasted = tmp_path / locale / ".env"
             pasted.parent.mkdir()
             pasted.write_bytes(before)
-            command = render(Remedy((Step("edit-env-file", str(pasted), variable=V, value=edit.sed or None),), ""))
+            command = render(Remedy((EditEnvFile(str(pasted), variable=V, lines=edit.sed or None),), ""))
             assert command.startswith("sed -i -e ")
             subprocess.run(["bash", "-c", command], check=True, env={**os.environ, "LC_ALL": locale})
             assert pasted.read_bytes() == fixed, (locale, command)

@@ -10,7 +10,7 @@ import pytest
 
 from nxsock.audit.findings import Finding
 from nxsock.audit.repair import NEEDS_ROOT, SHELL, Applied, make_plan, verdicts
-from nxsock.core.remedy import Step
+from nxsock.core.remedy import Chmod, NxsockCommand, Remove, RunNxsock, Unset
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -20,11 +20,11 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 class TestPlan:
     def test_only_remedies_nxsock_can_do_itself_without_root_are_applied_and_the_rest_is_listed_with_why(self) -> None:
         """A sudo remedy and a shell line go to the user with the reason; a file removal is applied; one remedy once."""
-        remove = Finding("daemon-disabled", "warn", "/w/d/disabled", "disabled", "rm -- /w/d/disabled", None, (), (Step("remove", "/w/d/disabled"),))
+        remove = Finding("daemon-disabled", "warn", "/w/d/disabled", "disabled", "rm -- /w/d/disabled", None, (), (Remove("/w/d/disabled"),))
         again = remove._replace(id="other", message="same fix")
         root = Finding("container", "warn", "/tmp/.nx", "peer's", "sudo rm -- /tmp/.nx", None, (),
-                       (Step("remove", "/tmp/.nx", needs_root=True),))
-        shell = Finding("configuration", "error", "/tmp", "bad", "unset NX_SOCKET_DIR", None, (), (Step("unset", variable="NX_SOCKET_DIR"),))
+                       (Remove("/tmp/.nx", needs_root=True),))
+        shell = Finding("configuration", "error", "/tmp", "bad", "unset NX_SOCKET_DIR", None, (), (Unset(variable="NX_SOCKET_DIR"),))
         fine = Finding("outcome", "ok", "/x", "fine")
         bare = Finding("sockets", "error", "/s", "policy refuses", None, "No command: …")
         plan = make_plan([remove, root, shell, again, fine, bare])
@@ -35,9 +35,9 @@ class TestPlan:
 
     def test_a_remedy_whose_finding_is_still_there_after_the_re_audit_is_not_fixed(self) -> None:
         """The re-audit decides: the same id and path (without a path, the same remedy) still a problem is not fixed."""
-        gone = Finding("daemon-disabled", "warn", "/w/d/disabled", "disabled", "rm -- /w/d/disabled", None, (), (Step("remove", "/w/d/disabled"),))
+        gone = Finding("daemon-disabled", "warn", "/w/d/disabled", "disabled", "rm -- /w/d/disabled", None, (), (Remove("/w/d/disabled"),))
         stays = Finding("leftovers", "warn", None, "3 dead socket directories of yours.", "nxsock reset", None, (),
-                        (Step("run-nxsock", value="reset"),))
+                        (RunNxsock(NxsockCommand.RESET),))
         plan = make_plan([gone, stays])
         done = [Applied(item, (), "done") for item in plan.apply]
         judged = verdicts(done, plan, [stays._replace(message="1 dead socket directory of yours.")])
@@ -67,9 +67,9 @@ class TestALongPlanIsSummarised:
         for n in range(3000):
             run = f"/tmp/.nx/1000/sockets/{n:020x}"
             findings.append(Finding("sockets", "warn", f"{run}/d.sock", f"{run}/d.sock has mode 0755.", f"chmod 0600 -- {run}/d.sock",
-                                    None, (), (Step("chmod", f"{run}/d.sock", mode=0o600),)))
+                                    None, (), (Chmod(f"{run}/d.sock", mode=0o600),)))
             findings.append(Finding("sockets", "warn", f"{run}/p.sock", f"{run}/p.sock is a fifo, not a socket.", f"rm -- {run}/p.sock",
-                                    None, (), (Step("remove", f"{run}/p.sock"),)))
+                                    None, (), (Remove(f"{run}/p.sock"),)))
         return make_plan(findings)
 
     def test_the_human_plan_is_a_few_lines_that_count_each_kind(self, capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,11 +6,11 @@ from conftest import PEER, USER, environment, machine, mine
 
 import nxsock.core.wording as wording
 from nxsock.core.fsview import Entry
-from nxsock.core.remedy import Policy, Remedy, Step, Withheld, vet
+from nxsock.core.remedy import NxCommand, Policy, Remedy, RunNx, Withheld, vet
 from nxsock.core.resolver import resolve
 
 WS = "/home/ada/acme"
-RUN_NX = Remedy((Step("run-nx", value="daemon --start"),), "x")
+RUN_NX = Remedy((RunNx(NxCommand.DAEMON_START),), "x")
 
 
 def _policy(owner: int, mode: int = 0o755, link_owner: int = USER) -> Policy:

@@ -14,7 +14,7 @@ from nxsock.audit.doctor import FINDING_DESCRIPTIONS, FINDING_IDS
 from nxsock.audit.findings import Finding
 from nxsock.commands.options import parse_paths_json
 from nxsock.core import program, remedy
-from nxsock.core.remedy import Remedy, Step
+from nxsock.core.remedy import NxsockCommand, Remedy, RunNxsock
 from nxsock.output import render
 
 
@@ -125,8 +125,8 @@ class TestNxsockForRoot:
         assert program.nxsock_for_root(argv0, str(tmp_path), secure_path=()) == "nxsock"
 
     def test_the_renderer_takes_the_name_as_data_for_sudo_steps_only(self) -> None:
-        provision = Remedy((Step("run-nxsock", value="provision --tmpfiles --install", needs_root=True),), "")
-        reset = Remedy((Step("run-nxsock", value="reset"),), "")
+        provision = Remedy((RunNxsock(NxsockCommand.PROVISION_TMPFILES, needs_root=True),), "")
+        reset = Remedy((RunNxsock(NxsockCommand.RESET),), "")
         assert remedy.render(provision) == "sudo nxsock provision --tmpfiles --install"
         assert remedy.render(provision, "'/opt/my venv/bin/nxsock'") == "sudo '/opt/my venv/bin/nxsock' provision --tmpfiles --install"
         assert remedy.render(reset, "'/opt/my venv/bin/nxsock'") == "nxsock reset"

@@ -15,13 +15,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nxsock.act import acting
+from nxsock.act.outcomes import Refused
 from nxsock.audit.checks_levels import check_environment
 from nxsock.audit.findings import Context
 from nxsock.core._pathname import basename, dirname, join
 from nxsock.core.fsview import Entry
 from nxsock.core.host import host_environment
 from nxsock.core.releases import is_version
-from nxsock.core.remedy import Remedy, Step, Withheld, vet
+from nxsock.core.remedy import Chmod, Chown, Create, Remedy, Remove, RemoveTree, Step, Withheld, vet
 from nxsock.core.resolver import resolve
 from nxsock.core.wording import context_for
 
@@ -99,18 +100,18 @@ class TestThePolicyKnowsTheSharedContainer:
     @pytest.mark.parametrize("uid", [0, USER])
     @pytest.mark.parametrize("mode", [0o700, 0o755, 0o777, 0o1700, 0o0])
     def test_no_mode_but_1777(self, uid: int, mode: int) -> None:
-        assert not _shown(Step("chmod", "/tmp/.nx", mode=mode), uid)
-        assert _shown(Step("chmod", "/tmp/.nx", mode=0o1777), uid)
+        assert not _shown(Chmod("/tmp/.nx", mode=mode), uid)
+        assert _shown(Chmod("/tmp/.nx", mode=0o1777), uid)
 
     @pytest.mark.parametrize("owner", [(USER, USER), (0, USER), (PEER, 0)])
     def test_no_owner_but_root(self, owner: tuple[int, int]) -> None:
-        assert not _shown(Step("chown", "/tmp/.nx", owner=owner[0], group=owner[1]), 0)
-        assert _shown(Step("chown", "/tmp/.nx", owner=0, group=0), 0)
+        assert not _shown(Chown("/tmp/.nx", owner=owner[0], group=owner[1]), 0)
+        assert _shown(Chown("/tmp/.nx", owner=0, group=0), 0)
 
     def test_the_temp_dirs_container_is_the_same_container(self) -> None:
         """``$TMPDIR/.nx`` is what a legacy Nx or another spelling calls the container: no 0700 there either."""
-        assert not _shown(Step("chmod", "/tmp/.nx", mode=0o700), 0, TMPDIR="/tmp/")
-        assert not isinstance(vet(Remedy((Step("remove-tree", "/tmp/.nx"),), "x"), _policy(0)), Remedy)
+        assert not _shown(Chmod("/tmp/.nx", mode=0o700), 0, TMPDIR="/tmp/")
+        assert not isinstance(vet(Remedy((RemoveTree("/tmp/.nx"),), "x"), _policy(0)), Remedy)
 
     def test_the_acting_code_refuses_it_too_before_touching_anything(self, monkeypatch: pytest.MonkeyPatch) -> None:
         def reached(*args: object, **kwargs: object) -> t.NoReturn:
@@ -118,29 +119,29 @@ class TestThePolicyKnowsTheSharedContainer:
 
         monkeypatch.setattr(acting, "_on_the_entry", reached)  # a regression fails here, never on the machine's /tmp/.nx
         monkeypatch.setattr(acting, "_parent_of", reached)
-        assert (acting.change_mode("/tmp/.nx", 0o700, 0) or "").startswith("refused: ")
-        assert (acting.change_owner("/tmp/.nx", USER, USER, 0) or "").startswith("refused: ")
-        assert (acting.create_directory("/tmp/.nx", 0o700, 0) or "").startswith("refused: ")
-        assert (acting.create_directory("/tmp/.nx", None, 0) or "").startswith("refused: ")
+        assert isinstance(acting.change_mode("/tmp/.nx", 0o700, 0), Refused)
+        assert isinstance(acting.change_owner("/tmp/.nx", USER, USER, 0), Refused)
+        assert isinstance(acting.create_directory("/tmp/.nx", 0o700, 0), Refused)
+        assert isinstance(acting.create_directory("/tmp/.nx", None, 0), Refused)
 
 
 class TestACreateIsVettedLikeEveryStep:
     @pytest.mark.parametrize("path", ["/etc/nologin", "/home/ada/.ssh/authorized_keys", "/root/x", "/usr/local/x", "/srv/x"])
     @pytest.mark.parametrize("uid", [0, USER])
     def test_never_outside_nx_s_levels(self, path: str, uid: int) -> None:
-        for step in (Step("create", path), Step("create", path, mode=0o700)):
+        for step in (Create(path), Create(path, mode=0o700)):
             verdict = vet(Remedy((step,), "x"), _policy(uid))
             assert isinstance(verdict, Withheld) and "not one of Nx's own directories" in verdict.reason, verdict
 
     def test_nx_s_own_levels_may_be_created(self) -> None:
-        assert _shown(Step("create", "/tmp/.nx/1000/native-cache"))
-        assert _shown(Step("create", f"{WS}/.nx/workspace-data"))
+        assert _shown(Create("/tmp/.nx/1000/native-cache"))
+        assert _shown(Create(f"{WS}/.nx/workspace-data"))
 
     def test_only_the_missing_temp_dir_this_shell_names_and_never_a_system_path(self) -> None:
-        assert _shown(Step("create", "/tmp/missing", mode=0o700), USER, TMPDIR="/tmp/missing")
-        assert not _shown(Step("create", "/tmp/other", mode=0o700), USER, TMPDIR="/tmp/missing")
-        assert not _shown(Step("create", "/etc/nologin"), 0, TMPDIR="/etc/nologin")
-        assert not _shown(Step("create", "/var/tmp"), 0, TMPDIR="/var/tmp")
+        assert _shown(Create("/tmp/missing", mode=0o700), USER, TMPDIR="/tmp/missing")
+        assert not _shown(Create("/tmp/other", mode=0o700), USER, TMPDIR="/tmp/missing")
+        assert not _shown(Create("/etc/nologin"), 0, TMPDIR="/etc/nologin")
+        assert not _shown(Create("/var/tmp"), 0, TMPDIR="/var/tmp")
 
 
 class TestTheDaemonsRecordNamesNoPlace:
@@ -170,8 +171,8 @@ class TestTheDaemonsRecordNamesNoPlace:
         assert [path for path, _, _ in survey_sockets(resolution, view) if path.startswith("/etc")] == []
 
     def test_a_system_directory_is_never_a_configured_one_whose_sockets_are_nx_s(self) -> None:
-        assert not _shown(Step("remove", "/etc/x.sock"), USER, NX_SOCKET_DIR="/etc")
-        assert not _shown(Step("remove", "/tmp/x.sock"), USER, NX_SOCKET_DIR="/tmp")
+        assert not _shown(Remove("/etc/x.sock"), USER, NX_SOCKET_DIR="/etc")
+        assert not _shown(Remove("/tmp/x.sock"), USER, NX_SOCKET_DIR="/tmp")
 
     def test_a_recorded_version_that_is_none_is_not_known(self) -> None:
         resolution, _ = self._resolved({"processId": 2, "socketPath": f"{self.D}/d.sock", "nxVersion": "../..\n"})

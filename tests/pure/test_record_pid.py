@@ -6,7 +6,7 @@ from conftest import PEER, USER, environment, machine, mine
 
 import nxsock.core.wording as wording
 from nxsock.core.fsview import Entry
-from nxsock.core.remedy import Remedy, Step, Withheld, vet
+from nxsock.core.remedy import Remedy, StopProcess, Withheld, vet
 from nxsock.core.resolver import resolve
 
 DATA = "/home/ada/acme/.nx/workspace-data"
@@ -16,7 +16,7 @@ RECORD = f"{DATA}/d/server-process.json"
 def _verdict(record: Entry) -> Remedy | Withheld:
     view = machine({"/home/ada/acme/.nx": mine(0o755), DATA: mine(0o755), f"{DATA}/d": mine(0o755), RECORD: record})
     policy = wording.context_for(resolve(environment(), view), view).policy
-    return vet(Remedy((Step("stop-process", pid=4242, owner=USER),), "x"), policy)
+    return vet(Remedy((StopProcess(pid=4242, owner=USER),), "x"), policy)
 
 
 def test_a_record_of_your_own_names_the_pid_to_stop() -> None:

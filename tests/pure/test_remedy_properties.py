@@ -24,7 +24,19 @@ from hypothesis import strategies as st
 import nxsock.core.wording as wording
 from nxsock.core.environment import Variable
 from nxsock.core.fsview import Entry, MemoryView
-from nxsock.core.remedy import Policy, Remedy, Step, Withheld, render, shell_quote, vet
+from nxsock.core.remedy import (
+    Chmod,
+    Chown,
+    Create,
+    Policy,
+    Remedy,
+    Remove,
+    RemoveTree,
+    Withheld,
+    render,
+    shell_quote,
+    vet,
+)
 from nxsock.core.resolver import resolve
 from nxsock.output.paths_json import paths_document
 
@@ -244,8 +256,9 @@ def test_any_step_the_policy_passes_is_safe(verb: t.Any, path: str, needs_root: 
     view = build(state, hostile)
     resolution = resolve(environment(), view)
     policy = wording.context_for(resolution, view).policy
-    step = Step(verb, path, owner=0 if verb in ("chown", "create") else None, group=0 if verb in ("chown", "create") else None,
-                mode=0o1777 if verb in ("chmod", "create") else None, needs_root=needs_root)
+    step = {"remove": Remove(path, needs_root=needs_root), "remove-tree": RemoveTree(path, needs_root=needs_root),
+            "chown": Chown(path, owner=0, group=0, needs_root=needs_root), "chmod": Chmod(path, mode=0o1777, needs_root=needs_root),
+            "create": Create(path, mode=0o1777, owner=0, group=0, needs_root=needs_root)}[verb]
     verdict = vet(Remedy((step,), "x"), policy)
     if isinstance(verdict, Remedy):
         assert judge(verdict, policy) == [], (render(verdict), judge(verdict, policy))

@@ -103,13 +103,13 @@ class TestTheSchemas:
     def test_the_rules_and_the_step_verbs_are_those_of_the_code(self) -> None:
         """The release table's rules and the remedy verbs are described one for one: none missing, none invented."""
         from nxsock.core.releases import ReleaseRules
-        from nxsock.core.remedy import Step, Verb, step_json
+        from nxsock.core.remedy import Remove, Verb, step_json
 
         paths = schemas.load("paths")
         assert list(paths["properties"]["rules"]["properties"]) == [f for f in ReleaseRules._fields if f not in ("release", "assumed")]
         step = paths["$defs"]["remedy_step"]
         assert step["properties"]["verb"]["enum"] == list(t.get_args(Verb))
-        assert list(step["properties"]) == list(step_json(Step("remove", "/x")))
+        assert list(step["properties"]) == list(step_json(Remove("/x")))
 
     def test_each_closed_vocabulary_is_the_codes_own(self) -> None:
         """Where the code declares the values a key takes (a ``Literal``), the schema enumerates exactly those."""

@@ -12,7 +12,7 @@ from conftest import PEER, USER, environment, machine, mine
 
 from nxsock.core.fsview import Entry
 from nxsock.core.guards import Refusal
-from nxsock.core.remedy import Remedy, Step, Withheld, check, render, shell_quote, vet
+from nxsock.core.remedy import Export, Remedy, Remove, RemoveTree, Withheld, check, render, shell_quote, vet
 from nxsock.core.resolver import resolve
 from nxsock.core.wording import PROVISION_COMMAND, context_for, describe, remedy_for, remedy_for_invalid
 
@@ -95,14 +95,14 @@ def test_a_foreign_socket_in_your_own_non_sticky_directory_needs_no_sudo() -> No
     leaf = "/tmp/.nx/1000/sockets/0123456789abcdef0123"
     ctx, _ = context({"/tmp/.nx": ROOT_STICKY, "/tmp/.nx/1000": mine(), "/tmp/.nx/1000/sockets": mine(), leaf: mine(),
                       f"{leaf}/d.sock": Entry("socket", PEER, PEER, 0o600)})
-    verdict = vet(Remedy((Step("remove", f"{leaf}/d.sock", needs_root=True),), "x"), ctx.policy)
+    verdict = vet(Remedy((Remove(f"{leaf}/d.sock", needs_root=True),), "x"), ctx.policy)
     assert isinstance(verdict, Remedy) and render(verdict) == f"rm -- {leaf}/d.sock"
 
 
 def test_nothing_acts_through_a_link_in_the_workspace() -> None:
     """A workspace whose ``.nx`` is a link: removing its data directory would act on the link's target."""
     ctx, _ = context({"/srv/etc/workspace-data/d": Entry("dir", 0, 0, 0o755)}, links={"/home/ada/acme/.nx": "/srv/etc"})
-    verdict = vet(Remedy((Step("remove-tree", "/home/ada/acme/.nx/workspace-data/d", needs_root=True),), "x"), ctx.policy)
+    verdict = vet(Remedy((RemoveTree("/home/ada/acme/.nx/workspace-data/d", needs_root=True),), "x"), ctx.policy)
     assert isinstance(verdict, Withheld) and "symlink" in verdict.reason
 
 
@@ -112,7 +112,7 @@ def test_root_auditing_another_user_trusts_no_level_that_user_owns() -> None:
     res = resolve(environment(), view)
     ours = context_for(res, view)
     roots = context_for(res, view, pasted_by_root=True)
-    steps = Remedy((Step("remove-tree", "/home/ada/acme/.nx/workspace-data", needs_root=True),), "x")
+    steps = Remedy((RemoveTree("/home/ada/acme/.nx/workspace-data", needs_root=True),), "x")
     assert isinstance(vet(steps, ours.policy), Remedy)
     assert isinstance(vet(steps, roots.policy), Withheld)
 
@@ -121,7 +121,7 @@ def test_a_suggested_socket_directory_is_never_squattable() -> None:
     """``/tmp/nx-<uid>`` is anyone's to create first; the suggestion lives under $XDG_RUNTIME_DIR or the home."""
     ctx, _ = context({"/run/user/1000": mine()}, {"XDG_RUNTIME_DIR": "/run/user/1000"})
     assert ctx.socket_dir_suggestion == "/run/user/1000/nx"
-    squat = Remedy((Step("export", variable="NX_SOCKET_DIR", value="/tmp/nx-1000"),), "x")
+    squat = Remedy((Export(variable="NX_SOCKET_DIR", value="/tmp/nx-1000"),), "x")
     assert isinstance(vet(squat, ctx.policy), Withheld)
     ctx, _ = context({"/run/user/1000": Entry("dir", 0, 0, 0o1777)}, {"XDG_RUNTIME_DIR": "/run/user/1000"})
     assert ctx.socket_dir_suggestion == "/home/ada/.nxs"
@@ -175,9 +175,9 @@ def test_the_quoted_text_is_exactly_the_bytes_of_the_path(name: str) -> None:
 
 def test_check_is_the_policy_a_shown_remedy_must_pass() -> None:
     ctx, _ = context({"/tmp/.nx": ROOT_STICKY, "/tmp/.nx/1000": mine(uid=PEER)})
-    assert check(Remedy((Step("remove-tree", "/tmp/.nx/1000", needs_root=True),), "x"), ctx.policy) is None
-    assert check(Remedy((Step("remove-tree", "/tmp/.nx/1000"),), "x"), ctx.policy) is not None  # it needs root
-    assert check(Remedy((Step("remove-tree", "/usr", needs_root=True),), "x"), ctx.policy) is not None
+    assert check(Remedy((RemoveTree("/tmp/.nx/1000", needs_root=True),), "x"), ctx.policy) is None
+    assert check(Remedy((RemoveTree("/tmp/.nx/1000"),), "x"), ctx.policy) is not None  # it needs root
+    assert check(Remedy((RemoveTree("/usr", needs_root=True),), "x"), ctx.policy) is not None
 
 
 def _daemon_machine(owner: int, pid: int = 77) -> t.Any:

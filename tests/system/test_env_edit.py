@@ -21,6 +21,7 @@ import pytest
 from harness import PEER, USER, as_user_prefix, default_signals, run_as_user, stage_nxsock
 
 from nxsock.act import acting
+from nxsock.act.outcomes import Done, Refused
 
 HOME = f"/home/u{USER}"
 WS = f"{HOME}/ws"
@@ -104,7 +105,7 @@ class TestOwnerGroupModeAndLinks:
         env.write_text(TEXT)
         os.chown(env, 0, PEER)
         env.chmod(0o640)
-        assert acting.delete_env_lines(str(env), "NX_SOCKET_DIR", 0) is None
+        assert isinstance(acting.delete_env_lines(str(env), "NX_SOCKET_DIR", 0), Done)
         st = env.stat()
         assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode), st.st_nlink) == (0, PEER, 0o640, 1)
         assert env.read_text() == EDITED and [p.name for p in tmp_path.iterdir()] == [".env"]
@@ -181,8 +182,8 @@ class TestAccessControlLists:
                         _acl((1, 6, self.NOBODY), (2, 4, PEER), (4, 4, self.NOBODY), (0x10, 4, self.NOBODY), (0x20, 0, self.NOBODY)))
         except OSError as exc:
             pytest.skip(f"no POSIX ACLs here ({exc.strerror})")
-        problem = acting.delete_env_lines(str(env), "NX_SOCKET_DIR", 0) or ""
-        assert "access control list" in problem and problem.startswith("refused: "), problem
+        problem = acting.delete_env_lines(str(env), "NX_SOCKET_DIR", 0)
+        assert isinstance(problem, Refused) and "access control list" in problem.reason, problem
         assert env.read_text() == TEXT and os.listxattr(env) == [] and [p.name for p in tmp_path.iterdir()] == [".env"]
 
     def test_a_file_that_carries_an_acl_is_refused_rather_than_rewritten_without_it(self, tmp_path: Path) -> None:
@@ -193,6 +194,6 @@ class TestAccessControlLists:
                         _acl((1, 6, self.NOBODY), (2, 4, PEER), (4, 0, self.NOBODY), (0x10, 4, self.NOBODY), (0x20, 0, self.NOBODY)))
         except OSError as exc:
             pytest.skip(f"no POSIX ACLs here ({exc.strerror})")
-        problem = acting.delete_env_lines(str(env), "NX_SOCKET_DIR", 0) or ""
-        assert "system.posix_acl_access" in problem and problem.startswith("refused: "), problem
+        problem = acting.delete_env_lines(str(env), "NX_SOCKET_DIR", 0)
+        assert isinstance(problem, Refused) and "system.posix_acl_access" in problem.reason, problem
         assert env.read_text() == TEXT

@@ -33,12 +33,18 @@ from harness import (
 )
 
 from nxsock.act import acting
+from nxsock.act.outcomes import Acted, Done, Refused
 
 HOME = f"/home/u{USER}"
 WS = f"{HOME}/ws"
 MAKE_WS = f"install -d -o {USER} {WS}; echo '{{}}' > {WS}/nx.json; chown {USER} {WS}/nx.json"
 D = f"{WS}/.nx/workspace-data/d"
 MARKER = f"install -d -o {USER} {WS}/.nx {WS}/.nx/workspace-data; install -d -m 0700 -o {USER} {D}; echo 'Daemon was disabled' > {D}/disabled; chown {USER} {D}/disabled"
+
+
+def said(outcome: Acted) -> str:
+    """Why an act was refused or failed; nothing for one that was done."""
+    return "" if isinstance(outcome, Done) else outcome.reason
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -65,11 +71,11 @@ class TestActingRefusesWhatChangedSinceTheAudit:
         """remove, remove-tree, chmod and the .env edit walk the parent by the trust rule: a peer's link there stops them."""
         level = tmp_path / "level"
         _peer_link(level, victim)
-        assert "refused" in (acting.remove_file(str(level / "x"), 0) or "")
-        assert "refused" in (acting.remove_tree(str(level / "sub"), 0) or "")
-        assert "refused" in (acting.change_mode(str(level / "sub"), 0o700, 0) or "")
-        assert "refused" in (acting.delete_env_lines(str(level / "x"), "NX_SOCKET_DIR", 0) or "")
-        assert "refused" in (acting.create_directory(str(level / "new"), 0o700, 0) or "")
+        assert isinstance(acting.remove_file(str(level / "x"), 0), Refused)
+        assert isinstance(acting.remove_tree(str(level / "sub"), 0), Refused)
+        assert isinstance(acting.change_mode(str(level / "sub"), 0o700, 0), Refused)
+        assert isinstance(acting.delete_env_lines(str(level / "x"), "NX_SOCKET_DIR", 0), Refused)
+        assert isinstance(acting.create_directory(str(level / "new"), 0o700, 0), Refused)
         assert (victim / "x").read_text() == "precious" and (victim / "sub").is_dir()
         assert stat.S_IMODE(os.stat(victim / "sub").st_mode) == 0o755 and not (victim / "new").exists()
 
@@ -80,34 +86,34 @@ class TestActingRefusesWhatChangedSinceTheAudit:
         (level / "d").mkdir()
         (level / "d" / "disabled").write_text("x")
         os.chown(level, PEER, PEER)
-        assert "belongs to uid" in (acting.remove_file(str(level / "d" / "disabled"), 0) or "")
+        assert "belongs to uid" in said(acting.remove_file(str(level / "d" / "disabled"), 0))
         assert (level / "d" / "disabled").exists()
 
     def test_the_entry_itself_swapped_for_a_peers_link_or_entry_is_refused(self, tmp_path: Path, victim: Path) -> None:
         """The entry is examined by lstat and fstat at the moment of acting: a link or another owner is refused."""
         _peer_link(tmp_path / "sockets", victim)
-        assert "symlink" in (acting.change_mode(str(tmp_path / "sockets"), 0o700, 0) or "")
-        assert "symlink" in (acting.change_owner(str(tmp_path / "sockets"), 0, 0, 0) or "")
+        assert "symlink" in said(acting.change_mode(str(tmp_path / "sockets"), 0o700, 0))
+        assert "symlink" in said(acting.change_owner(str(tmp_path / "sockets"), 0, 0, 0))
         assert stat.S_IMODE(os.stat(victim).st_mode) == 0o755
         theirs = tmp_path / "disabled"
         theirs.write_text("theirs")
         os.chown(theirs, PEER, PEER)
-        assert "belongs to uid" in (acting.remove_file(str(theirs), 0) or "")
-        assert "belongs to uid" in (acting.delete_env_lines(str(theirs), "NX_SOCKET_DIR", 0) or "")
+        assert "belongs to uid" in said(acting.remove_file(str(theirs), 0))
+        assert "belongs to uid" in said(acting.delete_env_lines(str(theirs), "NX_SOCKET_DIR", 0))
         planted = tmp_path / "tree"
         planted.mkdir()
         os.chown(planted, PEER, PEER)
-        assert acting.remove_tree(str(planted), 0) is not None and planted.is_dir()
+        assert not isinstance(acting.remove_tree(str(planted), 0), Done) and planted.is_dir()
 
     def test_a_name_squatted_before_the_create_is_refused_and_left_as_it_is(self, tmp_path: Path, victim: Path) -> None:
         """mkdir finds a link or a directory of the peer: refused, never chmodded, never followed."""
         _peer_link(tmp_path / "claude", victim)
-        assert "exists now (a symlink of uid" in (acting.create_directory(str(tmp_path / "claude"), 0o700, 0) or "")
+        assert "exists now (a symlink of uid" in said(acting.create_directory(str(tmp_path / "claude"), 0o700, 0))
         squat = tmp_path / "mine"
         squat.mkdir()
         squat.chmod(0o777)
         os.chown(squat, PEER, PEER)
-        assert "a directory of uid" in (acting.create_directory(str(squat), 0o700, 0) or "")
+        assert "a directory of uid" in said(acting.create_directory(str(squat), 0o700, 0))
         assert stat.S_IMODE(os.stat(victim).st_mode) == 0o755 and stat.S_IMODE(os.lstat(squat).st_mode) == 0o777
 
     def test_done_steps_do_exactly_what_they_say(self, tmp_path: Path) -> None:
@@ -117,14 +123,14 @@ class TestActingRefusesWhatChangedSinceTheAudit:
         server.bind(str(path))
         try:
             os.chmod(path, 0o666)
-            assert acting.change_mode(str(path), 0o600, 0) is None
+            assert isinstance(acting.change_mode(str(path), 0o600, 0), Done)
             assert stat.S_IMODE(os.lstat(path).st_mode) == 0o600
         finally:
             server.close()
-        assert acting.create_directory(str(tmp_path / "new"), 0o700, 0) is None
+        assert isinstance(acting.create_directory(str(tmp_path / "new"), 0o700, 0), Done)
         assert stat.S_IMODE(os.stat(tmp_path / "new").st_mode) == 0o700
-        assert acting.remove_file(str(path), 0) is None and not path.exists()
-        assert acting.remove_file(str(path), 0) is None  # already gone is what the step wanted
+        assert isinstance(acting.remove_file(str(path), 0), Done) and not path.exists()
+        assert isinstance(acting.remove_file(str(path), 0), Done)  # already gone is what the step wanted
 
     def test_the_env_edit_deletes_only_the_lines_that_set_the_variable_and_keeps_the_rest_byte_for_byte(self, tmp_path: Path) -> None:
         """As the printed sed line would: every line setting it (export, spaces), nothing else; the mode kept."""
@@ -133,11 +139,11 @@ class TestActingRefusesWhatChangedSinceTheAudit:
         env.write_bytes(text)
         env.chmod(0o640)
         inode = env.stat().st_ino
-        assert acting.delete_env_lines(str(env), "NX_SOCKET_DIR", 0) is None
+        assert isinstance(acting.delete_env_lines(str(env), "NX_SOCKET_DIR", 0), Done)
         assert env.read_bytes() == b"A=1\nNX_SOCKET_DIRX=keep\n# NX_SOCKET_DIR=comment\n\xff=raw\r\nlast"
         assert stat.S_IMODE(env.stat().st_mode) == 0o640 and env.stat().st_ino != inode
         assert [p.name for p in tmp_path.iterdir()] == [".env"]  # no temporary file left
-        assert "no line" in (acting.delete_env_lines(str(env), "NX_SOCKET_DIR", 0) or "")
+        assert "no line" in said(acting.delete_env_lines(str(env), "NX_SOCKET_DIR", 0))
 
 
 def fix(setup: str, *args: str, env: dict[str, str] | None = None, post: str = "") -> t.Any:
