@@ -16,6 +16,7 @@ import concurrent.futures
 import functools
 import os
 import shutil
+import stat
 import typing as t
 from pathlib import Path
 
@@ -93,10 +94,84 @@ class _XdistGroups:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         _keep_xdist_groups(config, items)
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            _long_first(items)
+
+
+#: The order the workers take the tiers in: the slow proofs first, the thousands of quick pure tests last, where
+#: they fill the workers evenly to the end instead of a long system test (a race, ansible) running alone.
+TIER_ORDER = {"oracle": 0, "system": 1, "pure": 2}
+
+
+def _long_first(items: list[pytest.Item]) -> None:
+    """Reorder *items*, stably, by :data:`TIER_ORDER` (xdist hands out work in collection order; its groups go first)."""
+    items.sort(key=lambda item: TIER_ORDER.get(tier_of(item.path) or "", len(TIER_ORDER)))
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_XdistGroups(), "nxsock-xdist-groups")
+    config.pluginmanager.register(_MachineNxGuard(), "nxsock-machine-nx-guard")
+
+
+#: The machine's own Nx directory.  A system or oracle test builds its state on a fresh tmpfs ``/tmp`` in a private
+#: mount namespace (``harness.py``); one that ran Nx or nxsock as a test uid on this one (issue #20) changed what
+#: later tests, and the machine's real users, see.
+MACHINE_NX = Path("/tmp/.nx")
+
+
+def own_test_uids() -> range:
+    """This process's hundred test uids (an xdist worker's own, set at the top of this file): a subset of the run's.
+
+    Not the whole run's: a worker's test runs only its worker's uids, so what one leaks is blamed on the test that
+    leaked it, never on another worker's test that happened to be running then; another checkout's uids never count."""
+    base = int(os.environ.get("NXSOCK_TEST_UID_BASE", "4100"))
+    return range(base, base + 100)
+
+
+def machine_nx_of(uids: range, top: Path = MACHINE_NX) -> frozenset[tuple[str, int, int]]:
+    """(name, owner, inode) of *top* (named ``.``) and of each entry in it owned by or named for one of *uids*.
+
+    Only ``lstat`` and one ``listdir``: links are never followed, and the check costs next to nothing a test."""
+    found: set[tuple[str, int, int]] = set()
+    try:
+        status = os.lstat(top)
+        names = os.listdir(top) if stat.S_ISDIR(status.st_mode) else []
+    except OSError:
+        return frozenset()
+    if status.st_uid in uids:
+        found.add((".", status.st_uid, status.st_ino))
+    for name in names:
+        try:
+            entry = os.lstat(top / name)
+        except OSError:
+            continue
+        if entry.st_uid in uids or (name.isdigit() and len(name) < 11 and int(name) in uids):
+            found.add((name, entry.st_uid, entry.st_ino))
+    return frozenset(found)
+
+
+class _MachineNxGuard:
+    """Registered by :func:`pytest_configure`: fails a system or oracle test after which the machine's ``/tmp/.nx``
+    holds something of this process's test uids that was not there before it."""
+
+    KEY = pytest.StashKey[frozenset[tuple[str, int, int]]]()
+
+    @pytest.hookimpl(tryfirst=True)  # before any fixture of the test is set up
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        if tier_of(item.path) in ("system", "oracle"):
+            item.stash[self.KEY] = machine_nx_of(own_test_uids())
+
+    @pytest.hookimpl(wrapper=True)  # its "after": every fixture of the test torn down
+    def pytest_runtest_teardown(self, item: pytest.Item) -> t.Generator[None, None, None]:
+        yield
+        before = item.stash.get(self.KEY, None)
+        if before is None:
+            return
+        left = sorted(machine_nx_of(own_test_uids()) - before)
+        if left:
+            shown = ", ".join(f"{MACHINE_NX}{'' if name == '.' else '/' + name} (uid {uid})" for name, uid, _ in left)
+            pytest.fail(f"this test left {shown} on the machine's own /tmp: build the state on a fresh tmpfs /tmp in a "
+                        "private mount namespace (tests/harness.py), never on the machine's (issue #20)", pytrace=False)
 
 
 def _keep_xdist_groups(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -21,7 +21,7 @@ import typing as t
 
 from .. import exitcodes
 
-__all__ = ["CHILD_DEADLINE", "Supervised", "drop_to", "run_as"]
+__all__ = ["CHILD_DEADLINE", "Supervised", "audit_as", "drop_to", "run_as", "send"]
 
 #: How long root waits for the audit it forked as another user; that user can stop or slow the child.
 CHILD_DEADLINE = 15.0
@@ -33,6 +33,10 @@ class Supervised(t.NamedTuple):
     code: int
     output: bytes
     failure: str | None  # "was stopped by SIGSTOP (…)", "did not finish within 15 s", "was killed by SIGKILL"
+
+    def failure_message(self, uid: int) -> str:
+        """What a person is told of a failed audit as *uid*: that it was ended and none of it is reported."""
+        return f"the audit as uid {uid} {self.failure}; it was ended and nothing it found is reported"
 
 
 def drop_to(uid: int) -> None:
@@ -138,3 +142,19 @@ def run_as(
     if failure is not None:
         return Supervised(exitcodes.PROBLEM, b"", failure)
     return Supervised(os.waitstatus_to_exitcode(status), b"".join(chunks), None)
+
+
+def audit_as(uid: int, work: t.Callable[[], int], *, capture: bool, output_limit: int = 16 << 20) -> Supervised:
+    """:func:`run_as` for an audit: when its output is captured, a child that exits by itself having written
+    nothing is a failure too (the caller prints exactly one document, and this child sent none)."""
+    outcome = run_as(uid, work, capture=capture, output_limit=output_limit)
+    if outcome.failure is None and capture and not outcome.output:
+        return Supervised(exitcodes.PROBLEM, b"", f"ended with exit {outcome.code} and no report")
+    return outcome
+
+
+def send(data: bytes) -> None:
+    """The child's side of a captured audit: *data* to descriptor 1, the pipe itself, whatever object
+    ``sys.stdout`` is (a test runner's buffer)."""
+    while data:
+        data = data[os.write(1, data):]

@@ -152,15 +152,16 @@ def check_shared_tmp(ctx: Context) -> list[Finding]:
         seen.append(f"{listeners[0]} answers from a process in a pid namespace nxsock cannot see from here "
                     "(another container, or the host)")
     message = ("Nx's socket root is shared beyond this pid namespace: " + "; and ".join(seen) + ". Pids repeat across "
-               "pid namespaces and Nx names a daemon's directory after the workspace path and its pid, so two "
-               "containers with the same checkout path can take each other's sockets (listen EADDRINUSE … "
-               "fp<pid>-0.sock).")
-    daemonless = Remedy((Export(variable="NX_DAEMON", value="false"),),
-                        "Runs Nx without its daemon here: no daemon socket to collide on.")
-    advice = ctx.remedies.offer(socket_export(ctx.remedies), daemonless)
+               "pid namespaces and Nx names its per-run directory after the workspace path and the pid, so two "
+               "containers with the same checkout path take each other's sockets: the second unlinks the first's "
+               "task socket fp<pid>-0.sock and listens in its place (or fails with listen EADDRINUSE).")
+    # Not NX_DAEMON=false: the task sockets (fp<pid>-<n>.sock) of `nx run` collide with the daemon off too
+    # (tests/oracle/test_machine_lifecycle_collision.py).
+    advice = ctx.remedies.offer(socket_export(ctx.remedies))
     hint = ((advice.hint + " ") if advice.hint else "") + (
         "What works: a private /tmp per container (docker run --tmpfs /tmp; an emptyDir volume at /tmp in "
-        "Kubernetes), a per-container NX_SOCKET_DIR, or NX_DAEMON=false.")
+        "Kubernetes) or a per-container NX_SOCKET_DIR. NX_DAEMON=false is not enough: it spares the daemon's "
+        "socket, not the sockets of Nx's tasks.")
     return [Finding("shared-tmp", "warn", root.root, message, advice.command, hint, steps=advice.steps)]
 
 

@@ -39,11 +39,16 @@ from ..core.wording import (
     INOTIFY_NO_COMMAND,
     MARKER_WITH_CAUSE,
     NO_SOCKETS_HERE,
+    OS_ERROR_13_NO_PATH,
     PLUGIN_NO_TIMEOUTS,
     PLUGINS_IN_PROCESS,
+    READ_ONLY_CACHE_TOO,
     READ_ONLY_NO_COMMAND,
     SHARED_SOCKET_DIR,
+    SHARED_SOCKET_DIR_RECORD,
+    SHARED_SOCKET_DIR_UNSET,
     VERSION_CHANGED,
+    WINDOWS_NOT_JUDGED,
     Advice,
     RemedyContext,
     socket_export,
@@ -56,12 +61,14 @@ __all__ = [
     "WRAPPERS",
     "Answer",
     "Explanation",
+    "Kind",
     "Message",
     "answer",
     "answer_all",
     "explain",
     "general_advice",
     "general_remedy",
+    "related",
     "sandbox_format",
     "sandbox_remedy",
 ]
@@ -81,7 +88,7 @@ class Message(t.NamedTuple):
 
 
 class Explanation(t.NamedTuple):
-    matched: str | None = None  # the first recognised message (kept for callers of the first version)
+    matched: str | None = None  # the first recognised message: the doctor document's top-level keys
     errno: str | None = None
     path: str | None = None
     cause: str | None = None
@@ -102,6 +109,8 @@ NO_SAFE_COMMAND = "No safe command"
 #: A path as Nx prints it: no spaces, and none of the punctuation that closes the sentence around it.
 _PATH = r"(?P<path>/\S+?)(?=['\"`]?\)?[.,;:]?(?:\s|$))"
 _ERRNO = r"(?P<errno>E[A-Z0-9]{2,})"
+#: A Windows path or named pipe as Node prints it on Windows (``C:\\Users\\…``, ``\\\\.\\pipe\\…``): read, not judged here.
+_WIN_PATH = r"(?P<winpath>\\\\[.?]\\pipe\\[^\s'\"`]{1,4096}?|[A-Za-z]:\\[^\s'\"`]{0,4096}?)(?=['\"`]?\)?[.,;:]?(?:\s|$))"
 _SOCKET_CHECKS = ("unix-sockets", "sockets", "socket-owner", "levels", "container", "outcome", "configuration", "daemon")
 #: What a wrapper message (one that carries another) checks on this machine before it borrows the carried message's answer.
 _WRAPPED = ("user-namespace", "unix-sockets", "configuration", "path-budget", "workspace-data", "sockets")
@@ -117,97 +126,7 @@ _BINDING_KINDS = frozenset(("native-binding-broken", "binding-module-missing", "
 #: anchored on ``Error: `` so that a text of slashes is not tried at every one of them.
 _MAPPED_PATH = r"(?P<path>/[^\s:'\"`]{1,4096}\.node)"
 
-# (id, pattern, cause, checks).  Order matters only where two patterns match the same text: the first wins.
-# Every run that could go on is bounded ({0,200}, {1,4096}): a paste is another program's output and may be
-# built to make an unbounded run backtrack across the whole text, message after message.
-_KINDS: tuple[tuple[str, re.Pattern[str], str, tuple[str, ...]], ...] = (
-    # Node spells socket errors "connect EACCES /p" and "listen EPERM: operation not permitted /p" …
-    ("socket-errno", re.compile(rf"\b(?:connect|listen)\s+{_ERRNO}(?::[^/\n]{{0,200}})?\s+{_PATH}"),
-     "", _SOCKET_CHECKS),
-    # … and, where only the end of a crash is shown, as the error object's fields.
-    ("socket-errno", re.compile(r"code: '(?P<errno>E[A-Z]+)',\s+errno: -?\d+,\s+syscall: '(?:connect|listen)',\s+address: '(?P<path>/[^'\n]{1,4096})'"),
-     "", _SOCKET_CHECKS),
-    ("path-too-long", re.compile(r"exceeds the maximum socket length"),
-     "A socket path is over Nx's 95-character limit.", ("path-budget", "outcome", "configuration")),
-    ("invalid-shared", re.compile(rf"socket directory {_PATH} is shared with the other users"),
-     "NX_SOCKET_DIR names a directory other users can reach; Nx refuses it.", ("configuration",)),
-    ("invalid-os-temp", re.compile(rf"socket directory {_PATH} is the operating system temp directory"),
-     "NX_SOCKET_DIR names the OS temp directory itself; Nx refuses it.", ("configuration",)),
-    ("invalid-nx-managed", re.compile(rf"socket directory {_PATH} is a directory Nx keeps its own"),
-     "NX_SOCKET_DIR names a directory Nx manages itself; Nx refuses it.", ("configuration",)),
-    ("configured-refused", re.compile(rf"could not use the configured socket directory {_PATH}:[^\n]*(?:\n\s*Falling back to \S+)?"),
-     "NX_SOCKET_DIR was refused, so Nx fell back to the workspace.", ("configuration", "levels", "outcome")),
-    ("no-socket-directory", re.compile(r"could not establish a socket directory"),
-     "No socket directory could be established, the workspace fallback included.", ("levels", "outcome", "container")),
-    ("fallback", re.compile(rf"(?:fell back to|so it used) {_PATH}(?:\.\s+(?P<detail>/\S*) belongs to another user)?"),
-     "Nx could not use its usual socket directories and fell back to another.", ("levels", "outcome", "container")),
-    ("untrusted-data-dir", re.compile(rf"configured Nx (?P<detail>[a-z ]{{1,40}}?) directory {_PATH} is not safe to use"),
-     "A configured data or cache directory could be replaced by another user; Nx 24.0.6 refuses it.", ("configuration",)),
-    ("native-cache-copy", re.compile(r"Failed to copy native module to cache[^(\n]*(?:\((?P<errno>E[A-Z0-9]+)\))?"),
-     "Nx could not copy its binding into the cache and loads it in place.", ("native-cache", "levels")),
-    ("native-binding-broken", re.compile(r"TypeError: (?:\(0 , )?(?:native_1\.\w+\)?|WorkspaceContext) is not a (?:function|constructor)"),
-     "Nx's native binding did not load, so its loader exported nothing: the package for this platform is missing "
-     "(an install that skipped optional dependencies, a node_modules from another host), the binding or its cached copy "
-     "lies on a noexec mount, or the copy in the binding cache was cut short (a full disk).",
-     _BINDING_CHECKS),
-    ("binding-module-missing", re.compile(r"Cannot find module '(?P<detail>@nx/nx-[a-z0-9-]{1,60})'"),
-     "Nx's binding package for a platform is not installed (an install that skipped optional dependencies, or a "
-     "node_modules installed on another host).", _BINDING_CHECKS),
-    ("missing-platform-dependency", re.compile(r"Missing Platform Dependency"), _NO_PLATFORM_BINDING, _BINDING_CHECKS),
-    ("missing-platform-dependency", re.compile(r"Cannot find native binding\."), _NO_PLATFORM_BINDING, _BINDING_CHECKS),
-    # Node's own dlopen error, as a program that requires the binding prints it: a noexec mount refuses the mapping …
-    ("binding-map-failed", re.compile(rf"Error: {_MAPPED_PATH}: failed to map segment from shared object"
-                                      r"(?:(?:\n[^\n]{0,300}){0,15}?\n\s*code: 'ERR_DLOPEN_FAILED')?"),
-     "Node could not map Nx's binding into memory: the file lies on a mount with noexec (a hardened /tmp holding "
-     "the binding cache, or a node_modules mounted noexec).", _BINDING_CHECKS),
-    # … and its code, which any binding that does not load carries (noexec, another platform's file, a cut-short copy).
-    ("binding-dlopen-failed", re.compile(r"\bERR_DLOPEN_FAILED\b"),
-     "Node could not load a native binding (dlopen): its mount is noexec, it was built for another platform or C "
-     "library, or it is a cut-short copy.", _BINDING_CHECKS),
-    ("fs-errno", re.compile(rf"\b{_ERRNO}: [a-z ]{{1,60}}, (?P<detail>[a-z]{{1,20}}) '(?P<path>/[^'\n]{{1,4096}})'"),
-     "", ("workspace-data", "tmpdir", "configuration", "daemon", "native-cache")),
-    ("os-permission-denied", re.compile(r"Permission denied \(os error 13\)"),
-     "Nx's native code was refused access to a file (EACCES), typically in a directory another user (root, after `sudo nx`) made.",
-     ("workspace-data", "configuration", "daemon", "native-cache", "levels")),
-    ("daemon-disabled", re.compile(r"Daemon is going to be disabled"),
-     "Nx wrote the daemon's disabled marker: the daemon stays off until `nx reset`.", ("user-namespace", "daemon")),
-    ("daemon-not-running", re.compile(r"Daemon is not running\b"),
-     "No Nx daemon runs for this workspace.", ("daemon",)),
-    ("exit-78", re.compile(r"(?:exit(?:ed)? (?:with )?code|status)\s*78\b", re.I),
-     "Exit 78: a daemon or plugin worker could not bind its socket (EACCES/EPERM); Nx does not write the disabled marker for it.",
-     ("unix-sockets", "sockets", "levels", "outcome")),
-    # What Nx says around the messages above: the answer is the one of the message it carries.
-    ("daemon-start-failed", re.compile(r"start or connect to the Nx Daemon"),
-     "The daemon did not start or answer; the lines that follow (from its log) say why.", _WRAPPED),
-    ("daemon-unreachable", re.compile(r"Unable to connect to the daemon process"),
-     "The client lost its daemon; the lines that follow (from its log) say why.", _WRAPPED),
-    ("daemon-graph-failed", re.compile(r"not able to compute the project graph"),
-     "The daemon failed internally; its error log (named below it) says why.", _WRAPPED),
-    ("plugins-failed", re.compile(r"Failed to load \d+ (?:default )?Nx plugin"),
-     "Nx's plugin workers did not start; each line beneath names why.", _WRAPPED),
-    ("plugin-worker-exited", re.compile(r"Plugin worker for \S+ exited with code \d+ before the connection"),
-     "A plugin worker ended before Nx could connect to its socket: it could not listen (a sandbox, typically).",
-     ("unix-sockets", "configuration", "sockets", "levels", "outcome", "daemon")),
-    ("socket-denied", re.compile(r"denied permission to use its unix socket"),
-     "Nx was refused its unix socket (EACCES or EPERM): a policy or another user's directory.", _WRAPPED),
-    # The daemon's own life: the messages users paste most, each answered whole (see _WHOLE).
-    ("daemon-terminated", re.compile(r"Daemon process terminated and closed the connection"),
-     DAEMON_MESSAGE_CAUSES["daemon-terminated"], ("daemon",)),
-    ("plugin-worker-timeout", re.compile(r"plugin worker for (?P<detail>\S{1,400}) is exiting as it was not connected", re.I),
-     DAEMON_MESSAGE_CAUSES["plugin-worker-timeout"], ()),
-    ("plugin-worker-never-listened", re.compile(r"Failed to start plugin worker for plugin (?P<detail>\S{1,400})"),
-     DAEMON_MESSAGE_CAUSES["plugin-worker-never-listened"], ()),
-    ("workspace-mismatch", re.compile(r"Daemon for '(?P<path>/[^'\n]{0,4096})'\s{1,8}received a message"
-                                      r"\s{1,8}from a different workspace\s{1,8}\('(?P<detail>[^'\n]{1,4096})'\)"),
-     DAEMON_MESSAGE_CAUSES["workspace-mismatch"], ("configuration",)),
-    ("version-changed", re.compile(r"Nx version changed\. Please restart"), DAEMON_MESSAGE_CAUSES["version-changed"], ("daemon",)),
-    ("read-only-fs", re.compile(r"Read-only file system \(os error 30\)"), DAEMON_MESSAGE_CAUSES["read-only-fs"],
-     ("workspace-data", "levels", "outcome", "native-cache")),
-    ("inotify-limit", re.compile(r"System limit for number of file watchers"), DAEMON_MESSAGE_CAUSES["inotify-limit"], ()),
-    ("inotify-limit", re.compile(r"amount of inotify watches"), DAEMON_MESSAGE_CAUSES["inotify-limit"], ()),
-)
 
-#: Wrapper messages: recognised and reported, answered with the remedy of the message they carry.
 WRAPPERS = frozenset(("daemon-start-failed", "daemon-unreachable", "daemon-graph-failed", "plugins-failed", "socket-denied"))
 
 _ERRNO_CAUSES = {
@@ -227,47 +146,6 @@ _FS_CAUSES = {
     "EROFS": "a read-only mount (a sandbox's bind)",
 }
 
-
-def explain(text: str) -> Explanation:
-    """Every recognised message in *text*, in order; the first one's errno, path and cause on top."""
-    truncated = len(text) > MAX_TEXT
-    text = text[:MAX_TEXT]
-    found: list[Message] = []
-    for name, pattern, cause, checks in _KINDS:
-        for match in pattern.finditer(text):
-            groups = match.groupdict()
-            errno_name = groups.get("errno")
-            if name in ("socket-errno", "fs-errno"):
-                causes = _ERRNO_CAUSES if name == "socket-errno" else _FS_CAUSES
-                cause = f"{errno_name}: {causes.get(errno_name or '', 'the system refused it')}."
-            if name in _ERRNO_OF:  # the native layer prints the OS's words; the errno is what they mean
-                errno_name = _ERRNO_OF[name]
-            detail = groups.get("detail")
-            own = ("outcome",) if name == "fallback" and detail == "/" else checks  # only a user namespace shows / as foreign
-            found.append(Message(name, errno_name, groups.get("path"), cause, own, match.start(), match.end(), detail))
-    found.sort(key=lambda m: m.start)  # stable: at one position the pattern listed first wins
-    messages: list[Message] = []
-    claimed = 0  # where the text claimed so far ends: a message starting inside it is one already found
-    for message in found:
-        if message.start >= claimed:
-            messages.append(message)
-            claimed = message.end
-    if not messages:
-        return Explanation(truncated=truncated)
-    left_off = max(0, len(messages) - MAX_MESSAGES)
-    messages = messages[:MAX_MESSAGES]
-    first = messages[0]
-    checks = tuple(dict.fromkeys(c for m in messages for c in m.checks))
-    return Explanation(
-        matched=first.matched,
-        errno=first.errno,
-        path=first.path,
-        cause=first.cause,
-        checks=checks,
-        messages=tuple(messages),
-        truncated=truncated,
-        left_off=left_off,
-    )
 
 
 # -- remedies --------------------------------------------------------------------------------
@@ -359,104 +237,23 @@ def general_remedy(
 
     Each is a value for ``ctx.offer``: the first that passes the policy on this
     machine is the command; a path taken from the text is only ever a claim
-    the policy checks against what is really there.
+    the policy checks against what is really there.  Each kind's builder sits
+    beside its pattern, in its row of ``_KINDS``.
     """
-    kind, path, errno_name = message.matched, message.path, message.errno
-    export = socket_export(ctx)
-    if kind in ("socket-errno", "exit-78"):
-        if errno_name in ("EPERM", "EROFS") or kind == "exit-78":
-            return (sandbox_remedy(env, platform, sandbox),)
-        if errno_name in ("ECONNREFUSED", "EADDRINUSE"):
-            return (Remedy((RunNxsock(NxsockCommand.RESET),), "Removes your dead sockets and socket directories; a live daemon's are kept."),)
-        if errno_name == "ENOENT":
-            return (Remedy((RunNx(NxCommand.DAEMON_START),), "The daemon is not running there; Nx starts one on the next command too."),)
-        if errno_name == "EACCES" and path is not None:
-            if _owner_now(ctx, path) == ctx.uid:  # the socket is yours: modes permit it, so a policy refuses
-                return (sandbox_remedy(env, platform, sandbox),)
-            remove = _pasted(path, lambda p: Remove(p, needs_root=True),
-                             "Removes the socket another user left where yours belongs (a daemon of `sudo nx`), never a directory; "
-                             "your Nx binds its own.")
-            return (remove, export)
-        if errno_name in ("ENOTSUP", "EOPNOTSUPP"):  # the filesystem, not a mode: a directory of your own elsewhere
-            return (export,)
-        return (_doctor_instead(f"{errno_name} on a socket has more than one cause"),)
-    if kind == "path-too-long":
-        return (export,)
-    if kind in ("invalid-shared", "invalid-os-temp", "invalid-nx-managed", "configured-refused"):
-        return (_unset("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR", changes="Nx then uses its own socket directories."), export)
-    if kind == "untrusted-data-dir":
-        variables = (("NX_CACHE_DIRECTORY",) if message.detail and "cache" in message.detail
-                     else ("NX_WORKSPACE_DATA_DIRECTORY", "NX_PROJECT_GRAPH_CACHE_DIRECTORY"))
-        return (_unset(*variables, changes="Nx then keeps it in the workspace; or name a directory only you own."),)
-    if kind == "native-cache-copy":
-        why = ("The disk (or quota) holding the cache is full; free space to cache again."
-               if errno_name in ("ENOSPC", "EDQUOT") else "`nxsock cache verify` names the cache level that refuses, with its fix.")
-        return (Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
-                       f"Nx then loads its binding in place, without the warning. {why}"),)
-    if kind == "daemon-disabled":
-        return (Remedy((RunNx(NxCommand.RESET),),
-                       "Removes the disabled marker (and clears Nx's caches); the daemon runs again on the next command."),)
-    if kind == "daemon-terminated":
-        return (Remedy((RunNxsock(NxsockCommand.RESET_DAEMON_MARKER), RunNx(NxCommand.DAEMON_START)), DAEMON_BACK),)
-    if kind == "plugin-worker-timeout":
-        return (Remedy((Export(variable="NX_PLUGIN_NO_TIMEOUTS", value="true"),), PLUGIN_NO_TIMEOUTS),)
-    if kind == "plugin-worker-never-listened":
-        return (Remedy((Export(variable="NX_ISOLATE_PLUGINS", value="false"),), PLUGINS_IN_PROCESS),)
-    if kind == "workspace-mismatch":  # the daemon that refused is the other workspace's; the one pasting sent it
-        other = shell_quote(message.path or "the other workspace")
-        steps: list[Step] = [Unset(variable="NX_SOCKET_DIR"), Unset(variable="NX_DAEMON_SOCKET_DIR")]
-        record = ctx.resolution.daemon_record if ctx.resolution else None
-        if record is not None and record.problem is None:  # this workspace's record names the socket the other took
-            if record.pid is not None and record.alive:
-                steps.append(StopProcess(pid=record.pid, owner=ctx.uid))  # your own daemon: no sudo
-            steps.append(Remove(record.file))
-        return (Remedy(tuple(steps), SHARED_SOCKET_DIR.format(other=other)),
-                _unset("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR", changes=SHARED_SOCKET_DIR.format(other=other)))
-    if kind == "version-changed":
-        return (Remedy((RunNx(NxCommand.DAEMON_STOP),), VERSION_CHANGED),)
-    if kind == "read-only-fs":
-        return (_doctor_instead(READ_ONLY_NO_COMMAND),)
-    if kind == "inotify-limit":
-        return (Withheld(INOTIFY_NO_COMMAND),)
-    if kind == "daemon-not-running":
-        return (Remedy((RunNx(NxCommand.DAEMON_START),), "Starts the daemon for this workspace."),)
-    if kind == "fs-errno" and path is not None:
-        data = re.match(r"^(.*/\.nx/workspace-data)(?:/|$)", path)
-        if errno_name == "EACCES" and data is not None:
-            owner = _owner_now(ctx, data.group(1))
-            if owner == ctx.uid:
-                return (_doctor_instead(f"{shell_quote(data.group(1))} is yours now, so what refused is elsewhere or gone"),)
-            return (_pasted(data.group(1), lambda p: RemoveTree(p, needs_root=True),
-                            "Another user (root, after `sudo nx`) made it: Nx's own state, rebuilt on the next run, as after `nx reset`."),)
-        if errno_name == "ENOENT":
-            missing = path if message.detail in ("lstat", "stat", "scandir", "opendir") else dirname(path)
-            tmpdir = ctx.resolution.environment.nonempty("TMPDIR") if ctx.resolution else None
-            if tmpdir is None or missing.rstrip("/") != tmpdir.rstrip("/"):  # only a TMPDIR this shell names is created
-                return (_doctor_instead(f"{shell_quote(missing)} is missing, and no setting here names it"),)
-            return (_pasted(missing, Create, "Creates the directory TMPDIR names."),
-                    _unset("TMPDIR", changes="Nx then uses /tmp as its temp directory."))
-        return (_doctor_instead(f"{errno_name} on {shell_quote(path)} has more than one cause"),)
-    if kind in ("binding-module-missing", "missing-platform-dependency"):
-        return (_doctor_instead("which package this host needs, and the package manager that restores it, show only on the "
-                                "machine (NX_SKIP_NATIVE_FILE_CACHE cannot help: there is no binding to load)"),)
-    if kind in ("binding-map-failed", "binding-dlopen-failed"):
-        return _dlopen_remedy(message)
-    if kind == "native-binding-broken":
-        return (Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
-                       "Nx then loads its binding in place; free space where the cache is, and `nxsock reset --legacy` "
-                       "removes cut-short copies."),)
-    if kind == "plugin-worker-exited":
-        return (sandbox_remedy(env, platform, sandbox),)
-    if kind == "os-permission-denied":
-        return (_doctor_instead("the message names no path (most often `sudo nx` left .nx/workspace-data owned by root)"),)
-    if kind == "fallback" and message.detail == "/":
-        return (Remedy((Export(variable="NX_ISOLATE_PLUGINS", value="false"),),
-                       "Only a sandbox's user namespace shows / as another user's: Nx 24 then always falls back to the workspace "
-                       "for its plugin workers' sockets, and works. Without plugin workers it needs no socket there; or allow "
-                       f"that directory in the sandbox: {render(sandbox_remedy(env, platform, sandbox))}"),)
-    if kind in ("fallback", "no-socket-directory"):
-        return (_doctor_instead("which level refused shows only on the machine"),)
-    return (_doctor_instead("the message does not say which level refuses"),)
+    return _REMEDIES.get(message.matched, _level_unknown)(message, _Ask(env, platform, ctx, sandbox))
+
+
+def _windows(path: str) -> bool:
+    return re.match(r"^(?:[A-Za-z]:\\|\\\\)", path) is not None
+
+
+def _from_windows(message: Message) -> Remedies:
+    """A Windows path or pipe: only a daemon that is not running is judged from here; the rest shows only there."""
+    path = message.path or ""
+    if message.errno == "ENOENT" and path.startswith("\\\\"):  # nothing serves that pipe: no daemon runs
+        return (Remedy((RunNx(NxCommand.DAEMON_START),),
+                       "Nothing serves that pipe: the daemon is not running there; Nx starts one on the next command too."),)
+    return (Withheld(WINDOWS_NOT_JUDGED.format(path=shell_quote(path), errno=message.errno or "the error")),)
 
 
 #: A binding cache entry's name: ``<version>-<H12>-nx.<triple>.node`` (or ``<version>-nx.<triple>.node`` up to 23.1.1).
@@ -483,6 +280,387 @@ def _dlopen_remedy(message: Message) -> tuple[Remedy | Withheld, ...]:
                             "shows only on the machine"),)
 
 
+
+
+# -- the kinds: one row each, its pattern beside its cause, checks and remedy ------------------
+
+
+class _Ask(t.NamedTuple):
+    """What a kind's remedy builder may consult: the pasting user's environment, platform and machine (the policy)."""
+
+    env: t.Mapping[str, str]
+    platform: str
+    ctx: RemedyContext
+    sandbox: str | None  # the sandbox format the user named (``doctor --sandbox``)
+
+    @property
+    def export(self) -> Remedy | Withheld:
+        return socket_export(self.ctx)
+
+    @property
+    def allowlist(self) -> Remedy:
+        return sandbox_remedy(self.env, self.platform, self.sandbox)
+
+
+Remedies = tuple[Remedy | Withheld, ...]
+Builder = t.Callable[[Message, _Ask], Remedies]
+
+
+def _socket_errno(message: Message, ask: _Ask) -> Remedies:
+    errno_name, path = message.errno, message.path
+    if path is not None and _windows(path):
+        return _from_windows(message)
+    if errno_name in ("EPERM", "EROFS"):
+        return (ask.allowlist,)
+    if errno_name in ("ECONNREFUSED", "EADDRINUSE"):
+        return (Remedy((RunNxsock(NxsockCommand.RESET),),
+                       "Removes your dead sockets and socket directories; a live daemon's are kept."),)
+    if errno_name == "ENOENT":
+        return (Remedy((RunNx(NxCommand.DAEMON_START),),
+                       "The daemon is not running there; Nx starts one on the next command too."),)
+    if errno_name == "EACCES" and path is not None:
+        if _owner_now(ask.ctx, path) == ask.ctx.uid:  # the socket is yours: modes permit it, so a policy refuses
+            return (ask.allowlist,)
+        remove = _pasted(path, lambda p: Remove(p, needs_root=True),
+                         "Removes the socket another user left where yours belongs (a daemon of `sudo nx`), never a "
+                         "directory; your Nx binds its own.")
+        return (remove, ask.export)
+    if errno_name in ("ENOTSUP", "EOPNOTSUPP"):  # the filesystem, not a mode: a directory of your own elsewhere
+        return (ask.export,)
+    return (_doctor_instead(f"{errno_name} on a socket has more than one cause"),)
+
+
+def _refused_socket_dir(message: Message, ask: _Ask) -> Remedies:
+    return (_unset("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR", changes="Nx then uses its own socket directories."),
+            ask.export)
+
+
+def _untrusted_data_dir(message: Message, ask: _Ask) -> Remedies:
+    variables = (("NX_CACHE_DIRECTORY",) if message.detail and "cache" in message.detail
+                 else ("NX_WORKSPACE_DATA_DIRECTORY", "NX_PROJECT_GRAPH_CACHE_DIRECTORY"))
+    return (_unset(*variables, changes="Nx then keeps it in the workspace; or name a directory only you own."),)
+
+
+def _native_cache_copy(message: Message, ask: _Ask) -> Remedies:
+    why = ("The disk (or quota) holding the cache is full; free space to cache again."
+           if message.errno in ("ENOSPC", "EDQUOT")
+           else "`nxsock cache verify` names the cache level that refuses, with its fix.")
+    return (Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
+                   f"Nx then loads its binding in place, without the warning. {why}"),)
+
+
+def _native_binding_broken(message: Message, ask: _Ask) -> Remedies:
+    return (Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
+                   "Nx then loads its binding in place; free space where the cache is, and `nxsock reset --legacy` "
+                   "removes cut-short copies."),)
+
+
+def _binding_missing(message: Message, ask: _Ask) -> Remedies:
+    return (_doctor_instead("which package this host needs, and the package manager that restores it, show only on "
+                            "the machine (NX_SKIP_NATIVE_FILE_CACHE cannot help: there is no binding to load)"),)
+
+
+def _fs_errno(message: Message, ask: _Ask) -> Remedies:
+    path, errno_name, ctx = message.path, message.errno, ask.ctx
+    if path is None:
+        return _level_unknown(message, ask)
+    if _windows(path):
+        return _from_windows(message)
+    data = re.match(r"^(.*/\.nx/workspace-data)(?:/|$)", path)
+    if errno_name == "EACCES" and data is not None:
+        if _owner_now(ctx, data.group(1)) == ctx.uid:
+            return (_doctor_instead(f"{shell_quote(data.group(1))} is yours now, so what refused is elsewhere or gone"),)
+        return (_pasted(data.group(1), lambda p: RemoveTree(p, needs_root=True),
+                        "Another user (root, after `sudo nx`) made it: Nx's own state, rebuilt on the next run, as "
+                        "after `nx reset`."),)
+    if errno_name == "ENOENT":
+        missing = path if message.detail in ("lstat", "stat", "scandir", "opendir") else dirname(path)
+        tmpdir = ctx.resolution.environment.nonempty("TMPDIR") if ctx.resolution else None
+        if tmpdir is None or missing.rstrip("/") != tmpdir.rstrip("/"):  # only a TMPDIR this shell names is created
+            return (_doctor_instead(f"{shell_quote(missing)} is missing, and no setting here names it"),)
+        return (_pasted(missing, Create, "Creates the directory TMPDIR names."),
+                _unset("TMPDIR", changes="Nx then uses /tmp as its temp directory."))
+    return (_doctor_instead(f"{errno_name} on {shell_quote(path)} has more than one cause"),)
+
+
+def _os_permission_denied(message: Message, ask: _Ask) -> Remedies:
+    return (_doctor_instead(OS_ERROR_13_NO_PATH),)
+
+
+def _daemon_disabled(message: Message, ask: _Ask) -> Remedies:
+    return (Remedy((RunNx(NxCommand.RESET),),
+                   "Removes the disabled marker (and clears Nx's caches); the daemon runs again on the next command."),)
+
+
+def _daemon_not_running(message: Message, ask: _Ask) -> Remedies:
+    return (Remedy((RunNx(NxCommand.DAEMON_START),), "Starts the daemon for this workspace."),)
+
+
+def _socket_refused(message: Message, ask: _Ask) -> Remedies:
+    return (ask.allowlist,)
+
+
+def _level_unknown(message: Message, ask: _Ask) -> Remedies:
+    return (_doctor_instead("the message does not say which level refuses"),)
+
+
+def _which_level(message: Message, ask: _Ask) -> Remedies:
+    return (_doctor_instead("which level refused shows only on the machine"),)
+
+
+def _fallback(message: Message, ask: _Ask) -> Remedies:
+    if message.detail != "/":
+        return _which_level(message, ask)
+    return (Remedy((Export(variable="NX_ISOLATE_PLUGINS", value="false"),),
+                   "Only a sandbox's user namespace shows / as another user's: Nx 24 then always falls back to the "
+                   "workspace for its plugin workers' sockets, and works. Without plugin workers it needs no socket "
+                   f"there; or allow that directory in the sandbox: {render(ask.allowlist)}"),)
+
+
+def _default_dir_demoted(message: Message, ask: _Ask) -> Remedies:
+    if message.errno == "EROFS":  # /tmp itself is read-only: never create /tmp/.nx there; a directory of your own
+        return (ask.export,)
+    return _which_level(message, ask)
+
+
+def _daemon_terminated(message: Message, ask: _Ask) -> Remedies:
+    return (Remedy((RunNxsock(NxsockCommand.RESET_DAEMON_MARKER), RunNx(NxCommand.DAEMON_START)),
+                   DAEMON_BACK),)
+
+
+def _plugin_worker_timeout(message: Message, ask: _Ask) -> Remedies:
+    return (Remedy((Export(variable="NX_PLUGIN_NO_TIMEOUTS", value="true"),), PLUGIN_NO_TIMEOUTS),)
+
+
+def _plugin_worker_never_listened(message: Message, ask: _Ask) -> Remedies:
+    return (Remedy((Export(variable="NX_ISOLATE_PLUGINS", value="false"),), PLUGINS_IN_PROCESS),)
+
+
+def _workspace_mismatch(message: Message, ask: _Ask) -> Remedies:
+    """The daemon that refused is the other workspace's; the one pasting sent it."""
+    other = shell_quote(message.path or "the other workspace")
+    steps: list[Step] = [Unset(variable="NX_SOCKET_DIR"), Unset(variable="NX_DAEMON_SOCKET_DIR")]
+    record = ask.ctx.resolution.daemon_record if ask.ctx.resolution else None
+    stopped = False
+    if record is not None and record.problem is None:  # this workspace's record names the socket the other took
+        if record.pid is not None and record.alive:
+            steps.append(StopProcess(pid=record.pid, owner=ask.ctx.uid))  # your own daemon: no sudo
+            stopped = True
+        steps.append(Remove(record.file))
+    unset = _unset("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR", changes=SHARED_SOCKET_DIR_UNSET.format(other=other))
+    if len(steps) == 2:  # no record of this workspace's daemon to act on: the unset is all there is, said as such
+        return (unset,)
+    whole = SHARED_SOCKET_DIR if stopped else SHARED_SOCKET_DIR_RECORD
+    return (Remedy(tuple(steps), whole.format(other=other)), unset)
+
+
+def _version_changed(message: Message, ask: _Ask) -> Remedies:
+    return (Remedy((RunNx(NxCommand.DAEMON_STOP),), VERSION_CHANGED),)
+
+
+def _read_only_fs(message: Message, ask: _Ask) -> Remedies:
+    return (_doctor_instead(READ_ONLY_NO_COMMAND),)
+
+
+def _inotify_limit(message: Message, ask: _Ask) -> Remedies:
+    return (Withheld(INOTIFY_NO_COMMAND),)
+
+
+def _dlopen(message: Message, ask: _Ask) -> Remedies:
+    return _dlopen_remedy(message)
+
+
+class Kind(t.NamedTuple):
+    """One kind of message: how it is told from others, what it means, which checks see its cause, what fixes it."""
+
+    name: str
+    pattern: re.Pattern[str]
+    #: What it means; for an errno message, its cause per errno (the rest: "the system refused it").
+    cause: str | t.Mapping[str, str]
+    checks: tuple[str, ...]  # the doctor checks that can see its cause on this machine
+    remedy: Builder  # its own remedies, best first, for a machine that does not show its cause
+    errno: str | None = None  # the errno its words mean, where Nx prints the OS's words ("os error 13": EACCES)
+
+
+def _kind(name: str, pattern: str, cause: str | t.Mapping[str, str], checks: tuple[str, ...], remedy: Builder,
+          errno: str | None = None, flags: int = 0) -> Kind:
+    return Kind(name, re.compile(pattern, flags), cause, checks, remedy, errno)
+
+
+_DAEMON_LIFE = DAEMON_MESSAGE_CAUSES
+_FS_CHECKS = ("workspace-data", "tmpdir", "configuration", "daemon", "native-cache")
+_READ_ONLY_CHECKS = ("workspace-writable", "workspace-data", "levels", "outcome", "native-cache")
+
+# Order matters only where two patterns match the same text: the first wins.  Every run that could go on is
+# bounded ({0,200}, {1,4096}): a paste is another program's output and may be built to make an unbounded run
+# backtrack across the whole text, message after message.
+_KINDS: tuple[Kind, ...] = (
+    # Node spells socket errors "connect EACCES /p" and "listen EPERM: operation not permitted /p" …
+    _kind("socket-errno", rf"\b(?:connect|listen)\s+{_ERRNO}(?::[^/\\\n]{{0,200}})?\s+(?:{_PATH}|{_WIN_PATH})",
+          _ERRNO_CAUSES, _SOCKET_CHECKS, _socket_errno),
+    # … and, where only the end of a crash is shown, as the error object's fields.
+    _kind("socket-errno", r"code: '(?P<errno>E[A-Z]+)',\s+errno: -?\d+,\s+syscall: '(?:connect|listen)',\s+"
+          r"address: '(?P<path>/[^'\n]{1,4096})'", _ERRNO_CAUSES, _SOCKET_CHECKS, _socket_errno),
+    _kind("path-too-long", r"exceeds the maximum socket length", "A socket path is over Nx's 95-character limit.",
+          ("path-budget", "outcome", "configuration"), lambda m, ask: (ask.export,)),
+    _kind("invalid-shared", rf"socket directory {_PATH} is shared with the other users",
+          "NX_SOCKET_DIR names a directory other users can reach; Nx refuses it.", ("configuration",),
+          _refused_socket_dir),
+    _kind("invalid-os-temp", rf"socket directory {_PATH} is the operating system temp directory",
+          "NX_SOCKET_DIR names the OS temp directory itself; Nx refuses it.", ("configuration",), _refused_socket_dir),
+    _kind("invalid-nx-managed", rf"socket directory {_PATH} is a directory Nx keeps its own",
+          "NX_SOCKET_DIR names a directory Nx manages itself; Nx refuses it.", ("configuration",), _refused_socket_dir),
+    _kind("configured-refused", rf"could not use the configured socket directory {_PATH}:[^\n]*(?:\n\s*Falling back to \S+)?",
+          "NX_SOCKET_DIR was refused, so Nx fell back to the workspace.", ("configuration", "levels", "outcome"),
+          _refused_socket_dir),
+    _kind("no-socket-directory", r"could not establish a socket directory",
+          "No socket directory could be established, the workspace fallback included.",
+          ("levels", "outcome", "container"), _which_level),
+    _kind("fallback", rf"(?:fell back to|so it used) {_PATH}(?:\.\s+(?P<detail>/\S*) belongs to another user)?",
+          "Nx could not use its usual socket directories and fell back to another.", ("levels", "outcome", "container"),
+          _fallback),
+    # 24.0.6 under --verbose: the default directory demoted, and why ("/tmp/.nx could not be created (EROFS)").
+    _kind("default-dir-demoted", rf"could not use the default socket directory {_PATH}\.\s+Using \S{{1,4096}} instead\."
+          r"(?:[ \t]+\S{1,4096} could not be created \((?P<errno>E[A-Z0-9]{2,})\))?",
+          {"": "Nx could not use its default socket directory, so it uses another: it works (--verbose shows this note)",
+           "EROFS": "/tmp is read-only: Nx cannot create /tmp/.nx there, so it keeps its sockets in your home instead "
+                    "(it works; --verbose shows this note)"},
+          ("levels", "outcome", "container"), _default_dir_demoted),
+    _kind("untrusted-data-dir", rf"configured Nx (?P<detail>[a-z ]{{1,40}}?) directory {_PATH} is not safe to use",
+          "A configured data or cache directory could be replaced by another user; Nx 24.0.6 refuses it.",
+          ("configuration",), _untrusted_data_dir),
+    _kind("native-cache-copy", r"Failed to copy native module to cache[^(\n]*(?:\((?P<errno>E[A-Z0-9]+)\))?",
+          "Nx could not copy its binding into the cache and loads it in place.", ("native-cache", "levels"),
+          _native_cache_copy),
+    _kind("native-binding-broken",
+          r"TypeError: (?:\(0 , )?(?:native_1\.\w+\)?|WorkspaceContext) is not a (?:function|constructor)",
+          "Nx's native binding did not load, so its loader exported nothing: the package for this platform is missing "
+          "(an install that skipped optional dependencies, a node_modules from another host), the binding or its "
+          "cached copy lies on a noexec mount, or the copy in the binding cache was cut short (a full disk).",
+          _BINDING_CHECKS, _native_binding_broken),
+    _kind("binding-module-missing", r"Cannot find module '(?P<detail>@nx/nx-[a-z0-9-]{1,60})'",
+          "Nx's binding package for a platform is not installed (an install that skipped optional dependencies, or a "
+          "node_modules installed on another host).", _BINDING_CHECKS, _binding_missing),
+    _kind("missing-platform-dependency", r"Missing Platform Dependency", _NO_PLATFORM_BINDING, _BINDING_CHECKS,
+          _binding_missing),
+    _kind("missing-platform-dependency", r"Cannot find native binding\.", _NO_PLATFORM_BINDING, _BINDING_CHECKS,
+          _binding_missing),
+    # Node's own dlopen error, as a program that requires the binding prints it: a noexec mount refuses the mapping …
+    _kind("binding-map-failed", rf"Error: {_MAPPED_PATH}: failed to map segment from shared object"
+          r"(?:(?:\n[^\n]{0,300}){0,15}?\n\s*code: 'ERR_DLOPEN_FAILED')?",
+          "Node could not map Nx's binding into memory: the file lies on a mount with noexec (a hardened /tmp holding "
+          "the binding cache, or a node_modules mounted noexec).", _BINDING_CHECKS, _dlopen),
+    # … and its code, which any binding that does not load carries (noexec, another platform's file, a cut-short copy).
+    _kind("binding-dlopen-failed", r"\bERR_DLOPEN_FAILED\b",
+          "Node could not load a native binding (dlopen): its mount is noexec, it was built for another platform or C "
+          "library, or it is a cut-short copy.", _BINDING_CHECKS, _dlopen),
+    _kind("fs-errno", rf"\b{_ERRNO}: [a-z ]{{1,60}}, (?P<detail>[a-z]{{1,20}}) '(?:(?P<path>/[^'\n]{{1,4096}})|{_WIN_PATH})'",
+          _FS_CAUSES, _FS_CHECKS, _fs_errno),
+    _kind("os-permission-denied", r"Permission denied \(os error 13\)",
+          "Nx's native code was refused access to a file (EACCES), typically in a directory another user (root, after "
+          "`sudo nx`) made, or one a umask left unwritable.",
+          ("workspace-data", "configuration", "daemon", "native-cache", "levels"), _os_permission_denied,
+          errno="EACCES"),
+    _kind("daemon-disabled", r"Daemon is going to be disabled",
+          "Nx wrote the daemon's disabled marker: the daemon stays off until `nx reset`.", ("user-namespace", "daemon"),
+          _daemon_disabled),
+    _kind("daemon-not-running", r"Daemon is not running\b", "No Nx daemon runs for this workspace.", ("daemon",),
+          _daemon_not_running),
+    _kind("exit-78", r"(?:exit(?:ed)? (?:with )?code|status)\s*78\b",
+          "Exit 78: a daemon or plugin worker could not bind its socket (EACCES/EPERM); Nx does not write the disabled "
+          "marker for it.", ("unix-sockets", "sockets", "levels", "outcome"), _socket_refused, flags=re.I),
+    # What Nx says around the messages above: the answer is the one of the message it carries (see WRAPPERS).
+    _kind("daemon-start-failed", r"start or connect to the Nx Daemon",
+          "The daemon did not start or answer; the lines that follow (from its log) say why.", _WRAPPED, _level_unknown),
+    _kind("daemon-unreachable", r"Unable to connect to the daemon process",
+          "The client lost its daemon; the lines that follow (from its log) say why.", _WRAPPED, _level_unknown),
+    _kind("daemon-graph-failed", r"not able to compute the project graph",
+          "The daemon failed internally; its error log (named below it) says why.", _WRAPPED, _level_unknown),
+    _kind("plugins-failed", r"Failed to load \d+ (?:default )?Nx plugin",
+          "Nx's plugin workers did not start; each line beneath names why.", _WRAPPED, _level_unknown),
+    _kind("plugin-worker-exited", r"Plugin worker for \S+ exited with code \d+ before the connection",
+          "A plugin worker ended before Nx could connect to its socket: it could not listen (a sandbox, typically).",
+          ("unix-sockets", "configuration", "sockets", "levels", "outcome", "daemon"), _socket_refused),
+    _kind("socket-denied", r"denied permission to use its unix socket",
+          "Nx was refused its unix socket (EACCES or EPERM): a policy or another user's directory.", _WRAPPED,
+          _level_unknown),
+    # The daemon's own life: the messages users paste most, each answered whole (see _WHOLE).
+    _kind("daemon-terminated", r"Daemon process terminated and closed the connection", _DAEMON_LIFE["daemon-terminated"],
+          ("daemon",), _daemon_terminated),
+    _kind("plugin-worker-timeout", r"plugin worker for (?P<detail>\S{1,400}) is exiting as it was not connected",
+          _DAEMON_LIFE["plugin-worker-timeout"], (), _plugin_worker_timeout, flags=re.I),
+    _kind("plugin-worker-never-listened", r"Failed to start plugin worker for plugin (?P<detail>\S{1,400})",
+          _DAEMON_LIFE["plugin-worker-never-listened"], (), _plugin_worker_never_listened),
+    _kind("workspace-mismatch", r"Daemon for '(?P<path>/[^'\n]{0,4096})'\s{1,8}received a message"
+          r"\s{1,8}from a different workspace\s{1,8}\('(?P<detail>[^'\n]{1,4096})'\)",
+          _DAEMON_LIFE["workspace-mismatch"], ("configuration",), _workspace_mismatch),
+    _kind("version-changed", r"Nx version changed\. Please restart", _DAEMON_LIFE["version-changed"], ("daemon",),
+          _version_changed),
+    _kind("read-only-fs", r"Read-only file system \(os error 30\)", _DAEMON_LIFE["read-only-fs"], _READ_ONLY_CHECKS,
+          _read_only_fs, errno="EROFS"),
+    _kind("inotify-limit", r"System limit for number of file watchers", _DAEMON_LIFE["inotify-limit"], (),
+          _inotify_limit, errno="ENOSPC"),
+    _kind("inotify-limit", r"amount of inotify watches", _DAEMON_LIFE["inotify-limit"], (), _inotify_limit,
+          errno="ENOSPC"),
+    # The daemon's native watcher (24.x), as `nx daemon` shows it from the log: "OS file watch limit reached".
+    _kind("inotify-limit", r"OS file watch limit reached", _DAEMON_LIFE["inotify-limit"], (), _inotify_limit,
+          errno="ENOSPC"),
+)
+
+#: Each kind's remedy builder (rows of one kind share it: a test holds them to that).
+_REMEDIES: dict[str, Builder] = {kind.name: kind.remedy for kind in _KINDS}
+#: Kinds whose errno Nx does not print as a token: the native layer's words for it.
+_ERRNO_OF = {kind.name: kind.errno for kind in _KINDS if kind.errno is not None}
+
+
+def explain(text: str) -> Explanation:
+    """Every recognised message in *text*, in order; the first one's errno, path and cause on top."""
+    truncated = len(text) > MAX_TEXT
+    text = text[:MAX_TEXT]
+    found: list[Message] = []
+    for kind in _KINDS:
+        for match in kind.pattern.finditer(text):
+            groups = match.groupdict()
+            errno_name = kind.errno or groups.get("errno")  # the native layer prints the OS's words: what they mean
+            detail = groups.get("detail")
+            own = ("outcome",) if kind.name == "fallback" and detail == "/" else kind.checks  # only a user namespace shows / as foreign
+            found.append(Message(kind.name, errno_name, groups.get("path") or groups.get("winpath"),
+                                 _cause(kind, groups.get("errno")), own, match.start(), match.end(), detail))
+    found.sort(key=lambda m: m.start)  # stable: at one position the pattern listed first wins
+    messages: list[Message] = []
+    claimed = 0  # where the text claimed so far ends: a message starting inside it is one already found
+    for message in found:
+        if message.start >= claimed:
+            messages.append(message)
+            claimed = message.end
+    if not messages:
+        return Explanation(truncated=truncated)
+    left_off = max(0, len(messages) - MAX_MESSAGES)
+    messages = messages[:MAX_MESSAGES]
+    first = messages[0]
+    checks = tuple(dict.fromkeys(c for m in messages for c in m.checks))
+    return Explanation(
+        matched=first.matched,
+        errno=first.errno,
+        path=first.path,
+        cause=first.cause,
+        checks=checks,
+        messages=tuple(messages),
+        truncated=truncated,
+        left_off=left_off,
+    )
+
+
+
+def _cause(kind: Kind, errno_name: str | None) -> str:
+    """The kind's cause; for an errno message, the cause of the errno it names."""
+    if isinstance(kind.cause, str):
+        return kind.cause
+    if errno_name is None:
+        return kind.cause.get("", "")
+    return f"{errno_name}: {kind.cause.get(errno_name, kind.cause.get('', 'the system refused it'))}."
+
+
 def general_advice(
     message: Message, env: t.Mapping[str, str], platform: str, ctx: RemedyContext, sandbox: str | None = None
 ) -> Advice:
@@ -491,7 +669,7 @@ def general_advice(
     return ctx.offer(first, *alternatives)
 
 
-def _related(finding_path: str | None, path: str | None) -> bool:
+def related(finding_path: str | None, path: str | None) -> bool:
     """Whether a finding is about the message's path: the same, beneath its directory, or a level above it."""
     if finding_path is None or path is None:
         return True
@@ -558,6 +736,8 @@ def answer_all(
                 mine = carried._replace(message=message, hint=hint)
         elif offer is not None and message.matched == "daemon-disabled":
             mine = _with_marker_cleared(mine, own, offer)
+        elif offer is not None and message.matched == "read-only-fs":
+            mine = _with_cache_moved(mine, offer)
         answers.append(mine)
     return answers
 
@@ -577,6 +757,19 @@ def _with_marker_cleared(marker: Answer, own: t.Sequence[Answer], offer: t.Calla
     return Answer(marker.message, advice.command, advice.hint, cause.source, cause.finding, advice.steps)
 
 
+def _with_cache_moved(answer: Answer, offer: t.Callable[[Remedy], Advice]) -> Answer:
+    """A read-only workspace's data moved elsewhere, its task cache too: it defaults to the workspace's .nx/cache."""
+    data = next((s.value for s in answer.steps if isinstance(s, Export) and s.variable == "NX_WORKSPACE_DATA_DIRECTORY"
+                 and s.value), None)
+    if data is None or any(isinstance(s, Export) and s.variable == "NX_CACHE_DIRECTORY" for s in answer.steps):
+        return answer
+    advice = offer(Remedy((*answer.steps, Export(variable="NX_CACHE_DIRECTORY", value=f"{data.rstrip('/')}/cache")),
+                          f"{answer.hint or ''} {READ_ONLY_CACHE_TOO}".strip()))
+    if advice.command is None:
+        return answer
+    return answer._replace(remedy=advice.command, hint=advice.hint, steps=advice.steps)
+
+
 def answer(
     message: Message,
     findings: t.Sequence[_Finding],
@@ -593,7 +786,7 @@ def answer(
     candidates = [f for f in findings if f.id in ids and f.severity in ("warn", "error")
                   and (f.remedy or (f.severity == "error" and f.hint))]
     if message.path is not None:
-        candidates = [f for f in candidates if _related(f.path, message.path)]
+        candidates = [f for f in candidates if related(f.path, message.path)]
     if candidates:  # an error before a warning; then the finding about exactly that path; then one with a command; then report order
         exact = message.path.rstrip("/") if message.path else None
         best = min(candidates, key=lambda f: (f.severity != "error", (f.path or "").rstrip("/") != exact, f.remedy is None))
@@ -605,9 +798,6 @@ def answer(
         return Answer(message, best.remedy, hint, "this machine", best.id, best.steps)
     return Answer(message, general.command, general.hint, "general", None, general.steps)
 
-
-#: Kinds whose errno Nx does not print as a token: the native layer's words for it.
-_ERRNO_OF = {"os-permission-denied": "EACCES", "read-only-fs": "EROFS", "inotify-limit": "ENOSPC"}
 
 #: Messages whose command is always their own whole remedy: a finding here fixes only a part (the record, the marker),
 #: so the findings of these ids only name the cause on this machine.

@@ -347,8 +347,8 @@ def _prune(how: _Acting) -> Acted:
     listing = list_cache(resolution, view, find_binding(env, view, host_triple(), resolution.rules))
     plan = prune_plan(listing, trusted_version(resolution, uid), uid)
     tidy = listing.dir if not resolution.native_cache.configured and resolution.rules.current_layout else None
-    results, interrupted = prune_cache([(entry.path, why) for entry, why in plan], uid, dry_run=False,
-                                       refused=prune_refusal(resolution, uid), tidy=tidy, keep=env.nx_version)
+    results, interrupted, _ = prune_cache([(entry.path, why) for entry, why in plan], uid, dry_run=False,
+                                          refused=prune_refusal(resolution, uid), tidy=tidy, keep=env.nx_version)
     if interrupted:  # it stopped between entries on Ctrl-C: so does the fix
         raise Interrupted()
     how.removed.extend(r.path for r, _ in results if r.outcome == "removed")

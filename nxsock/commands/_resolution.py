@@ -1,4 +1,4 @@
-"""The host options as click options, for each command the subset that makes sense, and the resolution.
+"""The host options as click options, for each command the subset that makes sense.
 
 Every command that reads a workspace takes ``--workspace``; the predicting
 ones take the host options that still describe what they read (``paths``
@@ -14,15 +14,12 @@ import typing as t
 
 import click
 
-from ..core import snapshot
-from ..core.fsview import FsView
 from ..core.host_overrides import UID_MAX, HostOverrides
 from ..core.releases import is_version
-from ..core.resolver import Resolution
 from .completion import complete_directories
 from .options import HOST_OPTIONS, HostOption
 
-__all__ = ["BadValuePointing", "build_resolution", "host_options", "nxsock_for_root", "resolution_options", "uid_value", "wants_json",
+__all__ = ["BadValuePointing", "host_options", "nxsock_for_root", "resolution_options", "uid_value", "wants_json",
            "workspace_option"]
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
@@ -95,14 +92,6 @@ def reading_host_options(command: F) -> F:
 def workspace_option(command: F) -> F:
     """Only ``--workspace``: for the commands that act on this host as it is."""
     return host_options("workspace")(command)
-
-
-def build_resolution(host: HostOverrides) -> tuple[Resolution, FsView]:
-    """:func:`nxsock.core.snapshot.build_resolution`, with a bad ``--workspace`` as a usage error."""
-    try:
-        return snapshot.build_resolution(host)
-    except snapshot.WorkspaceError as exc:
-        raise click.BadParameter(str(exc), param_hint="--workspace") from None
 
 
 def nxsock_for_root() -> str:

@@ -8,7 +8,7 @@ import click
 
 from ..core.host_overrides import HostOverrides
 from ..core.sandbox_formats import FORMATS
-from ._resolution import build_resolution, resolution_options, wants_json
+from ._resolution import resolution_options, wants_json
 from .summaries import summarized
 
 
@@ -40,29 +40,8 @@ def paths(json_flag: bool, output_format: str | None, portable: bool, host: Host
     <H20(workspace+pid)>, a directory named by hashing the workspace and the
     daemon's pid; 49/95, a path's length against Nx's limit.  man nxsock, TERMS.
     """
-    from ..output.paths_json import paths_exit_code, print_paths_json
+    from ..output.paths import PathsRequest, run
 
     if portable and (output_format is None or wants_json(json_flag, output_format)):
         raise click.UsageError("--portable goes with a sandbox --format (srt, bwrap, …), not with the report or JSON.")
-    resolution, view = build_resolution(host)
-    if wants_json(json_flag, output_format):
-        sys.exit(print_paths_json(resolution, sys.stdout, view))
-    if output_format is not None:
-        from ..audit.allowlists import plan_for, render
-
-        env = resolution.environment
-        row = FORMATS[output_format]
-        user_namespace, binds = row.kind(env.platform)
-        tmpdir = row.tmpdir if env.platform == "linux" else None
-        plan = plan_for(env, view, user_namespace=user_namespace, binds=binds, tmpdir=tmpdir)
-        text, warnings = render(output_format, plan, resolution.environment, portable=portable)
-        from ..core.terminal import printable
-
-        for warning in warnings:
-            click.echo(f"nxsock paths: {printable(warning)}", err=True)
-        sys.stdout.write(text)
-        sys.exit(paths_exit_code(plan.resolution))
-    from ..output.render import render_paths
-
-    render_paths(resolution)
-    sys.exit(paths_exit_code(resolution))
+    sys.exit(run(PathsRequest(host, "json" if wants_json(json_flag, output_format) else output_format, portable)))

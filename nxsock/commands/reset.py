@@ -6,9 +6,8 @@ import sys
 
 import click
 
-from .. import exitcodes
 from ..core.host_overrides import HostOverrides
-from ._resolution import build_resolution, workspace_option
+from ._resolution import workspace_option
 from .summaries import summarized
 
 
@@ -30,47 +29,6 @@ def reset(dry_run: bool, force: bool, daemon_marker: bool, legacy: bool, json_fl
     (exit 130).  Exits 1 when something it reports could not be removed or a
     directory was refused.
     """
-    from ..act.cleanup import ResetItem
-    from ..act.cleanup import reset as run_reset
-    from ..act.interruption import Interrupted, between_entries
+    from ..output.reset import ResetRequest, run
 
-    resolution, _ = build_resolution(host)
-    progress = None
-    if not json_flag and sys.stderr.isatty():
-        from ..output.render import progress_ticker
-
-        progress = progress_ticker("examining Nx runtime state")
-    items: list[ResetItem] = []
-    marker = None
-    interrupted = False
-    try:
-        with between_entries() as stop:
-            def tick() -> None:
-                if progress:
-                    progress.tick()
-                stop.check()
-
-            _, marker = run_reset(resolution, dry_run=dry_run, force=force, daemon_marker=daemon_marker, legacy=legacy,
-                                  tick=tick, items=items)
-        interrupted = stop.requested
-    except Interrupted:
-        interrupted = True
-    finally:
-        if progress:
-            progress.stop()
-    failed = any(i.outcome in ("failed", "refused") for i in items)
-    if json_flag:
-        from ..output.emit import write_json
-        from ..output.report import reset_document
-
-        write_json(reset_document(items, marker, dry_run=dry_run, interrupted=interrupted))
-    else:
-        from ..output.render import render_removals
-
-        shown = sorted(items, key=lambda i: i.entries == 1)  # summaries of floods first: never cut from the listing
-        rows = [(i.path, i.outcome, i.reason if i.outcome != "removed" else f"{i.what}: {i.reason}", i.freed) for i in shown]
-        render_removals(rows, dry_run, marker_reason=marker, interrupted=interrupted)
-    if interrupted:
-        click.echo("nxsock: interrupted", err=True)
-        sys.exit(exitcodes.INTERRUPTED)
-    sys.exit(exitcodes.PROBLEM if failed else exitcodes.OK)
+    sys.exit(run(ResetRequest(host, dry_run, force, daemon_marker, legacy, json_flag)))

@@ -6,7 +6,6 @@ import sys
 
 import click
 
-from .. import exitcodes
 from ..output import schemas
 from .summaries import summarized
 
@@ -26,10 +25,4 @@ def schema(name: str | None, list_flag: bool) -> None:
     """
     if name is not None and list_flag:
         raise click.UsageError("--list takes no NAME.")
-    if name is None:
-        sys.stdout.write("".join(f"{known}\n" for known in schemas.names()))
-        sys.exit(exitcodes.OK)
-    sys.stdout.flush()
-    sys.stdout.buffer.write(schemas.schema_text(name).encode("utf-8"))  # as shipped, whatever the locale's encoding
-    sys.stdout.buffer.flush()
-    sys.exit(exitcodes.OK)
+    sys.exit(schemas.print_schema(name))

@@ -13,7 +13,10 @@ import typing as t
 
 from .fsview import Entry, FsView
 
-__all__ = ["ContainerVerdict", "judge_container", "peer_outside"]
+if t.TYPE_CHECKING:
+    from .mounts import Mount
+
+__all__ = ["MOUNT_MARKERS", "ContainerVerdict", "judge_container", "peer_outside"]
 
 
 class ContainerVerdict(t.NamedTuple):
@@ -26,7 +29,14 @@ class ContainerVerdict(t.NamedTuple):
     shared_reason: str | None  # why it is judged shared, or None
 
 
-def _markers(view: FsView, getenv: t.Callable[[str], str | None]) -> list[tuple[str, str]]:
+#: Where a runtime keeps the files it binds into a container (``/etc/hosts``, ``/etc/hostname``, ``resolv.conf``): seen
+#: as the mounted root in ``/proc/self/mountinfo``, also under cgroup v2, whose ``/proc/self/cgroup`` reads ``0::/``.
+MOUNT_MARKERS = (("/var/lib/kubelet/pods/", "kubernetes"), ("/var/lib/docker/containers/", "docker"),
+                 ("/containers/storage/overlay-containers/", "podman"), ("/run/containerd/", "containerd"),
+                 ("/var/lib/containerd/", "containerd"), ("/var/lib/nerdctl/", "containerd"))
+
+
+def _markers(view: FsView, getenv: t.Callable[[str], str | None], mounts: t.Sequence[Mount] = ()) -> list[tuple[str, str]]:
     """(runtime, marker) for each sign of a container: Nx's own test for Docker first."""
     found: list[tuple[str, str]] = []
     if isinstance(view.stat("/.dockerenv"), Entry):
@@ -46,19 +56,23 @@ def _markers(view: FsView, getenv: t.Callable[[str], str | None]) -> list[tuple[
     container = getenv("container")
     if container:
         found.append((container if container in ("docker", "podman") else "container", f"container={container}"))
+    for word, runtime in MOUNT_MARKERS:
+        if any(word in m.root or word in m.source for m in mounts):
+            found.append((runtime, f"/proc/self/mountinfo ({word.strip('/')})"))
     return found
 
 
 def judge_container(view: FsView, getenv: t.Callable[[str], str | None], socket_root: str | None) -> ContainerVerdict:
     """The container verdict for a socket root; outside a container nothing is shared by this test."""
-    markers = _markers(view, getenv)
-    runtime = next((r for r, _ in markers if r == "kubernetes"), markers[0][0] if markers else None)
-    if socket_root is None:
-        return ContainerVerdict(runtime, tuple(m for _, m in markers), None, False, None)
     from .mounts import mount_of, parse_mountinfo
 
     text = view.read_text("/proc/self/mountinfo", 1 << 22)
-    mount = mount_of(parse_mountinfo(text), socket_root) if isinstance(text, str) else None
+    table = parse_mountinfo(text) if isinstance(text, str) else ()
+    markers = _markers(view, getenv, table)
+    runtime = next((r for r, _ in markers if r == "kubernetes"), markers[0][0] if markers else None)
+    if socket_root is None:
+        return ContainerVerdict(runtime, tuple(m for _, m in markers), None, False, None)
+    mount = mount_of(table, socket_root) if table else None
     where = None
     shared, reason = False, None
     if mount is not None:

@@ -99,7 +99,8 @@ CONFIGURED_VARIABLES = (
     "NX_PROJECT_GRAPH_CACHE_DIRECTORY",
 )
 #: Variables a remedy may unset or export (a directory for the first ones, ``true`` for the last).
-_EXPORTABLE_DIRS = ("NX_SOCKET_DIR", "NX_NATIVE_FILE_CACHE_DIRECTORY", "NX_WORKSPACE_DATA_DIRECTORY")
+_EXPORTABLE_DIRS = ("NX_SOCKET_DIR", "NX_NATIVE_FILE_CACHE_DIRECTORY", "NX_WORKSPACE_DATA_DIRECTORY",
+                    "NX_CACHE_DIRECTORY")
 #: The flags a remedy may export, each with the values nxsock suggests (NX_DAEMON=true: where only it turns the
 #: daemon on).
 _EXPORTABLE_FLAGS = {"NX_SKIP_NATIVE_FILE_CACHE": ("true",), "NX_DAEMON": ("false", "true"),

@@ -52,13 +52,18 @@ __all__ = [
     "INSIDE_HINT",
     "MARKER_WITH_CAUSE",
     "NO_SOCKETS_HERE",
+    "OS_ERROR_13_NO_PATH",
     "PLUGINS_IN_PROCESS",
     "PLUGIN_NO_TIMEOUTS",
     "PROVISION_COMMAND",
+    "READ_ONLY_CACHE_TOO",
     "READ_ONLY_HINT",
     "READ_ONLY_NO_COMMAND",
     "SHARED_SOCKET_DIR",
+    "SHARED_SOCKET_DIR_RECORD",
+    "SHARED_SOCKET_DIR_UNSET",
     "VERSION_CHANGED",
+    "WINDOWS_NOT_JUDGED",
     "Advice",
     "RemedyContext",
     "cache_leftovers_found",
@@ -492,7 +497,8 @@ DAEMON_MESSAGE_CAUSES = {
         "client wrote this to the daemon's error log and, unless in a sandbox, disabled the daemon until `nx reset`."),
     "plugin-worker-timeout": (
         "A plugin worker listened, but its host (the daemon or the Nx command) did not connect within the time limit: "
-        "the host was busy (a slow plugin or graph walk on a loaded machine) or ended before it connected."),
+        "the host was paused or blocked (a debugger's breakpoint, Ctrl-Z, a long synchronous step on a loaded machine) "
+        "or ended before it connected. A plugin that loads slowly does not cause it: loading starts after the connection."),
     "plugin-worker-never-listened": (
         "A plugin worker was started but never listened on its socket while Nx polled it, nor exited: its start hangs "
         "(a slow or stalled plugin module, a machine too loaded to start it)."),
@@ -519,17 +525,38 @@ SHARED_SOCKET_DIR = ("Nx then gives each workspace its own socket directory; thi
                      "other's replaced, is stopped and its record removed, so the next command starts one of its own. "
                      "The other workspace ({other}) keeps its daemon: unset the same variables in its shell too, or the "
                      "next daemon started there takes the shared socket again.")
+#: The same, where this workspace's daemon is gone but its record stays: only the record is removed.
+SHARED_SOCKET_DIR_RECORD = ("Nx then gives each workspace its own socket directory; the record of this workspace's "
+                            "daemon, whose socket the other's replaced, is removed, so the next command starts one of "
+                            "its own. The other workspace ({other}) keeps its daemon: unset the same variables in its "
+                            "shell too, or the next daemon started there takes the shared socket again.")
+#: The same, where only the variables are unset (no record of this workspace's daemon to act on).
+SHARED_SOCKET_DIR_UNSET = ("Nx then gives each workspace its own socket directory, and the next command here uses a "
+                           "daemon of its own. The other workspace ({other}) keeps its daemon: unset the same variables "
+                           "in its shell too, or the next daemon started there takes the shared socket again.")
 #: A changed Nx's remedy.
 VERSION_CHANGED = ("Stops the daemon of the old version; run your command again and Nx starts the installed one "
                    "(`npx nx --version` shows it).")
+#: A read-only workspace's remedy also moves the task cache, which defaults to the workspace's .nx/cache.
+READ_ONLY_CACHE_TOO = ("The task cache goes beside it (NX_CACHE_DIRECTORY): it defaults to the workspace's .nx/cache, "
+                       "on the same read-only filesystem.")
 #: Why a read-only filesystem has no command from the text alone.
 READ_ONLY_NO_COMMAND = ("which filesystem is read-only shows only on the machine; never create /tmp/.nx on a read-only "
                         "/tmp: point NX_SOCKET_DIR (sockets) and NX_WORKSPACE_DATA_DIRECTORY (state) at directories "
                         "of your own on a writable filesystem")
+#: Why "Permission denied (os error 13)" with no path has no command from the text alone.
+OS_ERROR_13_NO_PATH = ("the message names no path (most often `sudo nx` left .nx/workspace-data owned by root, or a "
+                       "umask such as 0277 left the directories Nx made unwritable)")
+#: A path or pipe from a Windows paste: read and named, but not judged from another machine.
+WINDOWS_NOT_JUDGED = ("No safe command from this machine: {path} is a Windows path or named pipe, and what refused it "
+                      "({errno}) shows only on that Windows machine; nxsock judges modes, owners and sandboxes only "
+                      "where it runs.")
 #: The inotify limit: nxsock changes no kernel setting; the line root runs.
 INOTIFY_NO_COMMAND = ("No safe command from nxsock: the limit is the kernel's, and only root raises it: "
                       "`sudo sysctl fs.inotify.max_user_watches=524288` (and the same line in /etc/sysctl.d/ to keep it "
-                      "after a reboot); then `nx reset` clears the disabled marker.")
+                      "after a reboot); in a container with a user namespace of its own, the limit may be that "
+                      "namespace's: `sysctl user.max_inotify_watches=524288` as its root. Then `nx reset` clears the "
+                      "disabled marker.")
 #: A socket on a filesystem that cannot hold one.
 NO_SOCKETS_HERE = "the filesystem cannot hold unix sockets (a Windows drive under WSL, a FUSE or network mount)"
 #: What the dead daemon's remedy changes: the marker the client wrote goes, and a daemon is started now.

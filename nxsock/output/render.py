@@ -25,7 +25,7 @@ if t.TYPE_CHECKING:
     from ..audit.findings import Finding
     from ..audit.fleet import FleetVerdict
 
-__all__ = ["render_check_root", "render_paths", "safe"]
+__all__ = ["render_check_root", "render_paths"]
 
 TIER_WHY = {
     "configured": "NX_SOCKET_DIR (or NX_DAEMON_SOCKET_DIR) is set and accepted",
@@ -40,11 +40,6 @@ GENERATION = {
     "ts": "current layout, TypeScript generation (Nx 23.1.2–23.3)",
     "native": "current layout, native generation (Nx 24)",
 }
-
-
-def safe(text: str | None) -> str:
-    """:func:`nxsock.core.terminal.printable`: kept under its old name for callers outside this module."""
-    return printable(text)
 
 
 def _console(stderr: bool = False) -> Console:

@@ -158,7 +158,8 @@ def cache_verify_document(verdict: Verdict, listing: CacheListing) -> Json:
 
 
 def cache_prune_document(results: t.Sequence[tuple[Removal, str]], *, dry_run: bool, interrupted: bool,
-                         unused_for: float | None = None, judged_by: str | None = None) -> Json:
+                         unused_for: float | None = None, judged_by: str | None = None,
+                         kept: t.Sequence[tuple[Removal, str]] = ()) -> Json:
     """The ``cache prune --json`` document: what was removed and why, what could not be, the space freed."""
     removed = [(r, why) for r, why in results if r.outcome == "removed"]
     return {
@@ -169,6 +170,7 @@ def cache_prune_document(results: t.Sequence[tuple[Removal, str]], *, dry_run: b
         "judged_by": judged_by,
         "removed": [{"path": r.path, "reason": why, "freed": r.freed} for r, why in removed],
         "failed": [{"path": r.path, "reason": r.reason} for r, _ in results if r.outcome != "removed"],
+        "kept": [{"path": r.path, "reason": r.reason} for r, _ in kept],
         "freed": sum(r.freed for r, _ in removed),
     }
 

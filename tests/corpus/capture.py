@@ -54,6 +54,7 @@ COMMANDS = {
     "client": "NX_DAEMON=true npx nx show projects",
     "run": "npx nx run pkg:hello",
     "daemon-status": "npx nx daemon",
+    "run-verbose": "npx nx run pkg:hello --verbose",
     # What a user pastes after a daemon died: Nx's output, the error log it names, then whether the daemon is back.
     "client-log": "out=$(NX_DAEMON=true npx nx show projects 2>&1); printf '%s\\n' \"$out\"; "
                   "log=$(printf '%s\\n' \"$out\" | sed -n 's/^Log file with the error: //p'); "
@@ -123,6 +124,12 @@ class State(t.NamedTuple):
     timeout: int = 120
     #: ``False``: the cause is a one-time event (a kill), proven only on the state Nx left, not rebuilt before Nx runs.
     standing: bool = True
+    #: A limit on inotify watches per user: the state runs in a user namespace of its own (mapped 1:1) whose
+    #: ``user.max_inotify_watches`` is set to it, as a container's can be.
+    inotify_watches: int = 0
+    #: ``False``: Nx takes minutes to print the message here, so the proof pastes the stored capture into the state as
+    #: built (the rerun is then Nx's first run, with the remedy) and does not run Nx to print it again.
+    reprint: bool = True
 
 
 STATES: tuple[State, ...] = (
@@ -176,6 +183,55 @@ STATES: tuple[State, ...] = (
           f"ln -s \"$(readlink {WS}/node_modules)\" {HOME}/other/node_modules; chown -R -h {U}:{U} {HOME}/other; "
           f"as_user bash -c 'cd {HOME}/other && NX_DAEMON=true npx nx daemon --start' >/dev/null 2>&1",
           env={"NX_SOCKET_DIR": "/tmp/shared-sockets"}, commands=("client",)),
+)
+
+#: A Node preload (``NODE_OPTIONS=--require``) for plugin workers only: nothing else of Nx runs it.
+_IN_WORKER = "if ((process.argv[1] || '').endsWith('plugin-worker.js')) {{ {body} }}\n"
+#: The Nx command blocks its own event loop (a long synchronous step, as Nx's own walk of a large workspace can be)
+#: right after it starts its first plugin worker, until that worker has exited (it gives up after 30 s unconnected) —
+#: or for 40 s if it never does (NX_PLUGIN_NO_TIMEOUTS=true): longer than the worker's own limit either way.
+HOST_BUSY = """if (!(process.argv[1] || '').endsWith('plugin-worker.js')) {
+  const cp = require('child_process'); const fs = require('fs'); const spawn = cp.spawn; let blocked = false;
+  const gone = (pid) => { try { return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1][0] === 'Z'; }
+    catch { return true; } };
+  cp.spawn = function (...args) {
+    const child = spawn.apply(this, args);
+    if (!blocked && (args[1] || []).some((a) => String(a).endsWith('plugin-worker.js'))) {
+      blocked = true;
+      const cell = new Int32Array(new SharedArrayBuffer(4));
+      for (let i = 0; i < 400 && !gone(child.pid); i++) Atomics.wait(cell, 0, 0, 100);
+    }
+    return child;
+  };
+}
+"""
+#: A plugin worker whose start hangs (a stalled preload): it neither listens nor reaches its own timeout.
+WORKER_HANGS = _IN_WORKER.format(body="Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 600000);")
+
+
+def _preload(name: str, code: str) -> str:
+    """Setup: *code* written where NODE_OPTIONS's ``--require`` finds it, the user's."""
+    return (f"install -d -o {U} -g {U} {HOME}/preload; printf %s {shlex.quote(code)} > {HOME}/preload/{name}.js; "
+            f"chown -R {U}:{U} {HOME}/preload")
+
+
+STATES += (
+    State("plugin-host-busy", "the Nx command is busy (a long synchronous step) just after it starts a plugin worker, "
+          "until the worker gives up waiting to be connected to (30 s), or for 40 s",
+          _preload("busy", HOST_BUSY), env={"NODE_OPTIONS": f"--require {HOME}/preload/busy.js"},
+          commands=("run",), standing=False, timeout=240),
+    State("plugin-worker-hangs", "every plugin worker hangs before it listens (a stalled preload): Nx polls its "
+          "socket 10,000 times, then gives up",
+          _preload("hang", WORKER_HANGS), env={"NODE_OPTIONS": f"--require {HOME}/preload/hang.js"},
+          commands=("run",), timeout=400, reprint=False),
+    State("workspace-read-only", "the workspace is bind-mounted read-only (a sandbox's read-only bind)",
+          f"mount --bind {WS} {WS}; mount -o remount,bind,ro {WS}", commands=("run",)),
+    State("tmp-read-only", "/tmp is mounted read-only (a read-only container root): /tmp/.nx cannot be created",
+          "mount -o remount,ro /tmp", commands=("run-verbose",)),
+    State("inotify-limit", "a container (a user namespace of its own) whose inotify limit is 2 watches per user: the "
+          "daemon's file watcher cannot watch the workspace", commands=("client-log",), inotify_watches=2),
+    State("umask-0277", "the user's umask is 0277: the .nx Nx creates in the workspace is 0500, so nothing goes "
+          "inside it", "umask 0277", commands=("run",)),
 )
 
 
@@ -247,10 +303,19 @@ echo "<<<RC $?"
 """
 
 
-def run_in_namespace(script: str, timeout: float) -> str:
+def _user_namespace(state: State) -> list[str]:
+    """The argv prefix that runs the state in a user namespace with its inotify limit, or none."""
+    if not state.inotify_watches:
+        return []
+    limit = f"echo {state.inotify_watches} > /proc/sys/user/max_inotify_watches && exec \"$@\""
+    return [sys.executable, str(HERE / "userns.py"), "sh", "-c", limit, "sh"]
+
+
+def run_in_namespace(script: str, timeout: float, prefix: t.Sequence[str] = ()) -> str:
     """*script* as root in a fresh mount and pid namespace; everything it started ends with it."""
     proc = subprocess.run(
-        ["unshare", "-m", "-p", "-f", "--mount-proc", "--kill-child", "--propagation", "private", "bash", "-c", script],
+        [*prefix, "unshare", "-m", "-p", "-f", "--mount-proc", "--kill-child", "--propagation", "private",
+         "bash", "-c", script],
         capture_output=True,
         stdin=subprocess.DEVNULL,
         timeout=timeout,
@@ -270,7 +335,7 @@ def section(output: str, name: str) -> str:
 
 def capture(release: str, state: State, command: str) -> tuple[str, int]:
     """What Nx printed (stdout and stderr together) and its exit code."""
-    out = run_in_namespace(state_script(release, state, command), state.timeout + 120)
+    out = run_in_namespace(state_script(release, state, command), state.timeout + 120, _user_namespace(state))
     text = section(out, "NX")
     rc_line = next((line for line in out.splitlines() if line.startswith("<<<RC ")), "<<<RC -1")
     return text, int(rc_line.split()[1])
@@ -325,7 +390,7 @@ echo '<<<PROOF'
 {q(python)} {q(str(harness.stage_oracle(HERE / "prove.py")))} {q(json.dumps(spec))}
 echo '<<<END'
 """
-    out = run_in_namespace(script, 2 * state.timeout + 240)
+    out = run_in_namespace(script, 2 * state.timeout + 240, _user_namespace(state))
     try:
         return t.cast(dict[str, t.Any], json.loads(section(out, "PROOF")))
     except ValueError:

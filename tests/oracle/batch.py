@@ -34,6 +34,9 @@ DRIVER, NXSOCK_SERVER = HERE / "batch_driver.py", HERE / "nxsock_server.py"
 #: output the click application (its rendering loads on first use, in each child).
 PRELOAD_JSON = ("nxsock.commands.options", "nxsock.core.snapshot", "nxsock.output.paths_json")
 PRELOAD_TEXT = ("nxsock.app",)
+#: The environment the native binding (Nx ≥ 24) reads once per process and keeps: ``resolve.js --serve`` answers the
+#: states of one value of these in one process (``python tests/oracle/batch.py 24.0.6`` proves it cell by cell).
+NATIVE_KEEPS = ("HOME",)
 
 
 def _environment(overrides: t.Mapping[str, str | None], uid: int = USER) -> dict[str, str]:
@@ -46,7 +49,9 @@ def _spec(release: str, scenarios: t.Sequence[Scenario], text: bool) -> dict[str
     python, pythonpath = harness.stage_nxsock()
     python_env = {"PYTHONPATH": pythonpath, "PYTHONDONTWRITEBYTECODE": "1"}
     as_user = shlex.split(harness.as_user_prefix(USER))  # setpriv … env -i PATH HOME LANG
-    serve_nx = rules_for(release).generation != "native"  # see batch_driver.py: the binding keeps its decisions
+    # The native binding of the later releases reads HOME once and keeps it for the life of its process (see
+    # batch_driver.py): their resolver answers, in one process, only the states that share one HOME.
+    keeps = NATIVE_KEEPS if rules_for(release).generation == "native" else ()
     preload = PRELOAD_JSON + (PRELOAD_TEXT if text else ())
     states = []
     for scenario in scenarios:
@@ -62,8 +67,8 @@ def _spec(release: str, scenarios: t.Sequence[Scenario], text: bool) -> dict[str
     return {
         "nxsock_server": [*as_user, *(f"{k}={v}" for k, v in python_env.items()), python,
                           str(harness.stage_oracle(NXSOCK_SERVER)), *preload],
-        "node_server": [*as_user, "node", str(harness.stage_oracle()), "--serve", str(nx)] if serve_nx else None,
-        "node_process": {"as_uid": as_user[:as_user.index("env")], "argv": ["node", str(harness.stage_oracle()), str(nx)]},
+        "node_server": [*as_user, "node", str(harness.stage_oracle()), "--serve", str(nx)],
+        "node_server_keeps": list(keeps),
         "states": states,
     }
 

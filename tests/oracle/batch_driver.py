@@ -3,10 +3,10 @@
 usage: unshare -m --propagation private python batch_driver.py <spec.json>   (as root; see ``batch.py``)
 
 Servers start once, as the states' uid, from ``/``: nxsock's (``nxsock_server.py``, a child forked per
-run) and, for a release whose resolver is all JavaScript, the release's resolver (``resolve.js --serve``).
-The native binding of the later releases keeps what it decided for the life of its process (the per-run
-socket directory, once settled, ignores a HOME removed since), so their resolver runs as a process of its
-own for each state, as ever. For each state, in order: fresh tmpfs ``/tmp`` and
+run) and the release's resolver (``resolve.js --serve``). The native binding of the later releases reads HOME
+once and keeps it for the life of its process (a HOME changed or removed since is not seen): for them the spec
+names what the binding keeps (``node_server_keeps``), the states are taken grouped by those variables' values,
+and the resolver is started afresh for each group. For each state: fresh tmpfs ``/tmp`` and
 ``/home`` are mounted and the state is built (shell, as root); the tree is recorded; nxsock's ``paths
 --json`` (and ``paths``, when asked) answers; the tree is recorded again; the release's resolver answers;
 both tmpfs are unmounted. The servers wait in ``/`` between requests, so nothing of one state's filesystem
@@ -135,7 +135,7 @@ mount -t tmpfs -o mode=0755 tmpfs /home || exit 1
 UNMOUNT = "umount -R /tmp 2>/dev/null || umount -l /tmp; umount -R /home 2>/dev/null || umount -l /home"
 
 
-def run_state(state: dict, nxsock: Server, nx: Server | None, process: dict) -> dict:
+def run_state(state: dict, nxsock: Server, nx: Server) -> dict:
     """Build one state on fresh tmpfs, ask both sides, tear it down; what each said."""
     built = subprocess.run(["bash", "-c", MOUNT + "(\nset -e\n" + state["setup"] + "\n)"], cwd="/",
                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -148,14 +148,7 @@ def run_state(state: dict, nxsock: Server, nx: Server | None, process: dict) -> 
             result["text"] = nxsock.ask({"cwd": state["cwd"], "env": state["nxsock_env"], "args": ["paths"],
                                          "stdout": "null"})
         result["tree_after"] = snapshot()
-        if nx is not None:
-            result["oracle"] = nx.ask({"cwd": state["cwd"], "env": state["node_env"]})
-        else:  # a process of its own: exactly the command the per-process batch runs
-            words = [f"{k}={v}" for k, v in state["node_env"].items()]
-            run = subprocess.run([*process["as_uid"], "env", "-i", *words, *process["argv"]],
-                                 cwd=bytes.fromhex(state["cwd"]), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL, timeout=HANG_GUARD)
-            result["oracle"] = {"stdout": run.stdout.decode("utf-8", "surrogateescape")}
+        result["oracle"] = nx.ask({"cwd": state["cwd"], "env": state["node_env"]})
     finally:
         subprocess.run(["bash", "-c", UNMOUNT], cwd="/", stdin=subprocess.DEVNULL)
     return result
@@ -166,17 +159,25 @@ def main(spec_path: str) -> None:
         spec = json.load(file)
     os.chdir("/")
     nxsock = Server(spec["nxsock_server"], "nxsock's server")
-    nx = Server(spec["node_server"], "Nx's resolver") if spec["node_server"] else None
+    nx = Server(spec["node_server"], "Nx's resolver")
+    states = spec["states"]
+
+    def kept(index: int) -> str:  # what the resolver's process keeps from the first state it answers
+        return json.dumps([states[index]["node_env"].get(name) for name in spec["node_server_keeps"]])
+
+    previous = None
     try:
-        for index, state in enumerate(spec["states"]):
-            result = run_state(state, nxsock, nx, spec["node_process"])
+        for index in sorted(range(len(states)), key=kept):  # stable: in order within a group
+            if previous is not None and kept(index) != previous:
+                nx.stop()  # a fresh resolver for the next group (started on its first request)
+            previous = kept(index)
+            result = run_state(states[index], nxsock, nx)
             result["index"] = index
             sys.stdout.write(json.dumps(result) + "\n")
             sys.stdout.flush()
     finally:
         nxsock.stop()
-        if nx is not None:
-            nx.stop()
+        nx.stop()
 
 
 if __name__ == "__main__":

@@ -134,7 +134,10 @@ def _seeded(manager: str) -> Path:
         if not seed.exists():
             user = as_user_prefix(env={"PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin"})
             install = MANAGERS[manager][2]
-            script = (f"set -e; mount -t tmpfs -o mode=0755 tmpfs /home; install -d -o {USER} -g {USER} /home/u{USER} {WS}; "
+            # A fresh /tmp too: pnpm runs nx's postinstall, which loads the binding and so copies it into
+            # /tmp/.nx/<uid>/native-cache — on the machine's own /tmp without it (issue #20).
+            script = (f"set -e; mount -t tmpfs -o mode=1777 tmpfs /tmp; mount -t tmpfs -o mode=0755 tmpfs /home; "
+                      f"install -d -o {USER} -g {USER} /home/u{USER} {WS}; "
                       f"echo '{{}}' > {WS}/nx.json; "
                       f"echo '{{\"name\":\"ws\",\"private\":true,\"devDependencies\":{{\"nx\":\"{VERSION}\"}}}}' > {WS}/package.json; "
                       f"chown -R {USER} {WS}; cd {WS}; {user} {install} >/dev/null; "

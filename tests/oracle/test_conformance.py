@@ -10,8 +10,8 @@ code — and ``paths`` must leave the tree exactly as it found it.
 
 Every release of :data:`nxsock.core.releases.KNOWN_RELEASES` runs every state its
 generation has, one namespace per release (states batched, two releases at a
-time; one nxsock process and, where Nx's resolver is all JavaScript, one node
-process answer every state of a release: ``oracle/batch.py``).  ``NXSOCK_RELEASES=24.0.5,24.0.6`` narrows the run; ``python
+time; one nxsock process and one node process (one per HOME for Nx ≥ 24)
+answer every state of a release: ``oracle/batch.py``).  ``NXSOCK_RELEASES=24.0.5,24.0.6`` narrows the run; ``python
 tests/oracle/conformance.py --release X`` reruns the resolver states for one
 release, a new one included, and prints the table (the real daemon's checks
 run here only).
@@ -289,7 +289,21 @@ def _outcome(release: str, scenario: Scenario) -> Outcome:
             _BATCHES[name] = _pool().submit(run_release_batch, name, states_for(name))
     if release not in _BATCHES:
         _BATCHES[release] = _pool().submit(run_release_batch, release, states_for(release))
+        if in_xdist_worker() and release in _PROBES_WANTED and release not in _PROBES:
+            # The group's daemon tests run on this worker next: their daemon starts now, beside the batch (it
+            # mostly waits on the daemon, the batch mostly computes), rather than after it.
+            _PROBES[release] = _pool().submit(run_daemon_probe, release)
     return _BATCHES[release].result()[states_for(release).index(scenario)]
+
+
+_PROBES_WANTED: set[str] = set()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _wanted_probes(request: pytest.FixtureRequest) -> None:
+    """The releases whose daemon tests are selected in this run (``-k`` or a node id may leave some out)."""
+    _PROBES_WANTED.update(item.callspec.params["release"] for item in request.session.items
+                          if getattr(item, "cls", None) is TestTheRealDaemon and hasattr(item, "callspec"))
 
 
 @pytest.mark.parametrize(("scenario", "release"), CASES)

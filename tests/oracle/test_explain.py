@@ -25,12 +25,17 @@ from harness import in_xdist_worker  # noqa: E402
 PREFERENCE = ("run", "client", "daemon-status", "daemon-start", "client-log")
 
 
+#: Captures a test of their own proves, more closely and in less time: the generic proof would wait out Nx's own
+#: 66 s for a daemon that cannot start, twice, to show only that a message with no command is still printed.
+PROVEN_ELSEWHERE = frozenset({"24.0.6/inotify-limit--client-log.txt"})
+
+
 def _proof_captures() -> list[str]:
     """One capture per release and state (the quickest command that shows its messages); every one with NXSOCK_CORPUS_PROOF=all."""
     if os.environ.get("NXSOCK_CORPUS_PROOF") == "all":
         return WITH_MESSAGES
     chosen: dict[tuple[str, str], str] = {}
-    for file in WITH_MESSAGES:
+    for file in (f for f in WITH_MESSAGES if f not in PROVEN_ELSEWHERE):
         entry, _ = CAPTURES[file]
         key = (entry["release"], entry["state"])
         if key not in chosen or PREFERENCE.index(entry["command_id"]) < PREFERENCE.index(CAPTURES[chosen[key]][0]["command_id"]):
@@ -47,6 +52,9 @@ def _prove(file: str) -> tuple[dict[str, t.Any], dict[str, t.Any] | None]:
     state = STATES[entry["state"]]
     fresh = (capture.prove(entry["release"], state, entry["command_id"], text=capture.retarget(stored, entry["uid"]))
              if state.standing else None)  # the stored text names the capture's uids: retargeted
+    if not state.reprint:  # Nx would take minutes to print it again: the stored capture, pasted, is the proof
+        assert fresh is not None
+        return fresh, None
     return capture.prove(entry["release"], state, entry["command_id"]), fresh
 
 
@@ -83,7 +91,15 @@ def _kinds(text: str) -> set[str]:
     return {m.matched for m in explain(text).messages}
 
 
-@pytest.mark.parametrize("file", _proof_captures())
+#: Captures whose remedy is known not to work yet, each with why: the proof runs and must still fail (strict).
+UNPROVEN = {
+    "24.0.6/umask-0277--run.txt": "a umask of 0277 leaves every directory Nx makes 0500; the command doctor gives "
+                                  "(NX_SOCKET_DIR) leaves the error, and no remedy verb sets a umask yet",
+}
+
+
+@pytest.mark.parametrize("file", [pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=UNPROVEN[f]))
+                                  if f in UNPROVEN else f for f in _proof_captures()])
 def test_the_remedy_given_for_each_message_makes_the_same_nx_command_stop_printing_it(
     file: str, proofs: dict[str, concurrent.futures.Future[t.Any]]
 ) -> None:
@@ -99,7 +115,7 @@ def test_the_remedy_given_for_each_message_makes_the_same_nx_command_stop_printi
         assert "error" not in proof, proof.get("error")
         document = proof["doctor"]
         assert document is not None, proof["doctor_raw"]
-        assert _kinds(proof["before"]) - WRAPPERS == expected - WRAPPERS  # the same messages, recognised again
+        assert _kinds(proof["before"]) - WRAPPERS == expected - WRAPPERS, proof["before"][-3000:]  # recognised again
         assert [m["matched"] for m in document["messages"]] == [m.matched for m in explain(proof["before"]).messages]
         assert all(m["remedy_source"] in ("this machine", "general") for m in document["messages"])
         # a message gets a command, or (where the policy finds none safe) none and the reason: never neither
@@ -188,3 +204,49 @@ def test_the_disabled_markers_command_alone_fixes_its_cause_and_clears_the_marke
     assert not _kinds(proof["after"]), proof["after"][-3000:]
     assert proof["after_rc"] == 0, proof["after"][-3000:]
     assert (proof["marker_after"], proof["daemon_after"]) == (False, True)  # the client used a daemon again
+
+
+def test_the_inotify_limits_line_run_as_root_then_nx_reset_brings_the_daemon_back() -> None:
+    """The limit has no command nxsock runs (a kernel setting): the line its reason gives, run as the container's root,
+    then ``nx reset``: the same client then uses a daemon, and none of the messages comes back.
+
+    The state is a user namespace of its own whose ``user.max_inotify_watches`` is 2 (tests/corpus/capture.py); the
+    stored capture is pasted, so Nx's own 66 s wait for a daemon that cannot start is not run again.
+    """
+    import re
+    import shlex
+
+    import harness
+
+    entry, stored = CAPTURES["24.0.6/inotify-limit--client-log.txt"]
+    state = STATES[entry["state"]]
+    python, pythonpath = harness.stage_nxsock()
+    q = shlex.quote
+    text = capture.retarget(stored, entry["uid"])
+    script = f"""{capture._workspace(entry["release"], state)}
+{state.setup}
+set +e
+echo '<<<DOCTOR'
+printf %s {q(text)} | as_user env PYTHONPATH={q(pythonpath)} PYTHONDONTWRITEBYTECODE=1 {q(python)} -m nxsock doctor --explain - --json
+echo '<<<LINE'
+line=$(printf %s {q(text)} | as_user env PYTHONPATH={q(pythonpath)} {q(python)} -m nxsock doctor --explain - --json \\
+  | {q(python)} -c 'import json, re, sys; [m] = [m for m in json.load(sys.stdin)["messages"] if m["matched"] == "inotify-limit"]; print(re.search(r"`(sysctl user[.]max_inotify_watches=[0-9]+)`", m["hint"]).group(1))')
+echo "$line"
+echo '<<<ROOT'
+$line
+echo '<<<RESET'
+as_user npx nx reset 2>&1
+echo '<<<AGAIN'
+as_user env NX_DAEMON=true npx nx show projects 2>&1
+as_user env NX_DAEMON=true npx nx daemon 2>&1
+echo '<<<END'
+"""
+    out = capture.run_in_namespace(script, 400, capture._user_namespace(state))
+    document = json.loads(capture.section(out, "DOCTOR"))
+    inotify = [m for m in document["messages"] if m["matched"] == "inotify-limit"]
+    assert inotify and all(m["remedy"] is None and "sudo sysctl fs.inotify.max_user_watches=" in m["hint"] for m in inotify)
+    assert re.fullmatch(r"sysctl user\.max_inotify_watches=\d+\n", capture.section(out, "LINE")), out[-3000:]
+    assert "= 524288" in capture.section(out, "ROOT"), out[-3000:]
+    again = capture.section(out, "AGAIN")
+    assert not _kinds(again), again  # no inotify limit, no disabled marker, no daemon that failed
+    assert re.search(r"Daemon is (?:currently )?running", again) and "pkg" in again, again

@@ -7,7 +7,7 @@ From B: doctor warns that the socket root is shared beyond this pid namespace
 (a socket there answers from a process with no pid here, ``SO_PEERCRED``), with
 what works; ``reset`` keeps A's record and per-run directory (before: the record
 was removed, its pid being unknown in B) and says why; nothing is removed;
-and the real Nx in B, with the remedy ``NX_DAEMON=false`` pasted, works.
+and the real Nx in B, with doctor's printed command pasted (a per-container ``NX_SOCKET_DIR``), works.
 """
 from __future__ import annotations
 
@@ -29,12 +29,14 @@ def _scenario(release: str) -> str:
     nxsock = f"{as_user_prefix(USER)} PYTHONPATH={shlex.quote(pythonpath)} PYTHONDONTWRITEBYTECODE=1 {shlex.quote(python)} -m nxsock"
     side_a = f"cd {WS} && {user} timeout 120 node node_modules/nx/dist/bin/nx.js daemon --start >/dev/null 2>&1; " \
              "touch /home/ctl/a-ready; read _ < /home/ctl/a-stop"
-    side_b = (f"cd {WS}; echo '<<<DOCTOR'; {nxsock} doctor --json --only shared-tmp; "
+    side_b = (f"cd {WS}; echo '<<<DOCTOR'; {nxsock} doctor --json --only shared-tmp | tee /home/ctl/doctor.json; "
               f"echo '<<<TREE'; find /tmp/.nx {WS}/.nx -printf '%p\\n' | sort; "
               f"echo '<<<RESET'; {nxsock} reset --json --force; "
               f"echo '<<<TREE2'; find /tmp/.nx {WS}/.nx -printf '%p\\n' | sort; "
-              f"echo '<<<NX'; {as_user_prefix(USER)} sh -c 'export NX_DAEMON=false; node node_modules/nx/dist/bin/nx.js "
-              "show projects' >/dev/null 2>&1; echo \"NX-RC $?\"")
+              "REMEDY=$(python3 -c 'import json,sys; print(json.load(sys.stdin)[\"findings\"][0][\"remedy\"])' "
+              "< /home/ctl/doctor.json); "
+              f"echo \"<<<NX $REMEDY\"; {as_user_prefix(USER)} sh -c \"$REMEDY; "
+              "node node_modules/nx/dist/bin/nx.js show projects\" >/dev/null 2>&1; echo \"NX-RC $?\"")
     return f"""
 set -e
 mount -t tmpfs -o mode=1777 tmpfs /tmp; mount -t tmpfs -o mode=0755 tmpfs /home
@@ -54,12 +56,12 @@ echo '<<<END'
 def test_a_tmp_shared_with_another_pid_namespace_is_named_and_nothing_of_the_other_daemon_is_removed(release: str) -> None:
     proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", _scenario(release)],
                           cwd="/", capture_output=True, stdin=subprocess.DEVNULL, timeout=300, text=True)
-    sections = {s.split("\n", 1)[0]: s.split("\n", 1)[1] if "\n" in s else "" for s in proc.stdout.split("<<<")[1:]}
+    sections = {s.split("\n", 1)[0].split(" ")[0]: s.split("\n", 1)[1] if "\n" in s else "" for s in proc.stdout.split("<<<")[1:]}
     assert "DOCTOR" in sections, proc.stdout + proc.stderr
     (finding,) = parsed(sections["DOCTOR"], "doctor")["findings"]
     assert finding["id"] == "shared-tmp" and finding["severity"] == "warn", finding
     assert "pid namespace nxsock cannot see" in finding["message"] and "--tmpfs /tmp" in finding["hint"]
-    assert "NX_DAEMON=false" in (finding["remedy"] or "") + finding["hint"]
+    assert (finding["remedy"] or "").startswith("export NX_SOCKET_DIR=") and "NX_DAEMON=false is not enough" in finding["hint"]
     theirs = [p for p in sections["TREE"].splitlines() if p == RECORD or p.endswith("/d.sock")]
     assert len(theirs) == 2 and set(theirs) <= set(sections["TREE2"].splitlines()), sections  # nothing of A's removed
     reset = parsed(sections["RESET"], "reset")

@@ -73,6 +73,17 @@ STATES = [
           lambda r: r.startswith("export NX_WORKSPACE_DATA_DIRECTORY="), _no_daemon, "shared"),
     State("workspace-of-another-uid", f"chown {PEER} {WS}", "workspace-writable",
           lambda r: r.startswith("export NX_WORKSPACE_DATA_DIRECTORY="), _no_daemon, "shared"),
+    # A configured workspace data directory another uid's, bound in read-only (a container's volume): the configuration
+    # is fixed in the configuration, a directory of the user's own on a writable filesystem.
+    State("read-only-workspace-data-directory", f"install -d -o {PEER} /home/data && mount --bind /home/data /home/data && "
+          "mount -o remount,bind,ro /home/data", "workspace-writable",
+          lambda r: r.startswith("export NX_WORKSPACE_DATA_DIRECTORY=") and "/home/data" not in r, _no_daemon, "shared",
+          env={"NX_WORKSPACE_DATA_DIRECTORY": "/home/data"}),
+    # The workspace's .nx another user's (not root's: never handed to you, never removed): the workspace cannot hold
+    # Nx's data for you, and the data goes elsewhere.
+    State("dot-nx-of-another-uid", f"install -d -m 0755 -o {PEER} {WS}/.nx", "workspace-writable",
+          lambda r: r.startswith("export NX_WORKSPACE_DATA_DIRECTORY="), _no_daemon, "shared",
+          allowed_after=("workspace-data",)),
 ]
 
 CASES = [pytest.param(s, v, id=f"{s.name}-{v}") for s in STATES for v in s.versions]

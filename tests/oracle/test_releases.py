@@ -57,14 +57,14 @@ class TestSocketModes:
     @pytest.mark.parametrize(("release", "warned"), [("24.0.6", True), ("23.1.1", False)])
     def test_a_widened_daemon_socket_is_flagged_and_a_plugin_socket_is_not(self, release: str, warned: bool) -> None:
         from harness import USER as REAL_USER
-        from harness import WAIT_FOR, install_nx, run_as_user
+        from harness import WAIT_FOR, WHILE_PARENT_LIVES, install_nx, run_as_user
 
         from nxsock.core.layout import plugin_leaf
 
         ws = f"/home/u{REAL_USER}/ws"
         nx = install_nx(release)
-        bind = ("/usr/bin/python3 -c 'import pathlib,socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); "
-                "s.listen(); pathlib.Path(sys.argv[1] + sys.argv[2]).touch(); time.sleep(8)'")
+        bind = ("/usr/bin/python3 -c 'import os,pathlib,socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); "
+                f"s.listen(); pathlib.Path(sys.argv[1] + sys.argv[2]).touch(); {WHILE_PARENT_LIVES}'")
         if release == "23.1.1":
             daemon_dir, plugin_dir = "/tmp/0123456789abcdef0123", "/tmp"
             plugin = f"{plugin_dir}/plugin1-1-abcdef01.sock"
@@ -77,8 +77,8 @@ class TestSocketModes:
             f"ln -s {nx}/node_modules/nx {ws}/node_modules/nx; chown -R {REAL_USER} {ws}; "
             + ("" if release == "23.1.1" else f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {REAL_USER} /tmp/.nx/{REAL_USER} {sockets} {plugin_dir}; ")
             + f"install -d -m 0700 -o {REAL_USER} {daemon_dir}; "
-            f"(setpriv --reuid={REAL_USER} --regid={REAL_USER} --clear-groups {bind} {daemon_dir}/d.sock .up &); "
-            f"(setpriv --reuid={REAL_USER} --regid={REAL_USER} --clear-groups {bind} {plugin} .up &); {WAIT_FOR} {daemon_dir}/d.sock.up && {WAIT_FOR} {plugin}.up; "
+            f"setpriv --reuid={REAL_USER} --regid={REAL_USER} --clear-groups {bind} {daemon_dir}/d.sock .up & "
+            f"setpriv --reuid={REAL_USER} --regid={REAL_USER} --clear-groups {bind} {plugin} .up & {WAIT_FOR} {daemon_dir}/d.sock.up && {WAIT_FOR} {plugin}.up; "
             f"chmod 0666 {daemon_dir}/d.sock; chmod 0755 {plugin}"
         )
         run = run_as_user(setup, ["doctor", "--json", "--only", "sockets"], cwd=ws)

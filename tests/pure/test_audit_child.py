@@ -8,8 +8,9 @@ import pytest
 
 from nxsock import exitcodes
 from nxsock.audit import as_user
-from nxsock.commands import doctor
+from nxsock.audit.request import DoctorRequest
 from nxsock.core.host_overrides import HostOverrides
+from nxsock.output import doctor
 
 
 def _failing_drop(uid: int) -> None:
@@ -21,7 +22,8 @@ def test_a_child_that_fails_says_why(json_flag: bool, monkeypatch: pytest.Monkey
                                      capfd: pytest.CaptureFixture[str]) -> None:
     """It ended with exit 70 and no word at all (the exception was swallowed), and --json printed nothing."""
     monkeypatch.setattr(as_user, "drop_to", _failing_drop)
-    code = doctor._audit_as(os.getuid(), json_flag, False, (), None, HostOverrides())
+    code = doctor.audit_as_user(DoctorRequest(HostOverrides(), "nxsock", output="json" if json_flag else "text",
+                                              user=os.getuid()))
     out, err = capfd.readouterr()
     assert f"the audit as uid {os.getuid()} failed: ModuleNotFoundError" in err
     if json_flag:

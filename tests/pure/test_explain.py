@@ -118,7 +118,7 @@ def test_a_paste_with_the_disabled_marker_and_the_fallback_notice_reports_both_i
 
 def test_patterns_stay_minimal() -> None:
     """Patterns are the few words that tell messages apart, never Nx's sentences."""
-    for name, pattern, _, _ in _KINDS:
+    for name, pattern in ((k.name, k.pattern) for k in _KINDS):
         literal = re.sub(r"\(\?P<\w+>|\\[sSdwb]|[()?:*+|\[\]{}^$]|\\", " ", pattern.pattern)
         longest = max((len(run.split()) for run in re.split(r"\s{2,}|rf?\"", literal)), default=0)
         assert longest <= 7, (name, pattern.pattern)

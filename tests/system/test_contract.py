@@ -122,7 +122,7 @@ DOCUMENTED: list[tuple[str, str]] = [
     *[("cache-list", f"entries[].{k}") for k in ["path", "version", "binding", "size", "trusted", "fresh", "in_use",
                                                  "partial"]],
     *[("cache-verify", k) for k in ["schema_version", "state", "entry", "message", "remedy"]],
-    *[("cache-prune", k) for k in ["schema_version", "dry_run", "interrupted", "removed", "failed", "freed"]],
+    *[("cache-prune", k) for k in ["schema_version", "dry_run", "interrupted", "removed", "failed", "kept", "freed"]],
     *[("cache-prune", f"removed[].{k}") for k in ["path", "reason", "freed"]],
     *[("provision", k) for k in ["schema_version", "as_root", "dry_run", "changed", "steps", "refusal"]],
     *[("provision", f"steps[].{k}") for k in ["verb", "path", "mode", "done"]],

@@ -11,6 +11,7 @@ from harness import (
     PEER,
     USER,
     WAIT_FOR,
+    WHILE_PARENT_LIVES,
     as_user_prefix,
     run_as_user,
     stage_nxsock,
@@ -117,8 +118,8 @@ class TestStates:
     def test_eacces_from_a_mode_gets_chmod_advice_and_the_advice_works(self) -> None:
         run_dir = f"/tmp/.nx/{USER}/sockets/0123456789abcdef0123"
         python, _ = stage_nxsock()
-        listen = (f"{as_user_prefix()} {python} -c \"import socket,time; s=socket.socket(socket.AF_UNIX); "
-                  f"s.bind('{run_dir}/d.sock'); s.listen(); open('/tmp/.up', 'w').close(); time.sleep(4)\" & {WAIT_FOR} /tmp/.up")
+        listen = (f"{as_user_prefix()} {python} -c \"import os,socket,time; s=socket.socket(socket.AF_UNIX); "
+                  f"s.bind('{run_dir}/d.sock'); s.listen(); open('/tmp/.up', 'w').close(); {WHILE_PARENT_LIVES}\" & {WAIT_FOR} /tmp/.up")
         setup = (f"install -d -m 1777 -o {USER} /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/sockets "
                  f"{run_dir}; {listen}; chmod 0000 {run_dir}/d.sock")
         document, _ = doctor(setup)

@@ -22,6 +22,7 @@ import textwrap
 from harness import (
     PEER,
     USER,
+    WAIT_FOR,
     as_user_prefix,
     stage_nxsock,
 )
@@ -53,6 +54,7 @@ EXCHANGER = textwrap.dedent("""
         sys.exit(0)
     signal.signal(signal.SIGTERM, report)
     end = time.time() + seconds
+    open("/tmp/.exchanger-up", "w").close()  # the race is on: the victim starts now
     while time.time() < end:
         if libc.renameat2(-100, a, -100, b, 2) == 0:  # AT_FDCWD, RENAME_EXCHANGE
             flips += 1
@@ -69,7 +71,7 @@ def _race(setup: str, driver: str, a: str, b: str) -> dict[str, int]:
     body = f"PYTHONPATH={shlex.quote(pylib)} {shlex.quote(python)} -c {shlex.quote(textwrap.dedent(driver))}"
     script = "\n".join([
         "mount -t tmpfs -o mode=1777 tmpfs /tmp; mount -t tmpfs -o mode=0755 tmpfs /home",
-        STALE, f"install -d -o {U} -g {U} {HOME}", setup, exchanger, "sleep 0.3",
+        STALE, f"install -d -o {U} -g {U} {HOME}", setup, exchanger, f"{WAIT_FOR} /tmp/.exchanger-up",
         f"cd {HOME}; {as_user_prefix(U)} {body}",
         "kill $(jobs -p); wait; cat /tmp/flips.out",
     ])

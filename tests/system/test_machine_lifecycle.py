@@ -101,3 +101,43 @@ def test_a_record_of_a_zombie_is_removed_and_one_of_an_unseen_pid_on_nfs_is_kept
     walker.mounts = _nfs_at(short_dir)
     walker.dead_record(str(daemon_dir))
     assert walker.items[0].outcome == "kept" and "network filesystem" in walker.items[0].reason and record.exists()
+
+
+def _cache_entries(root: Path) -> list[tuple[str, str]]:
+    """Two planned cache entries (another version's binding, an interrupted copy), real files in a real directory."""
+    cache = root / "native-cache" / "23.3.2"
+    cache.mkdir(parents=True)
+    (cache / "23.3.2-0123456789ab-nx.linux-x64-gnu.node").write_bytes(b"\0" * 4096)
+    (cache / "23.3.2-0123456789ab-nx.linux-x64-gnu.node.tmp-42").write_bytes(b"\0" * 100)
+    return [(str(cache / "23.3.2-0123456789ab-nx.linux-x64-gnu.node"), "version 23.3.2, not the installed 24.0.6"),
+            (str(cache / "23.3.2-0123456789ab-nx.linux-x64-gnu.node.tmp-42"), "an interrupted copy")]
+
+
+def test_cache_prune_on_nfs_keeps_what_another_host_may_load_says_why_and_force_removes_it(short_dir: Path) -> None:
+    """No process here maps the entry, but Nx on another host may: kept with the mount and `--force`; forced, removed."""
+    from documents import checked
+
+    from nxsock.act.pruning import prune_cache
+    from nxsock.output.report import cache_prune_document
+
+    plan = _cache_entries(short_dir)
+    pruned = prune_cache(plan, os.getuid(), dry_run=False, mounts=_nfs_at(short_dir))
+    assert pruned.results == [] and [r.outcome for r, _ in pruned.kept] == ["kept", "kept"], pruned
+    reason = pruned.kept[0][0].reason or ""
+    assert "nfs4 (srv:/export)" in reason and "another host" in reason and "nxsock cache prune --force" in reason
+    assert all(Path(p).exists() for p, _ in plan)  # nothing removed, the directory not tidied either
+    document = checked(cache_prune_document(pruned.results, dry_run=False, interrupted=False, kept=pruned.kept),
+                       "cache-prune")
+    assert [k["path"] for k in document["kept"]] == [p for p, _ in plan] and document["failed"] == []
+    forced = prune_cache(plan, os.getuid(), dry_run=False, force=True, mounts=_nfs_at(short_dir))
+    assert [r.outcome for r, _ in forced.results] == ["removed", "removed"] and not forced.kept
+    assert not any(Path(p).exists() for p, _ in plan)
+
+
+def test_cache_prune_on_a_local_filesystem_removes_the_same_entries(short_dir: Path) -> None:
+    from nxsock.act.pruning import prune_cache
+
+    plan = _cache_entries(short_dir)
+    pruned = prune_cache(plan, os.getuid(), dry_run=False, mounts=parse_mountinfo("1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"))
+    assert [r.outcome for r, _ in pruned.results] == ["removed", "removed"] and not pruned.kept
+    assert not any(Path(p).exists() for p, _ in plan)

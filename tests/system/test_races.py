@@ -15,6 +15,7 @@ from harness import (
     PEER,
     THIRD,
     USER,
+    WAIT_FOR,
     as_user_prefix,
     run_as_user,
     stage_nxsock,
@@ -27,12 +28,14 @@ LOOP_GUARD = 900
 FLIPPER = textwrap.dedent("""
     import os, signal, sys, time
     path, target, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    UP = "/tmp/.flipper-up"
     end = time.time() + seconds
     flips = 0
     def report(*_):
         print("flips", flips, flush=True)
         sys.exit(0)
     signal.signal(signal.SIGTERM, report)
+    open(UP, "w").close()  # the race is on: the victim starts now
     while time.time() < end:
         for make in (lambda: os.mkdir(path, 0o777), lambda: os.symlink(target, path)):
             try:
@@ -92,8 +95,8 @@ def test_provision_as_root_never_changes_a_links_target() -> None:
                 pass
         print("violations", bad, "provisioned", provisioned)
     """)
-    setup = f"install -d -m 0700 -o {THIRD} /home/precious; touch /home/precious/keep; {_flipper('/tmp/.nx', '/home/precious', 60)} sleep 0.3"
-    result = run_as_user(setup, ["--help"], timeout=LOOP_GUARD, post=f"{driver}; pkill -u {PEER} python3; sleep 0.2; cat /tmp/flips.out; stat -c '%u %a' /home/precious")
+    setup = f"install -d -m 0700 -o {THIRD} /home/precious; touch /home/precious/keep; {_flipper('/tmp/.nx', '/home/precious', 60)} {WAIT_FOR} /tmp/.flipper-up"
+    result = run_as_user(setup, ["--help"], timeout=LOOP_GUARD, post=f"{driver}; pkill -u {PEER} python3; wait; cat /tmp/flips.out; stat -c '%u %a' /home/precious")
     words = result.post.split()
     print(" ".join(words[:6]))  # the figures, for the record (pytest -s)
     assert words[words.index("violations") + 1] == "0", result.post
@@ -121,9 +124,9 @@ def test_reset_legacy_never_deletes_through_a_peers_link() -> None:
     setup = (
         f"install -d -m 0755 -o {USER} {precious}; touch {precious}/keep; "
         f"python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"{precious}/d.sock\")'; chown -R {USER} {precious}; "
-        f"{_flipper('/tmp/0123456789abcdef0123', precious, 90)} sleep 0.3"
+        f"{_flipper('/tmp/0123456789abcdef0123', precious, 90)} {WAIT_FOR} /tmp/.flipper-up"
     )
-    result = run_as_user(setup, ["--help"], timeout=LOOP_GUARD, post=f"{as_user_prefix()} {driver}; pkill -u {PEER} python3; sleep 0.2; cat /tmp/flips.out")
+    result = run_as_user(setup, ["--help"], timeout=LOOP_GUARD, post=f"{as_user_prefix()} {driver}; pkill -u {PEER} python3; wait; cat /tmp/flips.out")
     words = result.post.split()
     print(" ".join(words[:6]))  # the figures, for the record (pytest -s)
     assert words[words.index("violations") + 1] == "0", result.post
@@ -151,9 +154,9 @@ def test_cache_prune_never_deletes_through_a_peers_link() -> None:
     setup = (
         f"install -d -m 0755 -o {USER} {precious}; "
         f"touch {precious}/23.0.0-0123456789ab-nx.linux-x64-gnu.node {precious}/24.0.6-0123456789ab-0.5nx.linux-x64-gnu.node; "
-        f"chown -R {USER} {precious}; {_flipper('/tmp/shared-cache', precious, 120)} sleep 0.3"
+        f"chown -R {USER} {precious}; {_flipper('/tmp/shared-cache', precious, 120)} {WAIT_FOR} /tmp/.flipper-up"
     )
-    post = f"cd /home/u{USER}; {as_user_prefix()} {driver}; pkill -u {PEER} python3; sleep 0.2; cat /tmp/flips.out"
+    post = f"cd /home/u{USER}; {as_user_prefix()} {driver}; pkill -u {PEER} python3; wait; cat /tmp/flips.out"
     result = run_as_user(setup, ["--help"], timeout=LOOP_GUARD, post=f"{post}; echo @@DOCUMENTS; cat /tmp/race-documents")
     figures, documents = result.post.split("@@DOCUMENTS\n", 1)
     _check_documents(documents, ["cache", "prune", "--json"], ITERATIONS)
@@ -182,8 +185,8 @@ def test_doctor_never_blocks_or_changes_anything_while_the_container_flips() -> 
         print("violations", slow + errors)
     """)
     setup = (f"install -d -m 0700 -o {THIRD} /home/precious; mkfifo /home/precious/fifo; "
-             f"{_flipper('/tmp/.nx', '/home/precious', 120)} sleep 0.3")
-    post = f"cd /home/u{USER}; {as_user_prefix()} {driver}; pkill -u {PEER} python3; sleep 0.2; cat /tmp/flips.out; stat -c '%u %a' /home/precious"
+             f"{_flipper('/tmp/.nx', '/home/precious', 120)} {WAIT_FOR} /tmp/.flipper-up")
+    post = f"cd /home/u{USER}; {as_user_prefix()} {driver}; pkill -u {PEER} python3; wait; cat /tmp/flips.out; stat -c '%u %a' /home/precious"
     result = run_as_user(setup, ["--help"], timeout=LOOP_GUARD, post=f"{post}; echo @@DOCUMENTS; cat /tmp/race-documents")
     figures, documents = result.post.split("@@DOCUMENTS\n", 1)
     _check_documents(documents, ["doctor", "--json"], 1000)

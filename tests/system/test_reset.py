@@ -9,6 +9,7 @@ from harness import (
     PEER,
     USER,
     WAIT_FOR,
+    WHILE_PARENT_LIVES,
     as_user_prefix,
     changed_outside,
     run_as_user,
@@ -49,7 +50,7 @@ def test_a_dead_per_run_directory_of_any_workspace_is_removed() -> None:
 
 
 def test_a_live_daemons_directory_is_never_removed() -> None:
-    listener = f"{as_user_prefix()} python3 -c \"import socket,time; s=socket.socket(socket.AF_UNIX); s.bind('{RUN}/d.sock'); s.listen(); open('/tmp/.up', 'w').close(); time.sleep(3)\" & {WAIT_FOR} /tmp/.up"
+    listener = f"{as_user_prefix()} python3 -c \"import os,socket,time; s=socket.socket(socket.AF_UNIX); s.bind('{RUN}/d.sock'); s.listen(); open('/tmp/.up', 'w').close(); {WHILE_PARENT_LIVES}\" & {WAIT_FOR} /tmp/.up"
     result = reset(f"install -d -m 0700 -o {USER} {RUN}; {listener}; {OLD} {RUN}", "--force")
     kept = parsed(result.stdout, "reset")["kept"]
     assert paths(result, "removed") == [] and kept[0]["path"] == RUN and "live" in kept[0]["reason"]

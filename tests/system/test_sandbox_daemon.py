@@ -28,7 +28,7 @@ class TestLiveUserNamespace:
         listen = ("import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(); "
                   "open(sys.argv[1]+'.up','w').close(); time.sleep(30)")
         post = (f"cd {ws}; {as_user_prefix()} {python} -c \"{listen}\" {d}/d.sock & listener=$!; "
-                f"for i in $(seq 50); do [ -e {d}/d.sock.up ] && break; sleep 0.1; done; "
+                f"for i in $(seq 6000); do [ -e {d}/d.sock.up ] && break; sleep 0.01; done; "
                 # NX_DAEMON=true: Nx would use its daemon here even if this host is a container
                 f"{as_user_prefix()} unshare -U --map-current-user env PYTHONPATH={pylib} NX_DAEMON=true {python} -m nxsock doctor --json "
                 f"--only daemon-record --only sandbox-daemon; kill $listener")

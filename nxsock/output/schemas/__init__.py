@@ -21,7 +21,7 @@ import json
 import typing as t
 from importlib import resources
 
-__all__ = ["SUFFIX", "UnknownSchema", "load", "names", "schema_text"]
+__all__ = ["SUFFIX", "UnknownSchema", "load", "names", "print_schema", "schema_text"]
 
 #: Each schema's file name is its name and this suffix.
 SUFFIX = ".schema.json"
@@ -47,3 +47,18 @@ def load(name: str) -> dict[str, t.Any]:
     """The schema *name* as a JSON object."""
     schema: dict[str, t.Any] = json.loads(schema_text(name))
     return schema
+
+
+def print_schema(name: str | None) -> int:
+    """``nxsock schema``: the schema *name* on stdout byte for byte as shipped, or the names one a line; exit 0."""
+    import sys
+
+    from ... import exitcodes
+
+    if name is None:
+        sys.stdout.write("".join(f"{known}\n" for known in names()))
+        return exitcodes.OK
+    sys.stdout.flush()
+    sys.stdout.buffer.write(schema_text(name).encode("utf-8"))  # as shipped, whatever the locale's encoding
+    sys.stdout.buffer.flush()
+    return exitcodes.OK
