@@ -218,7 +218,8 @@ def context_for(resolution: Resolution, view: FsView, *, pasted_by_root: bool = 
         value = env.nonempty(name)
         if value is None:
             continue
-        base = env.workspace_root if name in ("NX_WORKSPACE_DATA_DIRECTORY", "NX_PROJECT_GRAPH_CACHE_DIRECTORY") else env.cwd
+        base = env.workspace_root if name in ("NX_WORKSPACE_DATA_DIRECTORY", "NX_PROJECT_GRAPH_CACHE_DIRECTORY",
+                                             "NX_CACHE_DIRECTORY") else env.cwd
         directory = resolve_path(value, base)
         configured.append((name, directory, canonical_dir(view, directory)))
     data = resolution.workspace_data
