@@ -290,13 +290,16 @@ def main() -> None:
     snapshot = take_snapshot() if len(branches) > 1 else None
     kept = live_processes()
     out["state_processes"] = {pid: _cmdline(pid) for pid in sorted(kept)}
+    # the state's own: another uid's (a daemon root started); the user's stragglers (23.x's `npm view nx@latest`) may end
+    own = {pid for pid in kept if _owner(pid) not in (UID, None)}
     results: dict[str, t.Any] = {}
     for number, branch in enumerate(branches):
         restored: dict[str, t.Any] = {}
         if number:
             restored["ended"] = end_processes_but(kept)
             restored["restored"] = restore_snapshot(t.cast(Snapshot, snapshot))
-            restored["state_processes_lost"] = sorted(kept - live_processes())
+            restored["state_processes_lost"] = sorted(own - live_processes())
+            restored["differs"] = differences(t.cast(Snapshot, snapshot))
         last = number == len(branches) - 1
         results[branch] = {**BRANCHES[branch](env, daemon_dir, out["doctor"], last=last), **restored}
     print(json.dumps({**out, "branches": results, "documents": DOCUMENTS}))
@@ -417,6 +420,27 @@ def restore_snapshot(snapshot: Snapshot) -> list[str]:
     return restored
 
 
+def _manifest(tree: str, shown_as: str) -> dict[str, tuple[t.Any, ...]]:
+    """Each entry's kind, mode, owner, size, link target and (but a directory's, which Nx's reads may touch) times."""
+    found = {}
+    for path, status in _walk(tree):
+        target = os.readlink(path) if stat.S_ISLNK(status.st_mode) else None
+        times = None if stat.S_ISDIR(status.st_mode) else status.st_mtime_ns
+        size = None if stat.S_ISDIR(status.st_mode) else status.st_size
+        found[shown_as + path[len(tree):]] = (status.st_mode, status.st_uid, status.st_gid, size, target, times)
+    return found
+
+
+def differences(snapshot: Snapshot) -> list[str]:
+    """What a restored tree holds otherwise than the snapshot: none, or a branch did not start from the state."""
+    found = []
+    for number, tree in enumerate(SNAPSHOT_TREES):
+        now, then = _manifest(tree, tree), _manifest(f"{snapshot.store}/{number}", tree)
+        found += [f"{path}: {then.get(path)} -> {now.get(path)}" for path in sorted(set(now) | set(then))
+                  if now.get(path) != then.get(path)]
+    return found
+
+
 def live_processes() -> set[int]:
     """Every running process of this pid namespace but this driver (its init); an exited one (reaped here, or a
     zombie of another parent) is none."""
@@ -432,6 +456,13 @@ def live_processes() -> set[int]:
         except (OSError, IndexError):
             continue
     return running
+
+
+def _owner(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
 
 
 def _cmdline(pid: int) -> str:

@@ -177,6 +177,7 @@ def proof_of(state: State, version: str, branch: str) -> dict[str, t.Any]:
     shared = {k: v for k, v in proof.items() if k != "branches"}
     own = proof["branches"][branch]
     assert not own.get("state_processes_lost"), f"the state's own processes ended before {branch}: {own}"
+    assert not own.get("differs"), f"{branch} did not start from the failure state: {own['differs'][:20]}"
     return {**shared, **own}
 
 
