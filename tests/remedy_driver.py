@@ -6,13 +6,20 @@ said and which remedy it printed, how each part of that remedy ran (as root
 where it says ``sudo``, as the user otherwise), where ``paths`` then predicts
 the socket root, where the real daemon then put its socket, whether a real
 client command was answered by it, and what ``doctor`` says afterwards.
+
+With ``branches`` (``hand``, ``fix``, ``fix_root``), the failure state is built
+and the real Nx fails in it once; each way of applying the remedy then starts
+from that same state (its trees restored from a snapshot, its own processes
+kept), and the document holds each branch's part under ``branches``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -262,8 +269,9 @@ def main() -> None:
     paths_before = nxsock(["paths", "--json"], env)
     daemon_dir = (paths_before.get("json") or {}).get("workspace_data", {}).get("daemon_dir") or f"{WS}/.nx/workspace-data/d"
     # A failing Nx polls a minute for its daemon: it is ended once its server has exited (nothing can answer
-    # then), and at 15 s at the latest, which tells enough where its server lives on and still does not answer.
-    out["before"] = nx_run(env, daemon_dir, timeout=15)
+    # then; every state here ends so, or by itself, in a few seconds).  The time limit is only a hang guard: a
+    # fixed cap (15 s once) cut a slow but working Nx short on a loaded machine and misjudged the state.
+    out["before"] = nx_run(env, daemon_dir)
     out["before"]["paths_rc"] = paths_before["rc"]
     out["stopped_before"] = stop_daemons(env, daemon_dir, hard=bool(CONFIG.get("kill9")))
     if CONFIG.get("between"):
@@ -271,14 +279,40 @@ def main() -> None:
     doctor = nxsock(["doctor", "--json"], env)
     out["doctor"] = doctor.get("json")
     out["doctor_rc"] = doctor["rc"]
-    if CONFIG.get("fix"):
-        fix_rounds(out, env, daemon_dir)
+    one = "fix_root" if CONFIG.get("fix_root") else "fix" if CONFIG.get("fix") else "hand"
+    branches: list[str] = CONFIG.get("branches") or [one]
+    if "branches" not in CONFIG:  # one way, as test_machine_mounts.py asks: its document as it always was
+        print(json.dumps({**out, **BRANCHES[branches[0]](env, daemon_dir, out["doctor"]), "documents": DOCUMENTS}))
         return
-    finding = choose(out["doctor"] or {"findings": []}, CONFIG["finding"])
+    # Several ways of applying the remedy to the one failure state: the state as the failure left it (files and
+    # directories of /tmp, /home and /etc/tmpfiles.d; the state's own processes, which no branch before the
+    # last may end) is kept, and each branch after the first starts from it again.
+    snapshot = take_snapshot() if len(branches) > 1 else None
+    kept = live_processes()
+    out["state_processes"] = {pid: _cmdline(pid) for pid in sorted(kept)}
+    # the state's own: another uid's (a daemon root started); the user's stragglers (23.x's `npm view nx@latest`) may end
+    own = {pid for pid in kept if _owner(pid) not in (UID, None)}
+    results: dict[str, t.Any] = {}
+    for number, branch in enumerate(branches):
+        restored: dict[str, t.Any] = {}
+        if number:
+            restored["ended"] = end_processes_but(kept)
+            restored["restored"] = restore_snapshot(t.cast(Snapshot, snapshot))
+            restored["state_processes_lost"] = sorted(own - live_processes())
+            restored["differs"] = differences(t.cast(Snapshot, snapshot))
+        last = number == len(branches) - 1
+        results[branch] = {**BRANCHES[branch](env, daemon_dir, out["doctor"], last=last), **restored}
+    print(json.dumps({**out, "branches": results, "documents": DOCUMENTS}))
+
+
+def hand_branch(env: dict[str, str], daemon_dir: str, doctor: dict[str, t.Any] | None,
+                last: bool = True) -> dict[str, t.Any]:
+    """The remedy doctor printed for the state's finding, applied as written; doctor followed; the real Nx after."""
+    out: dict[str, t.Any] = {}
+    finding = choose(doctor or {"findings": []}, CONFIG["finding"])
     out["finding"] = finding
     if finding is None:
-        print(json.dumps({**out, "documents": DOCUMENTS}))
-        return
+        return out
     out["applied"], env = apply(finding["remedy"], env)
     # then as a user would: follow doctor until it is quiet (what the failure itself left, such as Nx's
     # disabled marker, has its own finding), a few rounds at most
@@ -291,51 +325,204 @@ def main() -> None:
         log, env = apply(pending[0]["remedy"], env)
         out["followed"].append({"finding": pending[0], "applied": log})
     out["env_after"] = env
+    after(out, env, daemon_dir, last)
+    return out
+
+
+def after(out: dict[str, t.Any], env: dict[str, str], daemon_dir: str, last: bool) -> None:
+    """Where paths predicts the socket root now, the real Nx then, doctor then; the branch's daemons ended."""
     paths = nxsock(["paths", "--json"], env)
     out["paths"] = paths.get("json")
     out["paths_rc"] = paths["rc"]
     daemon_dir = (out["paths"] or {}).get("workspace_data", {}).get("daemon_dir") or daemon_dir
     out["after"] = nx_run(env, daemon_dir)
-    after = nxsock(["doctor", "--json"], env)
-    out["doctor_after"] = after.get("json")
-    out["doctor_after_rc"] = after["rc"]
-    out["stopped_after"] = stop_daemons(env, daemon_dir, hard=True)  # everything: the namespace ends with it
-    print(json.dumps({**out, "documents": DOCUMENTS}))
+    doctor_after = nxsock(["doctor", "--json"], env)
+    out["doctor_after"] = doctor_after.get("json")
+    out["doctor_after_rc"] = doctor_after["rc"]
+    out["stopped_after"] = stop_daemons(env, daemon_dir, hard=True) if last else []  # the namespace ends with it
+
+
+#: The trees a state is built in (fresh tmpfs mounts of the namespace), which a branch after the first finds again.
+SNAPSHOT_TREES = ("/tmp", "/home", "/etc/tmpfiles.d")
+
+
+class Snapshot(t.NamedTuple):
+    store: str  # a copy of each tree (``cp -a``: modes, owners, links, socket nodes, times) by its number
+    seen: dict[str, tuple[int, int]]  # each entry's (inode, ctime) when the copy was made
+
+
+def _walk(tree: str) -> t.Iterator[tuple[str, os.stat_result]]:
+    """Each entry beneath *tree*, parents first, never through a link or past a mount inside it."""
+    device = os.lstat(tree).st_dev
+    pending = [tree]
+    while pending:
+        directory = pending.pop()
+        try:
+            names = sorted(os.listdir(directory))
+        except FileNotFoundError:
+            continue  # removed by the caller meanwhile
+        for name in names:
+            path = os.path.join(directory, name)
+            try:
+                status = os.lstat(path)
+            except FileNotFoundError:
+                continue
+            yield path, status
+            if stat.S_ISDIR(status.st_mode) and status.st_dev == device:
+                pending.append(path)
+
+
+def take_snapshot() -> Snapshot:
+    """The state's trees copied to a tmpfs of its own, detached from the tree once open (the mount table the branches
+    see, and nxsock reads, is the state's) and reached through this process's descriptor."""
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=0700", "tmpfs", "/media"], check=True)
+    fd = os.open("/media", os.O_RDONLY | os.O_DIRECTORY)
+    subprocess.run(["umount", "-l", "/media"], check=True)
+    store = f"/proc/{os.getpid()}/fd/{fd}"
+    seen = {}
+    for number, tree in enumerate(SNAPSHOT_TREES):
+        seen.update({path: (status.st_ino, status.st_ctime_ns) for path, status in _walk(tree)})
+        subprocess.run(["cp", "-a", "--", f"{tree}/.", f"{store}/{number}"], check=True)
+    return Snapshot(store, seen)
+
+
+def restore_snapshot(snapshot: Snapshot) -> list[str]:
+    """Each tree as the snapshot found it: an entry a branch did not touch (same inode, same ctime) is left as it is
+    (a live daemon's socket stays bound, an open file stays open); the rest is removed and copied back, and each
+    directory takes its snapshot's owner, mode and times again.  Returns what was put back."""
+    restored: list[str] = []
+    for number, tree in enumerate(SNAPSHOT_TREES):
+        copy = f"{snapshot.store}/{number}"
+        present = set()
+        for path, status in _walk(tree):
+            if not os.path.lexists(path):
+                continue  # beneath a directory removed just now
+            known = snapshot.seen.get(path)
+            if known == (status.st_ino, status.st_ctime_ns) or (known and known[0] == status.st_ino
+                                                                  and stat.S_ISDIR(status.st_mode)):
+                present.add(path)
+                continue
+            if stat.S_ISDIR(status.st_mode):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
+        for path in sorted(p for p in snapshot.seen if p.startswith(tree + "/")):
+            if path in present or os.path.lexists(path):
+                continue  # untouched, or copied back with its parent
+            subprocess.run(["cp", "-a", "--", copy + path[len(tree):], path], check=True)
+            restored.append(path)
+        directories = sorted((p for p in present if os.path.isdir(p) and not os.path.islink(p)), reverse=True)
+        for path in [*directories, tree]:  # the deepest first: a parent's times once its entries are back
+            original = os.lstat(copy + path[len(tree):])
+            os.chown(path, original.st_uid, original.st_gid)
+            os.chmod(path, stat.S_IMODE(original.st_mode))
+            os.utime(path, ns=(original.st_atime_ns, original.st_mtime_ns))
+    return restored
+
+
+def _manifest(tree: str, shown_as: str) -> dict[str, tuple[t.Any, ...]]:
+    """Each entry's kind, mode, owner, size, link target and (but a directory's, which Nx's reads may touch) times."""
+    found = {}
+    for path, status in _walk(tree):
+        target = os.readlink(path) if stat.S_ISLNK(status.st_mode) else None
+        times = None if stat.S_ISDIR(status.st_mode) else status.st_mtime_ns
+        size = None if stat.S_ISDIR(status.st_mode) else status.st_size
+        found[shown_as + path[len(tree):]] = (status.st_mode, status.st_uid, status.st_gid, size, target, times)
+    return found
+
+
+def differences(snapshot: Snapshot) -> list[str]:
+    """What a restored tree holds otherwise than the snapshot: none, or a branch did not start from the state."""
+    found = []
+    for number, tree in enumerate(SNAPSHOT_TREES):
+        now, then = _manifest(tree, tree), _manifest(f"{snapshot.store}/{number}", tree)
+        found += [f"{path}: {then.get(path)} -> {now.get(path)}" for path in sorted(set(now) | set(then))
+                  if now.get(path) != then.get(path)]
+    return found
+
+
+def live_processes() -> set[int]:
+    """Every running process of this pid namespace but this driver (its init); an exited one (reaped here, or a
+    zombie of another parent) is none."""
+    reap()
+    running = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X"):
+                    running.add(int(name))
+        except (OSError, IndexError):
+            continue
+    return running
+
+
+def _owner(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode("utf-8", "replace")[:300]
+    except OSError:
+        return ""
+
+
+def end_processes_but(kept: set[int]) -> list[int]:
+    """SIGKILL every process of this namespace a branch left (its daemons, their workers), never the state's own."""
+    ended = []
+    for pid in sorted(live_processes() - kept):
+        try:
+            os.kill(pid, signal.SIGKILL)
+            ended.append(pid)
+        except OSError:
+            pass
+    gone(ended)
+    return ended
 
 
 #: The ``why_not`` of a remedy that changes the shell's environment: the one kind the driver runs, as a shell would.
 SHELL_WORDS = "changes your shell's environment"
 
 
-def fix_rounds(out: dict[str, t.Any], env: dict[str, str], daemon_dir: str) -> None:
+def fix_branch(env: dict[str, str], daemon_dir: str, doctor: t.Any = None, last: bool = True,
+               root: bool = False) -> dict[str, t.Any]:
     """``doctor --fix --yes --json`` as the user; the shell lines it leaves to the user applied as a shell would
-    (never a sudo line), then ``--fix`` again in the new environment, a few rounds at most; then the real Nx."""
-    out["fix_rounds"] = []
+    (never a sudo line), then ``--fix`` again in the new environment, a few rounds at most; then the real Nx.
+    With *root* (a state only root can fix), one round: ``--fix`` must leave the state as it is."""
+    out: dict[str, t.Any] = {"fix_rounds": []}
     for _ in range(3):
         fix = nxsock(["doctor", "--fix", "--yes", "--json"], env)
         shell = [item for item in (fix.get("json") or {}).get("for_you", []) if SHELL_WORDS in (item["why_not"] or "")]
         round_ = {"rc": fix["rc"], "document": fix.get("json"), "out": fix["out"][-2000:], "shell": []}
         out["fix_rounds"].append(round_)
-        if not shell or CONFIG.get("fix_root"):
+        if not shell or root:
             break
         for item in shell:
             log, env = apply(item["remedy"], env)
             round_["shell"] += log
     out["env_after"] = env
-    if CONFIG.get("fix_root"):  # a state only root can fix: --fix must leave it as it is
-        out["stopped_after"] = stop_daemons(env, daemon_dir, hard=True)
-        print(json.dumps({**out, "documents": DOCUMENTS}))
-        return
-    paths = nxsock(["paths", "--json"], env)
-    out["paths"] = paths.get("json")
-    out["paths_rc"] = paths["rc"]
-    daemon_dir = (out["paths"] or {}).get("workspace_data", {}).get("daemon_dir") or daemon_dir
-    out["after"] = nx_run(env, daemon_dir)
-    after = nxsock(["doctor", "--json"], env)
-    out["doctor_after"] = after.get("json")
-    out["doctor_after_rc"] = after["rc"]
-    out["stopped_after"] = stop_daemons(env, daemon_dir, hard=True)
-    print(json.dumps({**out, "documents": DOCUMENTS}))
+    if root:
+        out["stopped_after"] = stop_daemons(env, daemon_dir, hard=True) if last else []
+        return out
+    after(out, env, daemon_dir, last)
+    return out
+
+
+def fix_root_branch(env: dict[str, str], daemon_dir: str, doctor: t.Any = None,
+                    last: bool = True) -> dict[str, t.Any]:
+    return fix_branch(env, daemon_dir, doctor, last, root=True)
+
+
+#: Each way of applying the remedy, by the name the test asks for it.
+BRANCHES: dict[str, t.Callable[..., dict[str, t.Any]]] = {
+    "hand": hand_branch, "fix": fix_branch, "fix_root": fix_root_branch,
+}
 
 
 if __name__ == "__main__":

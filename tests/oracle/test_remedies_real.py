@@ -12,6 +12,12 @@ namespace (fresh ``/tmp`` and ``/home``; ``--kill-child`` ends every daemon):
    a real client command is answered by it (``[Messenger] Received message``
    in ``daemon.log``), and ``doctor`` reports no warning or error any more.
 
+Each state is built, and the real Nx fails in it, once per release: from that
+one failure state (the driver restores it between them) the remedy is applied
+by hand as printed and, in a second branch, by ``doctor --fix --yes`` (or, where
+only root can help, ``--fix`` is shown to apply none of it); each test reads its
+branch of the one proof (all of a state and release run on one xdist worker).
+
 Several states are another user's doing (a peer's container, a planted
 private level, a peer's link, a peer's socket, a daemon and directories root
 left behind by ``sudo nx``).  Run: ``pytest tests/oracle/test_remedies_real.py``.
@@ -106,6 +112,7 @@ STALE = State("stale-record-after-kill-9", "", "daemon-record", lambda r: r == "
 
 
 def prove(state: State, version: str, **extra: t.Any) -> dict[str, t.Any]:
+    """The state built, the real Nx before, and one way of applying the remedy (by hand; ``fix``; ``fix_root``)."""
     # NX_DAEMON=true: these states are about the real daemon, which Nx (and so doctor) keeps off in a container.
     nx = install_nx(version)
     python, pylib = stage_nxsock()
@@ -130,7 +137,7 @@ exec {q(python)} {q(str(stage_oracle(DRIVER)))} {q(json.dumps(config))}
 """
     proc = subprocess.run(
         ["unshare", "-m", "-p", "-f", "--mount-proc", "--kill-child", "--propagation", "private", "bash", "-c", script],
-        capture_output=True, timeout=600, stdin=subprocess.DEVNULL,
+        capture_output=True, timeout=300 * len(extra.get("branches") or [None]), stdin=subprocess.DEVNULL,
     )
     text = proc.stdout.decode("utf-8", "replace")
     try:
@@ -141,6 +148,37 @@ exec {q(python)} {q(str(stage_oracle(DRIVER)))} {q(json.dumps(config))}
         assert document is not None, f"nxsock {' '.join(args)} printed no JSON document"
         checked(document, schema_name(args) or "")
     return out
+
+
+def branches_of(state: State, version: str) -> list[str]:
+    """The ways of applying the remedy proven for *state* on *version*: ``--fix`` first (it leaves what root's state
+    holds, such as a daemon root started, as it is), by hand last (its ``sudo kill`` ends that daemon)."""
+    fix = ["fix_root"] if _needs_root(state) and version == "24.0.6" else [] if _needs_root(state) else ["fix"]
+    return [*fix, "hand"]
+
+
+#: Each (state, release) proven once per process: built, the real Nx failing in it once, then every way of applying
+#: its remedy from that same failure state (the driver restores it between them) — what a test of it reads.
+_PROOFS: dict[tuple[str, str], dict[str, t.Any] | Exception] = {}
+
+
+def proof_of(state: State, version: str, branch: str) -> dict[str, t.Any]:
+    """The failure state's proof (what Nx did before, doctor's document) with *branch*'s own (the remedy applied, the
+    real Nx after); the state was built and Nx failed in it once for all branches."""
+    key = (state.name, version)
+    if key not in _PROOFS:
+        try:
+            _PROOFS[key] = prove(state, version, branches=branches_of(state, version))
+        except Exception as exc:  # every test of the state fails with it, none builds the state again
+            _PROOFS[key] = exc
+    proof = _PROOFS[key]
+    if isinstance(proof, Exception):
+        raise AssertionError(f"the proof of {state.name} on {version} failed: {proof}") from proof
+    shared = {k: v for k, v in proof.items() if k != "branches"}
+    own = proof["branches"][branch]
+    assert not own.get("state_processes_lost"), f"the state's own processes ended before {branch}: {own}"
+    assert not own.get("differs"), f"{branch} did not start from the failure state: {own['differs'][:20]}"
+    return {**shared, **own}
 
 
 #: Findings the failure itself may leave, which doctor then reports with their own remedy.
@@ -180,13 +218,18 @@ def check_proof(state: State, proof: dict[str, t.Any]) -> None:
     assert near == [], near
 
 
-CASES = [pytest.param(s, v, id=f"{s.name}-{v}") for s in [*STATES, STALE] for v in s.versions]
+def _group(state: State, version: str) -> pytest.MarkDecorator:
+    """Every test of one (state, release) on one xdist worker: the state is built and Nx fails in it once there."""
+    return pytest.mark.xdist_group(f"remedies-{state.name}-{version}")
+
+
+CASES = [pytest.param(s, v, id=f"{s.name}-{v}", marks=_group(s, v)) for s in [*STATES, STALE] for v in s.versions]
 
 
 @pytest.mark.parametrize(("state", "version"), CASES)
 def test_the_printed_remedy_makes_the_real_daemon_start_and_answer(state: State, version: str) -> None:
     """Failing before; the remedy applied as printed; then the real daemon starts where paths predicts and answers."""
-    proof = prove(state, version)
+    proof = proof_of(state, version, "hand")
     check_proof(state, proof)
     if state is STALE:  # reset itself removed the dead daemon's record, not only its directories
         assert "server-process.json" in proof["applied"][0]["out"], proof["applied"]
@@ -243,21 +286,22 @@ def check_fix(state: State, proof: dict[str, t.Any]) -> None:
     assert _problems(proof["doctor_after"], state.allowed_after) == [], _problems(proof["doctor_after"], state.allowed_after)
 
 
-FIX_CASES = [pytest.param(s, v, id=f"{s.name}-{v}") for s in [*STATES, STALE] if not _needs_root(s) for v in s.versions]
-ROOT_CASES = [pytest.param(s, id=s.name) for s in STATES if _needs_root(s)]
+FIX_CASES = [pytest.param(s, v, id=f"{s.name}-{v}", marks=_group(s, v))
+             for s in [*STATES, STALE] if not _needs_root(s) for v in s.versions]
+ROOT_CASES = [pytest.param(s, id=s.name, marks=_group(s, "24.0.6")) for s in STATES if _needs_root(s)]
 
 
 @pytest.mark.parametrize(("state", "version"), FIX_CASES)
 def test_doctor_fix_makes_the_real_daemon_start_and_answer(state: State, version: str) -> None:
     """Failing before; ``doctor --fix --yes`` as the user (and the shell lines it leaves to the user); then the real
     daemon starts where paths predicts and answers a real client, and doctor is quiet."""
-    check_fix(state, prove(state, version, fix=True))
+    check_fix(state, proof_of(state, version, "fix"))
 
 
 @pytest.mark.parametrize("state", ROOT_CASES)
 def test_doctor_fix_lists_what_needs_root_and_runs_none_of_it(state: State) -> None:
     """Where only root can help, ``--fix`` lists the sudo command with the reason and applies nothing of it."""
-    proof = prove(state, "24.0.6", fix=True, fix_root=True)
+    proof = proof_of(state, "24.0.6", "fix_root")
     document = proof["fix_rounds"][0]["document"]
     assert document is not None, proof["fix_rounds"][0]["out"]
     listed = [i for i in document["for_you"] if any(f["id"] == state.finding for f in i["findings"])]
