@@ -1,4 +1,5 @@
-"""How doctor, ``reset --dry-run`` and ``cache list`` scale: 1,000 to 10,000 per-run directories, 100 to 1,000 cache entries.
+"""How doctor, ``reset --dry-run`` and ``cache list`` scale: 1,000 to 10,000 per-run directories, 100 to 1,000 cache
+entries.
 
 Each size is built in a private mount namespace (root needed) and each command
 run as an unprivileged uid; the script prints wall times and the time per

@@ -64,7 +64,9 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, name="nxsock", context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="nxsock", prog_name="nxsock", message="%(prog)s %(version)s", help="Show the version and exit.")
+@click.version_option(
+    package_name="nxsock", prog_name="nxsock", message="%(prog)s %(version)s", help="Show the version and exit."
+)
 @click.option("--debug", is_flag=True, help="Show the traceback of an internal error.")
 def cli(debug: bool) -> None:  # read by nxsock.cli.main before click runs
     """Find out where Nx puts its sockets and native binding cache, why, and what to type when it fails.

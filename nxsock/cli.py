@@ -67,7 +67,8 @@ def _fill(fd: int, flags: int) -> bool:
 
 
 class _StandardOutput(io.RawIOBase):
-    """Descriptor 1, whose failed write is :class:`~nxsock.exitcodes.OutputFailed` (a reader gone stays ``BrokenPipeError``)."""
+    """Descriptor 1, whose failed write is :class:`~nxsock.exitcodes.OutputFailed` (a reader gone stays
+    ``BrokenPipeError``)."""
 
     def writable(self) -> bool:
         return True

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-__all__ = ["CANTCREAT", "CONFIG", "INTERRUPTED", "IOERR", "NOPERM", "OK", "PROBLEM", "SOFTWARE", "USAGE", "OutputFailed"]
+__all__ = [
+    "CANTCREAT",
+    "CONFIG",
+    "INTERRUPTED",
+    "IOERR",
+    "NOPERM",
+    "OK",
+    "PROBLEM",
+    "SOFTWARE",
+    "USAGE",
+    "OutputFailed",
+]
 
 #: Done; safe; no problem found.
 OK = 0

@@ -104,7 +104,8 @@ TIER_ORDER = {"oracle": 0, "system": 1, "pure": 2}
 
 
 def _long_first(items: list[pytest.Item]) -> None:
-    """Reorder *items*, stably, by :data:`TIER_ORDER` (xdist hands out work in collection order; its groups go first)."""
+    """Reorder *items*, stably, by :data:`TIER_ORDER` (xdist hands out work in collection order; its groups go
+    first)."""
     items.sort(key=lambda item: TIER_ORDER.get(tier_of(item.path) or "", len(TIER_ORDER)))
 
 
@@ -186,7 +187,9 @@ def _keep_xdist_groups(config: pytest.Config, items: list[pytest.Item]) -> None:
     except ImportError:  # pytest before 9.2: xdist's own suffix is read
         return
     for item in items:
-        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")})
+        names = sorted(
+            {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
+        )
         suffix = "@" + "_".join(names)
         if names and not item.nodeid.endswith(suffix) and hasattr(item, "_id"):
             item._id = coerce_node_id(item.nodeid + suffix)
@@ -199,10 +202,16 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     oracle tier can run here; the installs land in the shared test cache, so a later run finds them.
     """
     config = session.config
-    if os.environ.get("PYTEST_XDIST_WORKER") or config.option.collectonly or "not oracle" in (config.option.markexpr or ""):
+    if (
+        os.environ.get("PYTEST_XDIST_WORKER")
+        or config.option.collectonly
+        or "not oracle" in (config.option.markexpr or "")
+    ):
         return
     args = [Path(a.split("::")[0]).resolve() for a in config.args] or [TESTS]
-    if not any(a == TESTS or a == TESTS / "oracle" or TESTS / "oracle" in a.parents or a in TESTS.parents for a in args):
+    if not any(
+        a == TESTS or a == TESTS / "oracle" or TESTS / "oracle" in a.parents or a in TESTS.parents for a in args
+    ):
         return
     if missing("root") or missing("node"):
         return

@@ -64,14 +64,17 @@ def checked(document: t.Any, name: str) -> Document:
         bare = [f["id"] for f in findings if f["remedy"] is not None and not f["remedy_steps"]]
         if bare:
             raise SchemaMismatch(f"findings with a remedy but no remedy_steps (a string the policy never saw): {bare}")
-        silent = [f["id"] for f in findings if f["severity"] in ("warn", "error") and f["remedy"] is None and not f["hint"]]
+        silent = [
+            f["id"] for f in findings if f["severity"] in ("warn", "error") and f["remedy"] is None and not f["hint"]
+        ]
         if silent:  # every warning and error has a remedy, or says why it has none
             raise SchemaMismatch(f"warnings or errors with neither a remedy nor a reason why none: {silent}")
     return t.cast(Document, document)
 
 
 def parsed(text: str, name: str | t.Sequence[str]) -> Document:
-    """nxsock's ``--json`` output *text*, parsed and checked against the schema *name* (or the one for the argv *name*)."""
+    """nxsock's ``--json`` output *text*, parsed and checked against the schema *name* (or the one for the argv
+    *name*)."""
     if not isinstance(name, str):
         found = schema_name(name)
         assert found is not None, f"no JSON document is printed by nxsock {' '.join(name)}"
@@ -111,7 +114,11 @@ class Runner(CliRunner):
 
     def invoke(self, cli: t.Any, args: t.Any = None, *rest: t.Any, **options: t.Any) -> Result:
         result = super().invoke(cli, args, *rest, **options)
-        name = schema_name(list(args)) if isinstance(args, (list, tuple)) and getattr(cli, "name", None) == "nxsock" else None
+        name = (
+            schema_name(list(args))
+            if isinstance(args, (list, tuple)) and getattr(cli, "name", None) == "nxsock"
+            else None
+        )
         if name is not None and result.stdout.strip():
             parsed(result.stdout, name)
         return result

@@ -37,7 +37,11 @@ _UID_BASE = int(os.environ.get("NXSOCK_TEST_UID_BASE", "4100"))
 USER = _UID_BASE + 1  # the unprivileged user every scenario runs as
 PEER = _UID_BASE + 2  # another local user, the one who plants things
 THIRD = _UID_BASE + 3  # a third user, owner of what nobody else may touch
-NX_VERSIONS = {"native": "24.0.6", "ts": "23.3.2", "legacy": "23.1.1"}  # one release per generation, for the other suites
+NX_VERSIONS = {
+    "native": "24.0.6",
+    "ts": "23.3.2",
+    "legacy": "23.1.1",
+}  # one release per generation, for the other suites
 
 
 def in_xdist_worker() -> bool:
@@ -139,7 +143,10 @@ def install_nx(version: str) -> Path:
             if result.returncode != 0:
                 raise RuntimeError(f"npm install nx@{version} failed:\n{result.stderr[-2000:]}")
             marker.write_text(version)
-        elif any(os.lstat(path).st_uid != 0 for path in (target / "node_modules", target / "node_modules" / "nx" / "package.json")):
+        elif any(
+            os.lstat(path).st_uid != 0
+            for path in (target / "node_modules", target / "node_modules" / "nx" / "package.json")
+        ):
             # The install is root's, and every scenario trusts it as such; a test (or a person) that handed it to a
             # test uid would make later trust judgements wrong, so it is handed back before use.
             subprocess.run(["chown", "-R", "-h", "0:0", str(target)], check=True)
@@ -158,8 +165,13 @@ def pack_nx_binding(triple: str, version: str) -> Path:
             staging = target.parent / f".{os.getpid()}"
             shutil.rmtree(staging, ignore_errors=True)
             staging.mkdir()
-            result = subprocess.run(["npm", "pack", "--silent", "--pack-destination", str(staging), f"@nx/nx-{triple}@{version}"],
-                                    cwd=staging, capture_output=True, text=True, timeout=600)
+            result = subprocess.run(
+                ["npm", "pack", "--silent", "--pack-destination", str(staging), f"@nx/nx-{triple}@{version}"],
+                cwd=staging,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
             packed = list(staging.glob("*.tgz"))
             if result.returncode != 0 or len(packed) != 1:
                 shutil.rmtree(staging, ignore_errors=True)
@@ -196,7 +208,9 @@ def _readable_python() -> str:
     try:
         return _stage_interpreter()
     except OSError as exc:
-        raise RuntimeError(f"needs a python3 that the test uid can run: staging {sys.base_prefix} failed ({exc})") from exc
+        raise RuntimeError(
+            f"needs a python3 that the test uid can run: staging {sys.base_prefix} failed ({exc})"
+        ) from exc
 
 
 # What an interpreter needs at run time: not its site-packages (nxsock and its dependencies are staged apart),
@@ -302,7 +316,9 @@ class Outcome(t.NamedTuple):
     raw: str
 
 
-SNAPSHOT = "find /tmp /home -xdev -path '*/node_modules/*' -prune -o -printf '%y %U %G %m %i %s %l %p\\n' 2>/dev/null | sort"
+SNAPSHOT = (
+    "find /tmp /home -xdev -path '*/node_modules/*' -prune -o -printf '%y %U %G %m %i %s %l %p\\n' 2>/dev/null | sort"
+)
 
 
 def _workspace_setup(scenario: Scenario, nx: Path, home_default: str) -> str:
@@ -450,7 +466,9 @@ def _parse_outcome(out: str, stderr: str, text: bool) -> Outcome:
     rc_text = next((s for s in sections if s.startswith("RC ")), "RC -1")
     oracle_text = next((s[len("ORACLE\n") :] for s in sections if s.startswith("ORACLE\n")), "")
     text_stderr = next((s[len("TEXT\n") :] for s in sections if s.startswith("TEXT\n")), "")
-    text_rc = next((s for s in sections if s.startswith("TEXTRC ")), f"TEXTRC {rc_text.split()[1]}" if not text else "TEXTRC -1")
+    text_rc = next(
+        (s for s in sections if s.startswith("TEXTRC ")), f"TEXTRC {rc_text.split()[1]}" if not text else "TEXTRC -1"
+    )
     if "<<<SETUPFAILED" in out:
         stderr = "the state could not be built:\n" + stderr
     return Outcome(
@@ -492,7 +510,11 @@ class UserRun(t.NamedTuple):
 
 def env_words(overrides: t.Mapping[str, str | None] | None = None, home: str | None = None, uid: int = USER) -> str:
     """``KEY=value …`` for ``env -i``: a small clean environment, *overrides* applied (``None`` unsets)."""
-    variables: dict[str, str] = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home or f"/home/u{uid}", "LANG": "C.UTF-8"}
+    variables: dict[str, str] = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": home or f"/home/u{uid}",
+        "LANG": "C.UTF-8",
+    }
     for key, value in (overrides or {}).items():
         if value is None:
             variables.pop(key, None)
@@ -571,7 +593,9 @@ echo '<<<POST'; {post or "true"}
     before, after = ([*trees, "", ""])[:2]
     if schema_name(args) is not None and out.strip():
         parsed(out, args)  # every document a test produces matches its published schema, parsed by the test or not
-    return UserRun(out, proc.stderr.decode("utf-8", "replace"), int(rc.split()[1]), before, after, post_out, tuple(args))
+    return UserRun(
+        out, proc.stderr.decode("utf-8", "replace"), int(rc.split()[1]), before, after, post_out, tuple(args)
+    )
 
 
 def _entries(tree: str) -> dict[str, tuple[str, ...]]:
@@ -602,7 +626,9 @@ class DaemonProbe(t.NamedTuple):
 
     predicted: dict[str, t.Any] | None  # nxsock paths --json before the daemon started
     record: dict[str, t.Any] | None  # the daemon's server-process.json
-    states: list[tuple[str, dict[str, t.Any] | None, dict[str, t.Any] | None, dict[str, t.Any] | None]]  # (state, paths, dial, doctor)
+    states: list[
+        tuple[str, dict[str, t.Any] | None, dict[str, t.Any] | None, dict[str, t.Any] | None]
+    ]  # (state, paths, dial, doctor)
     cache_path: str
     cache_list: dict[str, t.Any] | None
     verify: dict[str, t.Any] | None
@@ -626,7 +652,8 @@ CLIENT_STATES = (
 
 
 def run_daemon_probe(release: str, timeout: float = 480) -> DaemonProbe:
-    """Start *release*'s real daemon from ``/tmp/ws/apps/one`` with ``NX_SOCKET_DIR=socks``; ask nxsock and the client."""
+    """Start *release*'s real daemon from ``/tmp/ws/apps/one`` with ``NX_SOCKET_DIR=socks``; ask nxsock and the
+    client."""
     nx = install_nx(release)
     python, pythonpath = stage_nxsock()
     q = shlex.quote
@@ -666,7 +693,8 @@ set +e
 echo '<<<PREDICT'; {nxsock} paths --json 2>&3
 echo '<<<START'; timeout 90 {as_user} node /tmp/ws/node_modules/nx/dist/bin/nx.js daemon --start </dev/null >&3 2>&3
 echo '<<<RECORD'; cat /tmp/ws/.nx/workspace-data/d/server-process.json
-SOCKET=$(node -e 'try{{process.stdout.write(require("/tmp/ws/.nx/workspace-data/d/server-process.json").socketPath)}}catch(e){{}}')
+SOCKET=$(node -e 'try{{process.stdout.write(require(process.argv[1]).socketPath)}}catch(e){{}}' \
+  /tmp/ws/.nx/workspace-data/d/server-process.json)
 echo '<<<CACHEPATH'; {nxsock} cache path 2>&3
 echo '<<<CACHELIST'; {nxsock} cache list --json 2>&3
 echo '<<<VERIFY'; {nxsock} cache verify --json 2>&3; echo "<<<VERIFYRC $?"
@@ -688,7 +716,18 @@ echo '<<<END'
     path.chmod(0o600)
     try:
         proc = subprocess.run(
-            ["unshare", "-m", "-p", "-f", "--mount-proc", "--kill-child", "--propagation", "private", "bash", str(path)],
+            [
+                "unshare",
+                "-m",
+                "-p",
+                "-f",
+                "--mount-proc",
+                "--kill-child",
+                "--propagation",
+                "private",
+                "bash",
+                str(path),
+            ],
             capture_output=True,
             stdin=subprocess.DEVNULL,
             timeout=timeout,

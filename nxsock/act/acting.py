@@ -226,7 +226,8 @@ def remove_file(path: str, uid: int) -> Acted:
 
 
 def remove_tree(path: str, uid: int) -> Acted:
-    """Remove a directory and everything in it, all of it *uid*'s, by descriptor (:func:`nxsock.act.removal.remove_entry`)."""
+    """Remove a directory and everything in it, all of it *uid*'s, by descriptor
+    (:func:`nxsock.act.removal.remove_entry`)."""
     from .removal import remove_entry
 
     parent = _parent_of(path, uid)
@@ -250,7 +251,9 @@ def remove_tree(path: str, uid: int) -> Acted:
 def create_directory(path: str, mode: int | None, uid: int, owner: tuple[int, int] | None = None) -> Acted:
     """Create *path*: one level at *mode* (set through its descriptor and read back), or with no mode every
     missing level as ``mkdir -p`` does; an entry found there (someone made it since the audit) is refused."""
-    if normalize(path) in _SHARED_CONTAINERS and (mode is None or _container_refusal(path, mode=mode, owner=owner or (0, 0))):
+    if normalize(path) in _SHARED_CONTAINERS and (
+        mode is None or _container_refusal(path, mode=mode, owner=owner or (0, 0))
+    ):
         return Refused(f"{path} is the container every user shares; it is created 1777, for root or as Nx makes it")
     if mode is None:
         missing = []
@@ -272,7 +275,9 @@ def create_directory(path: str, mode: int | None, uid: int, owner: tuple[int, in
             os.mkdir(name, 0o700, dir_fd=parent)
         except FileExistsError:
             st = os.lstat(name, dir_fd=parent)
-            kind = "a symlink" if stat.S_ISLNK(st.st_mode) else "a directory" if stat.S_ISDIR(st.st_mode) else "an entry"
+            kind = (
+                "a symlink" if stat.S_ISLNK(st.st_mode) else "a directory" if stat.S_ISDIR(st.st_mode) else "an entry"
+            )
             return Refused(f"{path} exists now ({kind} of {_who(st.st_uid)}), so it was not created")
         fd = os.open(name, _OPEN_ENTRY | getattr(os, "O_DIRECTORY", 0), dir_fd=parent)
         try:
@@ -282,7 +287,9 @@ def create_directory(path: str, mode: int | None, uid: int, owner: tuple[int, in
             if owner is not None and (st.st_uid, st.st_gid) != owner:
                 os.fchown(fd, *owner)
             if _fchmod_and_verify(fd, mode) != mode & 0o7777:
-                return Failed(f"{path} was created, but its mode does not stay {mode & 0o7777:04o} (a mount that ignores modes)")
+                return Failed(
+                    f"{path} was created, but its mode does not stay {mode & 0o7777:04o} (a mount that ignores modes)"
+                )
             return DONE
         finally:
             os.close(fd)
@@ -373,7 +380,9 @@ def change_mode(path: str, mode: int, uid: int) -> Acted:
         else:
             os.fchmod(fd, mode)
         after = stat.S_IMODE(os.fstat(fd).st_mode)
-        return DONE if after == mode & 0o7777 else Failed(f"{path} keeps mode {after:04o}: the filesystem ignores modes")
+        return (
+            DONE if after == mode & 0o7777 else Failed(f"{path} keeps mode {after:04o}: the filesystem ignores modes")
+        )
 
     return _on_the_entry(path, uid, chmod)
 
@@ -444,11 +453,18 @@ def delete_env_lines(path: str, variable: str, uid: int) -> Acted:
                 now, seen = os.lstat(name, dir_fd=parent), os.fstat(fd)
                 if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
                     return "was replaced while it was edited; it is left as it is"
-                if (seen.st_size, seen.st_mtime_ns, seen.st_ctime_ns, seen.st_nlink) != (st.st_size, st.st_mtime_ns, st.st_ctime_ns, 1):
+                if (seen.st_size, seen.st_mtime_ns, seen.st_ctime_ns, seen.st_nlink) != (
+                    st.st_size,
+                    st.st_mtime_ns,
+                    st.st_ctime_ns,
+                    1,
+                ):
                     return "was changed while it was edited; it is left as it is"
                 return None
 
-            problem = write_whole_file(parent, name, edited, stat.S_IMODE(st.st_mode), owner=(st.st_uid, st.st_gid), unchanged=unchanged)
+            problem = write_whole_file(
+                parent, name, edited, stat.S_IMODE(st.st_mode), owner=(st.st_uid, st.st_gid), unchanged=unchanged
+            )
         finally:
             os.close(fd)
         if problem is None:

@@ -109,7 +109,9 @@ class _Walker:
             if stat.S_ISSOCK(st.st_mode) and st.st_uid == self.uid and _probe(fd, name) == "ECONNREFUSED":
                 remote = None if self.force else self.network_mount(directory)
                 if remote is not None:
-                    self.items.append(ResetItem(join(directory, name), "stale socket", "kept", _remote_reason(remote, "it"), 0))
+                    self.items.append(
+                        ResetItem(join(directory, name), "stale socket", "kept", _remote_reason(remote, "it"), 0)
+                    )
                     continue
                 self._remove(fd, name, join(directory, name), "stale socket", "nothing listens on it")
 
@@ -193,7 +195,9 @@ class _Walker:
             try:
                 st = os.fstat(marker)
                 if not stat.S_ISREG(st.st_mode):
-                    self.items.append(ResetItem(path, "daemon marker", "kept", "not a regular file, so not Nx's marker", 0))
+                    self.items.append(
+                        ResetItem(path, "daemon marker", "kept", "not a regular file, so not Nx's marker", 0)
+                    )
                     return None
                 reason = os.read(marker, 4096).decode("utf-8", "surrogateescape").strip()
             finally:
@@ -238,9 +242,17 @@ class _Walker:
                 return
             socket = _recorded_socket(text)
             if socket is not None and connect_probe(socket) in ("answers", "ETIMEDOUT", "EAGAIN"):
-                self.items.append(ResetItem(path, "daemon record", "kept", f"pid {pid} is not in this pid namespace, but "
-                                            f"its socket {socket} answers: the daemon runs in another container or on "
-                                            "the host, sharing this directory; stop it there (nx daemon --stop)", 0))
+                self.items.append(
+                    ResetItem(
+                        path,
+                        "daemon record",
+                        "kept",
+                        f"pid {pid} is not in this pid namespace, but "
+                        f"its socket {socket} answers: the daemon runs in another container or on "
+                        "the host, sharing this directory; stop it there (nx daemon --stop)",
+                        0,
+                    )
+                )
                 return
             remote = None if self.force else self.network_mount(daemon_dir)
             if remote is not None:
@@ -330,7 +342,9 @@ def reset(
     socket_root = resolution.socket_root
     if socket_root.tier == "configured" and socket_root.root:
         walker.sockets_only(socket_root.root, _sources(socket_root.configured[1] if socket_root.configured else None))
-    data_sources = _sources(*(env.variables.get(n) for n in ("NX_WORKSPACE_DATA_DIRECTORY", "NX_PROJECT_GRAPH_CACHE_DIRECTORY")))
+    data_sources = _sources(
+        *(env.variables.get(n) for n in ("NX_WORKSPACE_DATA_DIRECTORY", "NX_PROJECT_GRAPH_CACHE_DIRECTORY"))
+    )
     walker.sockets_only(resolution.workspace_data.daemon_dir, data_sources)
     walker.dead_record(resolution.workspace_data.daemon_dir, data_sources)
     marker_reason = None

@@ -35,8 +35,8 @@ def prune_cache(
     force: bool = False,
     mounts: t.Sequence[Mount] | None = None,
 ) -> Pruned:
-    """Remove each planned entry (its path, and why) of *uid*'s (none where *refused* says why not); then rmdir the empty
-    directories of *tidy* but *keep*, unless interrupted or a dry run.
+    """Remove each planned entry (its path, and why) of *uid*'s (none where *refused* says why not); then rmdir the
+    empty directories of *tidy* but *keep*, unless interrupted or a dry run.
 
     An entry on a network filesystem is kept unless *force*: Nx on another
     host may have it loaded, and no process here shows it (*mounts*: the

@@ -21,8 +21,21 @@ from ..core.wording import PROVISION_COMMAND
 from .writing import write_whole_file
 
 __all__ = [
-    "APPLY_TIMEOUT", "CREATING_TYPES", "DROP_IN", "EARLY_DROP_IN", "MARKER", "TMPFILES_DIRS", "TmpfilesChange", "TmpfilesLine",
-    "apply", "container_lines", "drop_in_for", "drop_in_text", "install", "tmpfiles_lines", "uninstall",
+    "APPLY_TIMEOUT",
+    "CREATING_TYPES",
+    "DROP_IN",
+    "EARLY_DROP_IN",
+    "MARKER",
+    "TMPFILES_DIRS",
+    "TmpfilesChange",
+    "TmpfilesLine",
+    "apply",
+    "container_lines",
+    "drop_in_for",
+    "drop_in_text",
+    "install",
+    "tmpfiles_lines",
+    "uninstall",
 ]
 
 #: Where ``--tmpfiles --install`` writes, and what ``--uninstall`` removes.
@@ -95,7 +108,8 @@ def tmpfiles_lines(view: FsView) -> list[TmpfilesLine]:
 
 
 def container_lines(lines: t.Sequence[TmpfilesLine]) -> list[TmpfilesLine]:
-    """The lines systemd-tmpfiles obeys for /tmp/.nx and below: per path, the first creating line and every other one."""
+    """The lines systemd-tmpfiles obeys for /tmp/.nx and below: per path, the first creating line and every other
+    one."""
     obeyed, created = [], set()
     for line in lines:
         if line.path != CONTAINER and not line.path.startswith(CONTAINER + "/"):
@@ -187,7 +201,9 @@ def _read_existing(place: _Place, path: str) -> str | TmpfilesChange | None:
         return TmpfilesChange("refuse", path, f"cannot be read ({errno_name(exc.errno or 0)})")
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return TmpfilesChange("refuse", path, "is not a regular file (a FIFO, a device or a directory); it is left as it is")
+            return TmpfilesChange(
+                "refuse", path, "is not a regular file (a FIFO, a device or a directory); it is left as it is"
+            )
         return os.read(fd, 1 << 16).decode("utf-8", "replace")
     except OSError as exc:
         return TmpfilesChange("refuse", path, f"cannot be read ({errno_name(exc.errno or 0)})")
@@ -216,9 +232,15 @@ def install(*, dry_run: bool, path: str | None = None) -> list[TmpfilesChange]:
         winning = drop_in_for(obeyed, lambda file: _marked(view, file))
         if winning is None:
             first = next(line for line in obeyed if line.path == CONTAINER and line.type in CREATING_TYPES)
-            return [TmpfilesChange("refuse", first.file, f"line {first.number} (`{' '.join(first.fields)}`) is read before "
-                                   "any drop-in nxsock could write, and systemd-tmpfiles obeys the first line for a path: "
-                                   f"change that line to `{LINE}` (nxsock does not edit another package's file)")]
+            return [
+                TmpfilesChange(
+                    "refuse",
+                    first.file,
+                    f"line {first.number} (`{' '.join(first.fields)}`) is read before "
+                    "any drop-in nxsock could write, and systemd-tmpfiles obeys the first line for a path: "
+                    f"change that line to `{LINE}` (nxsock does not edit another package's file)",
+                )
+            ]
         path = winning
     place = _open_place(path)
     if isinstance(place, TmpfilesChange):
@@ -258,7 +280,9 @@ def apply(path: str | None = None, timeout: float = APPLY_TIMEOUT) -> TmpfilesCh
         result = subprocess.run([tool, "--create", path], capture_output=True, text=True, check=False,
                                 stdin=subprocess.DEVNULL, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return TmpfilesChange("refuse", path, f"systemd-tmpfiles --create did not finish within {timeout:g} s and was stopped")
+        return TmpfilesChange(
+            "refuse", path, f"systemd-tmpfiles --create did not finish within {timeout:g} s and was stopped"
+        )
     except OSError as exc:
         return TmpfilesChange("refuse", path, f"systemd-tmpfiles could not be run ({errno_name(exc.errno or 0)})")
     detail = "applied with systemd-tmpfiles --create" if result.returncode == 0 else result.stderr.strip()[:200]
@@ -266,7 +290,8 @@ def apply(path: str | None = None, timeout: float = APPLY_TIMEOUT) -> TmpfilesCh
 
 
 def uninstall(*, dry_run: bool, path: str | None = None) -> list[TmpfilesChange]:
-    """Remove the drop-in nxsock installed (both names it may have used); a file without nxsock's marker is never removed."""
+    """Remove the drop-in nxsock installed (both names it may have used); a file without nxsock's marker is never
+    removed."""
     if path is None:
         early = _uninstall_one(dry_run=dry_run, path=EARLY_DROP_IN)
         changes = [c for c in early if c.verb != "none"] + _uninstall_one(dry_run=dry_run, path=DROP_IN)

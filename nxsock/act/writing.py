@@ -31,7 +31,11 @@ _O_TMPFILE = getattr(os, "O_TMPFILE", 0)
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 #: What ``open(O_TMPFILE)`` fails with where the kernel or the filesystem has no unnamed files.
 _NO_TMPFILE = frozenset({errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL})
-_EXPLAINED = {errno.ENOSPC: "the filesystem is full", errno.EDQUOT: "the disk quota is used up", errno.EROFS: "a read-only filesystem"}
+_EXPLAINED = {
+    errno.ENOSPC: "the filesystem is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EROFS: "a read-only filesystem",
+}
 
 
 class WriteProblem(t.NamedTuple):
@@ -42,14 +46,17 @@ class WriteProblem(t.NamedTuple):
 
 
 def temporary_name(name: str) -> str:
-    """The name the new file has for the instant between its link and its rename (or while written, without ``O_TMPFILE``)."""
+    """The name the new file has for the instant between its link and its rename (or while written, without
+    ``O_TMPFILE``)."""
     return f".{name}.nxsock-{os.getpid()}"
 
 
 def _failure(exc: OSError) -> WriteProblem:
     code = exc.errno or errno.EIO
     why = _EXPLAINED.get(code)
-    return WriteProblem(False, f"cannot be written ({errno_name(code)}{': ' + why if why else ''}); it is left as it was")
+    return WriteProblem(
+        False, f"cannot be written ({errno_name(code)}{': ' + why if why else ''}); it is left as it was"
+    )
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -82,7 +89,11 @@ def write_whole_file(
         named: str | None = None
         try:
             try:
-                fd = os.open(".", _O_TMPFILE | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o600, dir_fd=dir_fd) if _O_TMPFILE else -1
+                fd = (
+                    os.open(".", _O_TMPFILE | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o600, dir_fd=dir_fd)
+                    if _O_TMPFILE
+                    else -1
+                )
             except OSError as exc:
                 if exc.errno not in _NO_TMPFILE:
                     raise
@@ -147,16 +158,24 @@ def _fill(fd: int, data: bytes, mode: int, owner: tuple[int, int] | None) -> Wri
                 if st.st_uid == owner[0] and (mode >> 3) & 0o7 == mode & 0o7:
                     pass  # the group may do what everyone may: which group it is changes no one's access
                 else:
-                        return WriteProblem(True, f"cannot keep its group {owner[1]}, which uid {os.geteuid()} is not a member of "
-                                              f"and which may do more or less than others (mode {mode & 0o7777:04o}); it is left as it was")
+                    return WriteProblem(
+                        True,
+                        f"cannot keep its group {owner[1]}, which uid {os.geteuid()} is not a member of "
+                        f"and which may do more or less than others (mode {mode & 0o7777:04o}); it is left as it was",
+                    )
     inherited = extended_attributes(fd)
     if inherited:
-        return WriteProblem(True, f"would be replaced by a file carrying {', '.join(inherited)} from its directory (a default "
-                                  "access control list, typically), which may let others read it; it is left as it was")
+        return WriteProblem(
+            True,
+            f"would be replaced by a file carrying {', '.join(inherited)} from its directory (a default "
+            "access control list, typically), which may let others read it; it is left as it was",
+        )
     os.fchmod(fd, mode)
     kept = stat.S_IMODE(os.fstat(fd).st_mode)
     if kept != mode & 0o7777:
-        return WriteProblem(True, f"its mode {mode & 0o7777:04o} cannot be kept (the filesystem gives {kept:04o}); it is left as it was")
+        return WriteProblem(
+            True, f"its mode {mode & 0o7777:04o} cannot be kept (the filesystem gives {kept:04o}); it is left as it was"
+        )
     _write_all(fd, data)
     os.fsync(fd)
     return None

@@ -118,7 +118,8 @@ def plan_for(
         pending.append(tmpdir)
     write_entries = _narrowest(write)
     socket_dirs = _narrowest(
-        real for real in (sandbox_real_dir(view, env.platform, _deepest_existing(view, s) if binds else s) for s in sockets)
+        real
+        for real in (sandbox_real_dir(view, env.platform, _deepest_existing(view, s) if binds else s) for s in sockets)
         if real not in forbidden
     )
     flagged = tuple(p for p in write_entries if GLOB & set(p))
@@ -127,7 +128,8 @@ def plan_for(
 
 
 def _portable(env: Environment, rules: ReleaseRules, path: str) -> list[str]:
-    """Nx-style spellings fit to commit: ``/tmp/.nx``, ``~/.nx``, ``./…`` for the workspace; both /tmp spellings on macOS."""
+    """Nx-style spellings fit to commit: ``/tmp/.nx``, ``~/.nx``, ``./…`` for the workspace; both /tmp spellings on
+    macOS."""
     home = home_directory(env, passwd_fallback=rules.empty_home_uses_passwd)
     spellings = []
     for tmp in ("/private/tmp/.nx", "/tmp/.nx"):
@@ -159,12 +161,16 @@ def render(fmt: str, plan: SandboxPlan, env: Environment, *, portable: bool = Fa
     row = FORMAT_TABLE[fmt]
     write, sockets = _entries(plan, env, portable)
     warnings = [wording.glob_warning(p) for p in plan.flagged]
-    warnings += [wording.tmpdir_warning(fmt, p) if p == row.tmpdir else wording.pending_warning(p) for p in plan.pending]
+    warnings += [
+        wording.tmpdir_warning(fmt, p) if p == row.tmpdir else wording.pending_warning(p) for p in plan.pending
+    ]
     daemon = plan.daemon if plan.daemon is not None and not plan.daemon.usable else None
     if daemon is not None:
         warnings += wording.sandbox_daemon_warnings(daemon, env.nx_version, row.called, row.daemon_off)
     generic = plan.resolution.user_namespace_sandbox
-    if not row.is_sandbox and generic is not None and not generic.usable:  # entries for any sandbox: say it for those it hits
+    if (
+        not row.is_sandbox and generic is not None and not generic.usable
+    ):  # entries for any sandbox: say it for those it hits
         warnings += wording.sandbox_daemon_warnings(generic, env.nx_version)
     resolution = plan.resolution
     allowed = Allowed(tuple(write), tuple(sockets), portable, env.platform, resolution.socket_root.root or "",

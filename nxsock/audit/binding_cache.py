@@ -91,7 +91,8 @@ class CacheListing(t.NamedTuple):
 
     @property
     def judged_by(self) -> t.Literal["atime", "mtime"]:
-        """What "unused" is judged by: the time an entry was last loaded where the mount records it, else its copy time."""
+        """What "unused" is judged by: the time an entry was last loaded where the mount records it, else its copy
+        time."""
         return "atime" if self.access_times else "mtime"
 
     def last_used(self, entry: CacheEntry) -> float:
@@ -99,13 +100,16 @@ class CacheListing(t.NamedTuple):
 
 
 def entry_name(version: str, binding_path: str, file_name: str, rules: ReleaseRules) -> str:
-    """The cache entry a binding is copied to: keyed by the binding's resolved path from 23.1.2, by version alone before."""
+    """The cache entry a binding is copied to: keyed by the binding's resolved path from 23.1.2, by version alone
+    before."""
     if rules.cache_key_hashes_binding:
         return f"{version}-{short_hash([binding_path], 12)}-{file_name}"
     return f"{version}-{file_name}"
 
 
-def find_binding(env: Environment, view: FsView, triple: str | None, rules: ReleaseRules | None = None) -> Binding | None:
+def find_binding(
+    env: Environment, view: FsView, triple: str | None, rules: ReleaseRules | None = None
+) -> Binding | None:
     """The binding Nx loads: a local build beside its loader first, else ``@nx/nx-<triple>`` as Node resolves it."""
     rules = rules or rules_for(env.nx_version)
     located = locate_binding(env, view, triple)
@@ -147,7 +151,9 @@ def list_cache(resolution: Resolution, view: FsView, binding: Binding | None) ->
             entry = _entry(view, join(holder, name), name, uid, binding, mapped, rules)
             if entry is not None:
                 entries.append(entry)
-    return CacheListing(shown, cache.bypass_reason, binding, tuple(entries), problem, _records_access_times(view, shown))
+    return CacheListing(
+        shown, cache.bypass_reason, binding, tuple(entries), problem, _records_access_times(view, shown)
+    )
 
 
 def _records_access_times(view: FsView, directory: str | None) -> bool | None:
@@ -250,10 +256,22 @@ def verify(listing: CacheListing, remove_command: t.Callable[[str], str | None],
         if rules.cache_entry_trust_checked:
             consequence = " Nx re-copies it before loading it."
         else:
-            consequence = f" Nx {version or rules.release} loads it as it is: whoever can write it chooses the code Nx runs."
-        return Verdict("untrusted", match.path, f"{match.path} is not a regular file of yours without group/other write.{consequence}", fix)
+            consequence = (
+                f" Nx {version or rules.release} loads it as it is: whoever can write it chooses the code Nx runs."
+            )
+        return Verdict(
+            "untrusted",
+            match.path,
+            f"{match.path} is not a regular file of yours without group/other write.{consequence}",
+            fix,
+        )
     if not match.fresh:
-        return Verdict("stale", match.path, f"{match.path} differs from {binding.path} (size or age); Nx would load an old copy.", fix)
+        return Verdict(
+            "stale",
+            match.path,
+            f"{match.path} differs from {binding.path} (size or age); Nx would load an old copy.",
+            fix,
+        )
     return Verdict("fresh", match.path, f"{match.path} is trusted and matches {binding.path}.", None)
 
 
@@ -263,7 +281,8 @@ def other_checkout(entry: CacheEntry, listing: CacheListing) -> bool:
 
 
 class Unused(t.NamedTuple):
-    """``cache prune --unused-for``: entries not loaded for *seconds* before *now* go too, whoever's checkout keyed them."""
+    """``cache prune --unused-for``: entries not loaded for *seconds* before *now* go too, whoever's checkout keyed
+    them."""
 
     seconds: float
     now: float
@@ -290,7 +309,12 @@ def prune_plan(listing: CacheListing, installed_version: str | None, uid: int,
             plan.append((entry, "an interrupted copy"))
         elif not entry.trusted:
             plan.append((entry, "untrusted"))
-        elif unused is not None and entry.in_use is False and not _installed(listing, entry) and _unused(listing, entry, unused):
+        elif (
+            unused is not None
+            and entry.in_use is False
+            and not _installed(listing, entry)
+            and _unused(listing, entry, unused)
+        ):
             plan.append((entry, _unused_reason(listing, entry, unused)))
         elif other_checkout(entry, listing):
             continue

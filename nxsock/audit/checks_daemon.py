@@ -1,4 +1,5 @@
-"""Whether Nx uses its daemon here at all (``daemon-enabled``), and what the daemon's other findings are worth when it does not.
+"""Whether Nx uses its daemon here at all (``daemon-enabled``), and what the daemon's other findings are worth when it
+does not.
 
 Nx's client turns its daemon off in CI, in containers, for ``NX_DAEMON=false``
 and more (:mod:`nxsock.core.daemon_switch`).  Where it is off, a finding that
@@ -19,7 +20,9 @@ from .findings import Context, Finding, advised_finding
 __all__ = ["DAEMON_ONLY_FINDINGS", "check_daemon_enabled", "off_sentence", "when_daemon_runs"]
 
 #: The findings that matter only to a running daemon: no warning where Nx keeps its daemon off.
-DAEMON_ONLY_FINDINGS = frozenset({"daemon-record", "sandbox-daemon"})  # not daemon-disabled: the marker outlasts the rest
+DAEMON_ONLY_FINDINGS = frozenset(
+    {"daemon-record", "sandbox-daemon"}
+)  # not daemon-disabled: the marker outlasts the rest
 
 #: What to do, in words, for a cause no variable overrides.
 _BY_HAND = {
@@ -106,7 +109,9 @@ def _settle(finding: Finding, verdict: DaemonSwitch) -> Finding:
             "environment inherits it."))
     if finding.severity != "warn":
         return finding
-    return finding._replace(severity="info", message=f"{finding.message} It matters only to a running daemon: {off_sentence(verdict)}")
+    return finding._replace(
+        severity="info", message=f"{finding.message} It matters only to a running daemon: {off_sentence(verdict)}"
+    )
 
 
 def when_daemon_runs(check: t.Callable[[Context], list[Finding]]) -> t.Callable[[Context], list[Finding]]:

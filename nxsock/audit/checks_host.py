@@ -1,4 +1,5 @@
-"""doctor's checks of the workspace's own directories (one another user made), the binding cache, the leftovers reset would remove, and whether /tmp/.nx survives a reboot (tmpfiles.d)."""
+"""doctor's checks of the workspace's own directories (one another user made), the binding cache, the leftovers reset
+would remove, and whether /tmp/.nx survives a reboot (tmpfiles.d)."""
 
 from __future__ import annotations
 
@@ -38,17 +39,34 @@ from .binding_cache import entry_removal
 from .checks_sockets import reset_remedy
 from .findings import Context, Finding, Severity, advised_finding, mode_text, offer_remedy, refusal_finding
 
-__all__ = ["GOOD_TMPFILES_LINE", "TMPFILES_DIRS", "TmpfilesLine", "check_binding", "check_boot_persistence", "check_cache_directory", "check_leftovers", "check_native_cache", "check_shared_tmp", "check_workspace_data", "container_boot_rule"]
+__all__ = [
+    "GOOD_TMPFILES_LINE",
+    "TMPFILES_DIRS",
+    "TmpfilesLine",
+    "check_binding",
+    "check_boot_persistence",
+    "check_cache_directory",
+    "check_leftovers",
+    "check_native_cache",
+    "check_shared_tmp",
+    "check_workspace_data",
+    "container_boot_rule",
+]
 
 
 
 
 def check_workspace_data(ctx: Context) -> list[Finding]:
-    """Nx's directories in the workspace made by another user (``sudo nx``): Nx cannot write its caches or daemon files."""
+    """Nx's directories in the workspace made by another user (``sudo nx``): Nx cannot write its caches or daemon
+    files."""
     data = ctx.resolution.workspace_data
     env = ctx.resolution.environment
     dot_nx = dirname(data.dir)
-    levels = [dot_nx, data.dir, join(dot_nx, "cache"), data.daemon_dir] if data.source == "default" else [data.dir, data.daemon_dir]
+    levels = (
+        [dot_nx, data.dir, join(dot_nx, "cache"), data.daemon_dir]
+        if data.source == "default"
+        else [data.dir, data.daemon_dir]
+    )
     foreign, links = [], []
     for directory in levels:
         entry = ctx.view.lstat(directory)
@@ -61,16 +79,31 @@ def check_workspace_data(ctx: Context) -> list[Finding]:
     if not foreign:
         return []
     if links:  # a command here could act on what a link points at
-        return [Finding("workspace-data", "error", foreign[0][0],
-                        f"{foreign[0][0]} belongs to uid {foreign[0][1]}, and {links[0]} is a link on the way to it.", None,
-                        "No safe command: rm, chown or chmod could act on what the link points at. Look at it; "
-                        "remove the link itself (not its target) if you did not make it.")]
+        return [
+            Finding(
+                "workspace-data",
+                "error",
+                foreign[0][0],
+                f"{foreign[0][0]} belongs to uid {foreign[0][1]}, and {links[0]} is a link on the way to it.",
+                None,
+                "No safe command: rm, chown or chmod could act on what the link points at. Look at it; "
+                "remove the link itself (not its target) if you did not make it.",
+            )
+        ]
     first, owner = foreign[0]
     whose = "root" if owner == 0 else f"uid {owner}"
     if data.source != "default" and first == data.dir:
         name = data.source.split(" ", 1)[0]
         advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "workspace data directory"))
-        return [advised_finding("workspace-data", "error", first, f"{first} ({data.source}) belongs to {whose}; Nx cannot write there.", advice)]
+        return [
+            advised_finding(
+                "workspace-data",
+                "error",
+                first,
+                f"{first} ({data.source}) belongs to {whose}; Nx cannot write there.",
+                advice,
+            )
+        ]
     removed = [d for d, _ in foreign if d != dot_nx or data.source != "default"]
     removed = [d for d in removed if not any(d.startswith(r + "/") for r in removed)]
     steps: list[Step] = [RemoveTree(d, needs_root=True) for d in removed]
@@ -78,36 +111,63 @@ def check_workspace_data(ctx: Context) -> list[Finding]:
     if dot_nx_owner == 0:  # root's, from `sudo nx` in your own workspace; another user's is never handed to you
         steps.append(Chown(dot_nx, owner=env.uid, group=env.gid, needs_root=True))
     elif dot_nx_owner is not None:
-        return [Finding("workspace-data", "error", dot_nx, f"{dot_nx} belongs to uid {dot_nx_owner}, not to you or root.", None,
-                        "No safe command: another user's directory is never handed to you. Look at what it holds, "
-                        "then move it aside as root.")]
-    advice = offer_remedy(ctx, steps,
-                    "Left by running Nx as another user (`sudo nx`): Nx's caches are removed and rebuilt, as after `nx reset`; "
-                    f"{dot_nx} itself, which may hold files you commit, is handed back to you rather than removed.")
+        return [
+            Finding(
+                "workspace-data",
+                "error",
+                dot_nx,
+                f"{dot_nx} belongs to uid {dot_nx_owner}, not to you or root.",
+                None,
+                "No safe command: another user's directory is never handed to you. Look at what it holds, "
+                "then move it aside as root.",
+            )
+        ]
+    advice = offer_remedy(
+        ctx,
+        steps,
+        "Left by running Nx as another user (`sudo nx`): Nx's caches are removed and rebuilt, as after `nx reset`; "
+        f"{dot_nx} itself, which may hold files you commit, is handed back to you rather than removed.",
+    )
     return [advised_finding("workspace-data", "error", first,
                      f"{first} belongs to {whose}, so Nx cannot write its caches or daemon files there "
                      "(EACCES, \"os error 13\").", advice)]
 
 
 def check_cache_directory(ctx: Context) -> list[Finding]:
-    """A configured task cache the release refuses at start-up: Nx 24.0.6 stops every command before it does anything."""
+    """A configured task cache the release refuses at start-up: Nx 24.0.6 stops every command before it does
+    anything."""
     cache = ctx.resolution.cache_directory
     if cache is None or cache.untrusted_reason is None:
         return []
     release = ctx.resolution.rules.release
     if not cache.refused:
-        return [Finding("cache-directory", "warn", cache.dir,
-                        f"The task cache {cache.dir} ({cache.source}) is not safe: {cache.untrusted_reason}. Nx {release} "
-                        "uses it only because NX_ALLOW_INSECURE_DIRECTORIES=true; another user could plant task outputs "
-                        "there that Nx restores.", None,
-                        "Point it at a directory only you can write, then unset NX_ALLOW_INSECURE_DIRECTORIES.")]
+        return [
+            Finding(
+                "cache-directory",
+                "warn",
+                cache.dir,
+                f"The task cache {cache.dir} ({cache.source}) is not safe: {cache.untrusted_reason}. Nx {release} "
+                "uses it only because NX_ALLOW_INSECURE_DIRECTORIES=true; another user could plant task outputs "
+                "there that Nx restores.",
+                None,
+                "Point it at a directory only you can write, then unset NX_ALLOW_INSECURE_DIRECTORIES.",
+            )
+        ]
     message = (f"The task cache {cache.dir} ({cache.source}) is not safe: {cache.untrusted_reason}. Nx {release} stops "
                "every command with UntrustedDataDirectoryError before it runs anything.")
     if cache.variable is None:
-        return [Finding("cache-directory", "error", cache.dir, message, None,
-                        "No command: nxsock does not edit nx.json. Change cacheDirectory there to a directory only you, "
-                        "root or the workspace's owner can write (a path inside the workspace is trusted like it), "
-                        "or remove it to use Nx's default.")]
+        return [
+            Finding(
+                "cache-directory",
+                "error",
+                cache.dir,
+                message,
+                None,
+                "No command: nxsock does not edit nx.json. Change cacheDirectory there to a directory only you, "
+                "root or the workspace's owner can write (a path inside the workspace is trusted like it), "
+                "or remove it to use Nx's default.",
+            )
+        ]
     advice = ctx.remedies.offer(configuration_fix(ctx.remedies, cache.variable, "task cache"))
     return [advised_finding("cache-directory", "error", cache.dir, message, advice)]
 
@@ -168,19 +228,43 @@ def check_shared_tmp(ctx: Context) -> list[Finding]:
 def check_native_cache(ctx: Context) -> list[Finding]:
     cache = ctx.resolution.native_cache
     verdict = ctx.cache_verdict
-    severity_for: dict[str, Severity] = {"fresh": "ok", "stale": "warn", "untrusted": "warn", "missing": "info", "bypassed": "info", "no-binding": "info"}
+    severity_for: dict[str, Severity] = {
+        "fresh": "ok",
+        "stale": "warn",
+        "untrusted": "warn",
+        "missing": "info",
+        "bypassed": "info",
+        "no-binding": "info",
+    }
     found = []
     if cache.bypass_reason is not None and not cache.refusals:
-        found.append(Finding("native-cache", "info", cache.root, f"Nx loads the binding in place: {cache.bypass_reason}."))
+        found.append(
+            Finding("native-cache", "info", cache.root, f"Nx loads the binding in place: {cache.bypass_reason}.")
+        )
     for refusal in cache.refusals:
         refused = refusal_finding("native-cache", refusal, "warn", ctx, "cache")
         found.append(refused._replace(message="Nx loads the binding in place, uncached: " + refused.message))
     level = ctx.view.lstat(cache.dir) if cache.dir and cache.bypass_reason is None and not cache.refusals else None
-    if cache.dir and isinstance(level, Entry) and level.is_dir and level.uid == ctx.resolution.environment.uid and level.mode & 0o700 != 0o700:
-        advice = offer_remedy(ctx, [Chmod(cache.dir, mode=0o700)], "Gives you back write access to your own cache directory.")
-        found.append(advised_finding("native-cache", "warn", cache.dir,
-                              f"{cache.dir} is yours but mode {mode_text(level)}: Nx cannot copy its binding into it (EACCES) "
-                              "and loads it in place.", advice))
+    if (
+        cache.dir
+        and isinstance(level, Entry)
+        and level.is_dir
+        and level.uid == ctx.resolution.environment.uid
+        and level.mode & 0o700 != 0o700
+    ):
+        advice = offer_remedy(
+            ctx, [Chmod(cache.dir, mode=0o700)], "Gives you back write access to your own cache directory."
+        )
+        found.append(
+            advised_finding(
+                "native-cache",
+                "warn",
+                cache.dir,
+                f"{cache.dir} is yours but mode {mode_text(level)}: Nx cannot copy its binding into it (EACCES) "
+                "and loads it in place.",
+                advice,
+            )
+        )
     loadable = _loadability_finding(ctx)
     if loadable is not None:
         found.append(loadable)
@@ -192,10 +276,22 @@ def check_native_cache(ctx: Context) -> list[Finding]:
     if verdict.state == "missing" and ctx.cache_room is not None and binding is not None and ctx.cache_room < binding:
         skip = Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
                       "Nx then loads its binding in place and stops trying to copy it.")
-        prune = Remedy((RunNxsock(NxsockCommand.CACHE_PRUNE),), "Frees what other versions and interrupted copies hold.") if ctx.cache_leftovers else None
-        found.append(advised_finding("native-cache", "warn", cache.dir,
-                              f"Only {ctx.cache_room} bytes are free where Nx copies its binding ({cache.dir}); the copy needs {binding}, "
-                              "so it fails with ENOSPC on every run and Nx loads the binding in place.", ctx.remedies.offer(skip, prune)))
+        prune = (
+            Remedy((RunNxsock(NxsockCommand.CACHE_PRUNE),), "Frees what other versions and interrupted copies hold.")
+            if ctx.cache_leftovers
+            else None
+        )
+        found.append(
+            advised_finding(
+                "native-cache",
+                "warn",
+                cache.dir,
+                f"Only {ctx.cache_room} bytes are free where Nx copies its binding ({cache.dir}); "
+                f"the copy needs {binding}, "
+                "so it fails with ENOSPC on every run and Nx loads the binding in place.",
+                ctx.remedies.offer(skip, prune),
+            )
+        )
         return found
     severity = severity_for.get(verdict.state, "info")
     if severity in ("warn", "error") and verdict.entry:
@@ -217,17 +313,25 @@ def _loadability_finding(ctx: Context) -> Finding | None:
         return None
     cache, release = ctx.resolution.native_cache, ctx.resolution.rules.release
     if loads.state == "cache-noexec":
-        message = (f"{cache.dir} lies on {loads.cache_mount}, mounted noexec: Nx {release} copies its binding there but "
-                   f"cannot load the copy (ERR_DLOPEN_FAILED, \"failed to map segment from shared object\"), and "
-                   f"{NOT_A_CONSTRUCTOR}.")
+        message = (
+            f"{cache.dir} lies on {loads.cache_mount}, mounted noexec: Nx {release} copies its binding there but "
+            f"cannot load the copy (ERR_DLOPEN_FAILED, \"failed to map segment from shared object\"), and "
+            f"{NOT_A_CONSTRUCTOR}."
+        )
         if loads.binding_mount is None:
             skip = Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
                           "Nx then loads its binding in place, from node_modules, whose mount allows it.")
             return advised_finding("native-cache", "error", cache.dir, message, ctx.remedies.offer(skip))
-        return Finding("native-cache", "error", cache.dir, message, None,
-                       f"No safe command: node_modules is on {loads.binding_mount}, mounted noexec too, so loading in place "
-                       "fails as well. Point NX_NATIVE_FILE_CACHE_DIRECTORY at a directory of your own on a filesystem "
-                       "mounted exec, or remount one of them with exec (as root).")
+        return Finding(
+            "native-cache",
+            "error",
+            cache.dir,
+            message,
+            None,
+            f"No safe command: node_modules is on {loads.binding_mount}, mounted noexec too, so loading in place "
+            "fails as well. Point NX_NATIVE_FILE_CACHE_DIRECTORY at a directory of your own on a filesystem "
+            "mounted exec, or remount one of them with exec (as root).",
+        )
     if loads.state == "binding-noexec":
         how = "it does not cache it here" if cache.bypass_reason is not None else "its cached copy cannot load either"
         hint = ("No safe command: nxsock does not remount filesystems or reinstall packages. Install node_modules on a "
@@ -237,10 +341,14 @@ def _loadability_finding(ctx: Context) -> Finding | None:
         return Finding("native-cache", "error", cache.dir or loads.binding_mount,
                        f"Nx's binding lies on {loads.binding_mount}, mounted noexec, and Nx loads it in place ({how}): "
                        f"{NOT_A_CONSTRUCTOR}.", None, hint + ".")
-    return Finding("native-cache", "info", cache.dir,
-                   f"{cache.dir} lies on {loads.cache_mount}, mounted noexec: Nx {release} cannot load its copy there and "
-                   "loads the binding in place, from node_modules, instead.",
-                   hint="`export NX_SKIP_NATIVE_FILE_CACHE=true` spares it the copy it cannot use.")
+    return Finding(
+        "native-cache",
+        "info",
+        cache.dir,
+        f"{cache.dir} lies on {loads.cache_mount}, mounted noexec: Nx {release} cannot load its copy there and "
+        "loads the binding in place, from node_modules, instead.",
+        hint="`export NX_SKIP_NATIVE_FILE_CACHE=true` spares it the copy it cannot use.",
+    )
 
 
 def check_leftovers(ctx: Context) -> list[Finding]:
@@ -250,14 +358,20 @@ def check_leftovers(ctx: Context) -> list[Finding]:
         found.append(advised_finding("leftovers", "warn", None, wording.dead_state_found(len(dead)),
                               ctx.remedies.offer(reset_remedy(False))))
     if ctx.cache_leftovers:
-        prune = Remedy((RunNxsock(NxsockCommand.CACHE_PRUNE),), "Removes other versions' entries, interrupted copies and untrusted entries of yours.")
+        prune = Remedy(
+            (RunNxsock(NxsockCommand.CACHE_PRUNE),),
+            "Removes other versions' entries, interrupted copies and untrusted entries of yours.",
+        )
         found.append(advised_finding("leftovers", "warn", ctx.resolution.native_cache.root,
                               wording.cache_leftovers_found(ctx.cache_leftovers),
                               ctx.remedies.offer(prune)))
     # For Nx ≤ 23.1.1 the temp-directory layout is the current one, not a leftover.
     legacy = [i for i in ctx.legacy_state if i.outcome == "removed"] if ctx.resolution.rules.current_layout else []
     if legacy:
-        clean = Remedy((RunNxsock(NxsockCommand.RESET_LEGACY),), "Removes your leftovers of Nx ≤ 23.1.1 from the temp directory, by descriptor.")
+        clean = Remedy(
+            (RunNxsock(NxsockCommand.RESET_LEGACY),),
+            "Removes your leftovers of Nx ≤ 23.1.1 from the temp directory, by descriptor.",
+        )
         found.append(advised_finding("leftovers", "warn", None, wording.legacy_leftovers_found(len(legacy)),
                               ctx.remedies.offer(clean)))
     return found
@@ -273,7 +387,8 @@ GOOD_TMPFILES_LINE = "d /tmp/.nx 1777 root root -"
 
 
 def _judge_tmpfiles(fields: tuple[str, ...]) -> str | None:
-    """What is wrong with a tmpfiles.d line for /tmp/.nx, or ``None`` for the good one (``d /tmp/.nx 1777 root root -``)."""
+    """What is wrong with a tmpfiles.d line for /tmp/.nx, or ``None`` for the good one (``d /tmp/.nx 1777 root root
+    -``)."""
     kind = fields[0]
     values = (list(fields[2:6]) + ["-"] * 4)[:4]
     mode, user, group, age = values
@@ -333,12 +448,23 @@ def _judge_boot_rules(ctx: Context, systemd: bool) -> list[Finding] | None:
     if first is not None:
         problem = _judge_tmpfiles(first.fields)
         if problem is None:
-            applied = "" if systemd else "; systemd does not run here, so it applies only when the host boots with systemd"
-            found.append(Finding("boot-persistence", "ok" if systemd else "info", CONTAINER,
-                                 f"The tmpfiles.d rule `{' '.join(first.fields)}` in {first.file} recreates /tmp/.nx at boot{applied}."))
+            applied = (
+                "" if systemd else "; systemd does not run here, so it applies only when the host boots with systemd"
+            )
+            found.append(
+                Finding(
+                    "boot-persistence",
+                    "ok" if systemd else "info",
+                    CONTAINER,
+                    f"The tmpfiles.d rule `{' '.join(first.fields)}` in {first.file} recreates "
+                    f"/tmp/.nx at boot{applied}.",
+                )
+            )
         else:
-            message = (f"{first.where} makes /tmp/.nx at boot (`{' '.join(first.fields)}`), but {problem}: every user but "
-                       f"its owner is demoted to ~/.nx or refused, again at every boot{when}.")
+            message = (
+                f"{first.where} makes /tmp/.nx at boot (`{' '.join(first.fields)}`), but {problem}: every user but "
+                f"its owner is demoted to ~/.nx or refused, again at every boot{when}."
+            )
             def marked(path: str) -> bool:
                 text = view.read_text(path, 4096)
                 return isinstance(text, str) and text.startswith(MARKER)
@@ -352,12 +478,22 @@ def _judge_boot_rules(ctx: Context, systemd: bool) -> list[Finding] | None:
                            f"{first.file} and obeys the first line for a path, so this one wins")
                 install = Remedy((RunNxsock(NxsockCommand.PROVISION_TMPFILES, needs_root=True),),
                                  changes + ", and applies it now (root:root 1777).")
-                found.append(advised_finding("boot-persistence", "warn", CONTAINER, message, ctx.remedies.offer(install)))
+                found.append(
+                    advised_finding("boot-persistence", "warn", CONTAINER, message, ctx.remedies.offer(install))
+                )
             else:
-                found.append(Finding("boot-persistence", "warn", CONTAINER, message, None,
-                                     f"No command: {first.file} is read before any drop-in nxsock could write, and nxsock "
-                                     f"does not edit another package's file. Change line {first.number} there to "
-                                     f"`{GOOD_TMPFILES_LINE}`."))
+                found.append(
+                    Finding(
+                        "boot-persistence",
+                        "warn",
+                        CONTAINER,
+                        message,
+                        None,
+                        f"No command: {first.file} is read before any drop-in nxsock could write, and nxsock "
+                        f"does not edit another package's file. Change line {first.number} there to "
+                        f"`{GOOD_TMPFILES_LINE}`.",
+                    )
+                )
     for line in obeyed:
         if line is first:
             continue
@@ -371,7 +507,8 @@ def _judge_boot_rules(ctx: Context, systemd: bool) -> list[Finding] | None:
 
 
 def check_boot_persistence(ctx: Context) -> list[Finding]:
-    """Every tmpfiles.d rule for /tmp/.nx and below, judged; else a root-provisioned container on a /tmp emptied at boot.
+    """Every tmpfiles.d rule for /tmp/.nx and below, judged; else a root-provisioned container on a /tmp emptied at
+    boot.
 
     What is said is what was seen: the rules systemd-tmpfiles obeys (its
     precedence: files by name, /etc over /run over /usr/lib, the first line
@@ -389,7 +526,8 @@ def check_boot_persistence(ctx: Context) -> list[Finding]:
     lines = tmpfiles_lines(view)
     mounts = view.read_text("/proc/self/mountinfo")
     tmpfs = isinstance(mounts, str) and any(
-        len(f := line.split()) > 8 and f[4] == "/tmp" and "tmpfs" in line.split(" - ", 1)[-1][:10] for line in mounts.splitlines()
+        len(f := line.split()) > 8 and f[4] == "/tmp" and "tmpfs" in line.split(" - ", 1)[-1][:10]
+        for line in mounts.splitlines()
     )
     clearing = [line for line in lines
                 if re.match(r"^[Dq]\s+/tmp/?\s", " ".join(line.fields) + " ")
@@ -398,21 +536,46 @@ def check_boot_persistence(ctx: Context) -> list[Finding]:
         (RunNxsock(NxsockCommand.PROVISION_TMPFILES, needs_root=True),),
         f"Installs a drop-in with `{GOOD_TMPFILES_LINE}`, which recreates /tmp/.nx at boot and exempts it from ageing; "
         "`nxsock provision --tmpfiles` prints it."))
-    consequence = "nothing recreates /tmp/.nx: after a reboot the first user to run Nx owns it and every other user is demoted."
+    consequence = (
+        "nothing recreates /tmp/.nx: after a reboot the first user to run Nx owns it and every other user is demoted."
+    )
     if tmpfs:
-        return [advised_finding("boot-persistence", "warn", CONTAINER, f"/tmp is a tmpfs, emptied at every boot, and {consequence}", install)]
+        return [
+            advised_finding(
+                "boot-persistence",
+                "warn",
+                CONTAINER,
+                f"/tmp is a tmpfs, emptied at every boot, and {consequence}",
+                install,
+            )
+        ]
     if not clearing:
         return []
     where, rule = f"{clearing[0].file}:{clearing[0].number}", " ".join(clearing[0].fields)
     more = f" (and {counted(len(clearing) - 1, 'more rule')})" if len(clearing) > 1 else ""
     if systemd:
-        return [advised_finding("boot-persistence", "warn", CONTAINER,
-                         f"systemd runs here and the tmpfiles.d rule `{rule}` in {where}{more} clears or ages /tmp, and {consequence}",
-                         install)]
-    return [Finding("boot-persistence", "info", CONTAINER,
-                    f"The tmpfiles.d rule `{rule}` in {where}{more} would clear or age /tmp, but systemd does not run here "
-                    "(no /run/systemd/system), so nothing applies it now.",
-                    hint=f"If this host boots with systemd, `{install.command}` keeps /tmp/.nx across it." if install.command else None)]
+        return [
+            advised_finding(
+                "boot-persistence",
+                "warn",
+                CONTAINER,
+                f"systemd runs here and the tmpfiles.d rule `{rule}` in {where}{more} clears or "
+                f"ages /tmp, and {consequence}",
+                install,
+            )
+        ]
+    return [
+        Finding(
+            "boot-persistence",
+            "info",
+            CONTAINER,
+            f"The tmpfiles.d rule `{rule}` in {where}{more} would clear or age /tmp, but systemd does not run here "
+            "(no /run/systemd/system), so nothing applies it now.",
+            hint=f"If this host boots with systemd, `{install.command}` keeps /tmp/.nx across it."
+            if install.command
+            else None,
+        )
+    ]
 
 
 def _host_words(triple: str) -> str:
@@ -432,12 +595,17 @@ def _instead_words(triple: str, others: t.Sequence[str]) -> str:
         return (f" Installed instead: {names}, the {other_libc} build, which does not load here "
                 "(a node_modules installed on another distribution, or one that resolved the wrong C library).")
     if any(f.startswith("win32-") for f in foreign) and here[0] == "linux":
-        return f" Installed instead: {names}: this node_modules was installed from Windows (a checkout shared with WSL)."
-    return f" Installed instead: {names}: this node_modules was installed on another host (copied, or a mounted volume)."
+        return (
+            f" Installed instead: {names}: this node_modules was installed from Windows (a checkout shared with WSL)."
+        )
+    return (
+        f" Installed instead: {names}: this node_modules was installed on another host (copied, or a mounted volume)."
+    )
 
 
 def check_binding(ctx: Context) -> list[Finding]:
-    """The binding this host needs (``@nx/nx-<triple>``), missing: Nx cannot load any binding, and every command fails."""
+    """The binding this host needs (``@nx/nx-<triple>``), missing: Nx cannot load any binding, and every command
+    fails."""
     presence = ctx.binding_presence
     if presence is None or presence.state != "missing" or presence.triple is None or presence.package is None:
         return []
@@ -450,19 +618,45 @@ def check_binding(ctx: Context) -> list[Finding]:
     if lockfile is not None and presence.locked and presence.others:
         message += f" {lockfile} lists it: an install on this host restores it."
     elif lockfile is not None and presence.locked:
-        message += f" {lockfile} lists it: the install skipped optional dependencies (--omit=optional, --no-optional, --ignore-optional)."
+        message += (
+            f" {lockfile} lists it: the install skipped optional dependencies (--omit=optional, "
+            "--no-optional, --ignore-optional)."
+        )
     elif lockfile is not None and presence.locked is False:
-        message += f" {lockfile} does not list it: it was written on a host that resolved only its own platform's package."
+        message += (
+            f" {lockfile} does not list it: it was written on a host that resolved only its own platform's package."
+        )
     version = ctx.resolution.environment.nx_version
     if version is None:
-        return [Finding("binding", "error", presence.nx_dir, message, None,
-                        f"No command: the installed Nx version is unknown. Install {package} at the version of node_modules/nx.")]
+        return [
+            Finding(
+                "binding",
+                "error",
+                presence.nx_dir,
+                message,
+                None,
+                f"No command: the installed Nx version is unknown. Install {package} at the "
+                "version of node_modules/nx.",
+            )
+        ]
     if presence.manager == "yarn-berry":
-        return [Finding("binding", "error", presence.nx_dir, message, None,
-                        "No command: yarn 2+ installs only the architectures its supportedArchitectures names. Add this "
-                        f"host's to .yarnrc.yml, remove node_modules, and run `yarn install`; or `yarn add -D {package}@{version}`.")]
-    what = "Installs the one package, leaving package.json and the lockfile as they are" if presence.manager == "npm" else \
-        f"Reinstalls node_modules from {lockfile}, optional dependencies included"
+        return [
+            Finding(
+                "binding",
+                "error",
+                presence.nx_dir,
+                message,
+                None,
+                "No command: yarn 2+ installs only the architectures its supportedArchitectures names. Add this "
+                "host's to .yarnrc.yml, remove node_modules, and run `yarn install`; or `yarn add "
+                f"-D {package}@{version}`.",
+            )
+        ]
+    what = (
+        "Installs the one package, leaving package.json and the lockfile as they are"
+        if presence.manager == "npm"
+        else f"Reinstalls node_modules from {lockfile}, optional dependencies included"
+    )
     advice = offer_remedy(ctx, [InstallPackage(PackageManager(presence.manager), f"{package}@{version}")],
                           f"{what}; nxsock never runs a package manager itself.")
     return [advised_finding("binding", "error", presence.nx_dir, message, advice)]

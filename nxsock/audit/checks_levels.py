@@ -1,4 +1,5 @@
-"""doctor's checks of the environment and of the chain of levels Nx establishes: variables, the container, your levels, the outcome, configuration, path budget."""
+"""doctor's checks of the environment and of the chain of levels Nx establishes: variables, the container, your levels,
+the outcome, configuration, path budget."""
 
 from __future__ import annotations
 
@@ -45,8 +46,19 @@ def quoted_value(text: str, limit: int = 60) -> str:
     return '"' + printable(text[:limit]) + '"' + ("…" if len(text) > limit else "")
 
 
-__all__ = ["check_configuration", "check_container", "check_environment", "check_filesystems", "check_levels", "check_outcome",
-           "check_path_budget", "check_tmpdir", "check_user_namespace", "check_workspace_writable", "mount_advice"]
+__all__ = [
+    "check_configuration",
+    "check_container",
+    "check_environment",
+    "check_filesystems",
+    "check_levels",
+    "check_outcome",
+    "check_path_budget",
+    "check_tmpdir",
+    "check_user_namespace",
+    "check_workspace_writable",
+    "mount_advice",
+]
 
 
 def check_environment(ctx: Context) -> list[Finding]:
@@ -67,12 +79,26 @@ def check_environment(ctx: Context) -> list[Finding]:
                              f"is not a version: nxsock names nothing after it and predicts Nx {res.rules.release}.",
                              hint="Reinstall Nx (npm ci); a package.json you did not write may be hostile."))
     elif env.nx_version is None:
-        found.append(Finding("environment", "info", env.workspace_root,
-                             f"No Nx is installed in this workspace; predicted as Nx {res.rules.release}, the newest release nxsock knows.",
-                             hint="Run nxsock in the workspace (or pass --workspace DIR), or pass --nx-version VERSION to audit for that release."))
+        found.append(
+            Finding(
+                "environment",
+                "info",
+                env.workspace_root,
+                f"No Nx is installed in this workspace; predicted as Nx {res.rules.release}, the "
+                "newest release nxsock knows.",
+                hint="Run nxsock in the workspace (or pass --workspace DIR), or pass --nx-version VERSION "
+                     "to audit for that release.",
+            )
+        )
     else:
-        assumed = f"; newer than any release nxsock knows, predicted as Nx {res.rules.release}" if res.layout_assumed else ""
-        found.append(Finding("environment", "info", None, f"Nx {env.nx_version}, {res.layout} layout ({res.generation}){assumed}."))
+        assumed = (
+            f"; newer than any release nxsock knows, predicted as Nx {res.rules.release}" if res.layout_assumed else ""
+        )
+        found.append(
+            Finding(
+                "environment", "info", None, f"Nx {env.nx_version}, {res.layout} layout ({res.generation}){assumed}."
+            )
+        )
     for name in RELEVANT_VARIABLES:
         var = env.variables.get(name)
         if var is not None and name.startswith("NX_"):
@@ -84,7 +110,8 @@ def check_environment(ctx: Context) -> list[Finding]:
 
 
 def check_user_namespace(ctx: Context) -> list[Finding]:
-    """Inside bwrap/srt/codex every foreign owner is uid 65534: where Nx really goes, and whether its client can use the daemon."""
+    """Inside bwrap/srt/codex every foreign owner is uid 65534: where Nx really goes, and whether its client can use the
+    daemon."""
     from ..core.sandbox_formats import FORMATS
 
     res = ctx.resolution
@@ -96,38 +123,78 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
     name = row.called if row is not None else named
     found = []
     if mapping is not None:
-        found.append(Finding("user-namespace", "info", None,
-                             f"Running in a user namespace (uid_map: {mapping}): other owners, root included, show as 65534. "
-                             f"Nx resolves to {res.socket_root.root} ({res.socket_root.tier}).",
-                             hint="An allowlist of only /tmp/.nx and ~/.nx does nothing here unless Nx resolves there."))
+        found.append(
+            Finding(
+                "user-namespace",
+                "info",
+                None,
+                f"Running in a user namespace (uid_map: {mapping}): other owners, root included, show as 65534. "
+                f"Nx resolves to {res.socket_root.root} ({res.socket_root.tier}).",
+                hint="An allowlist of only /tmp/.nx and ~/.nx does nothing here unless Nx resolves there.",
+            )
+        )
     elif env.platform != "linux" or env.uid == 0:
         return []
     elif row is not None and not row.kind(env.platform)[0]:
-        return [Finding("user-namespace", "info", None, f"{name} keeps owners as they are here: Nx resolves as it does outside.",
-                        hint=f"`nxsock paths --format {named}` prints what it must allow.")]
+        return [
+            Finding(
+                "user-namespace",
+                "info",
+                None,
+                f"{name} keeps owners as they are here: Nx resolves as it does outside.",
+                hint=f"`nxsock paths --format {named}` prints what it must allow.",
+            )
+        ]
     else:
         sandboxed = resolve(env, UserNamespaceView(ctx.view, env.uid, env.gid))
         root = sandboxed.socket_root
         inside = f"Inside {name}" if named else "Inside an unprivileged sandbox (bubblewrap, srt, codex)"
         formats = named or "bwrap|srt|claude|codex-profile"
         if not root.tier:  # no directory to allow: the sandbox fails as the host does
-            found.append(Finding("user-namespace", "info", None,
-                                 f"{inside} Nx {env.nx_version or ''} fails as well: it finds no socket directory to use.".replace("  ", " "),
-                                 hint="Fix the error reported above first; no sandbox allowlist helps before that."))
+            found.append(
+                Finding(
+                    "user-namespace",
+                    "info",
+                    None,
+                    f"{inside} Nx {env.nx_version or ''} fails as well: it finds no socket directory to use.".replace(
+                        "  ", " "
+                    ),
+                    hint="Fix the error reported above first; no sandbox allowlist helps before that.",
+                )
+            )
             return found
-        found.append(Finding("user-namespace", "info", None,
-                             f"{inside} Nx {env.nx_version or ''} would resolve to {root.root} ({root.tier}).".replace("  ", " "),
-                             hint=f"Allow that directory and the workspace data directory {res.workspace_data.dir} in the sandbox; "
-                                  f"`nxsock paths --format {formats}` prints the entries."
-                                  + ("" if verdict is None or verdict.usable else
-                                     " That lets Nx run there, but without its daemon, which no allowlist makes usable (see sandbox-daemon).")))
+        found.append(
+            Finding(
+                "user-namespace",
+                "info",
+                None,
+                f"{inside} Nx {env.nx_version or ''} would resolve to {root.root} ({root.tier}).".replace("  ", " "),
+                hint=f"Allow that directory and the workspace data directory {res.workspace_data.dir} in the sandbox; "
+                f"`nxsock paths --format {formats}` prints the entries."
+                + (
+                    ""
+                    if verdict is None or verdict.usable
+                    else " That lets Nx run there, but without its daemon, which no allowlist makes "
+                         "usable (see sandbox-daemon)."
+                ),
+            )
+        )
     if verdict is not None and not verdict.usable:
-        carried = "" if verdict.inside else (f" `nxsock paths --format {named}` carries it." if named else
-                                              " `nxsock paths --format bwrap|claude|codex-profile` carries it; for srt, start it with it.")
+        carried = (
+            ""
+            if verdict.inside
+            else (
+                f" `nxsock paths --format {named}` carries it."
+                if named
+                else " `nxsock paths --format bwrap|claude|codex-profile` carries it; for srt, start it with it."
+            )
+        )
         statement = sandbox_statement(verdict, env.nx_version, name if named else None)
         hint = marker_warning(verdict) + carried
         if verdict.inside:
-            found.append(advised_finding("sandbox-daemon", "warn", None, statement, ctx.remedies.offer(run_inside_remedy(hint))))
+            found.append(
+                advised_finding("sandbox-daemon", "warn", None, statement, ctx.remedies.offer(run_inside_remedy(hint)))
+            )
         elif named:
             advice = offer_remedy(ctx, [RunNxsock(NxsockCommand.paths_format(named))], hint)
             found.append(advised_finding("sandbox-daemon", "warn", None, statement, advice))
@@ -139,10 +206,22 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
 def check_tmpdir(ctx: Context) -> list[Finding]:
     res = ctx.resolution
     failure = res.socket_root.failure
-    if res.rules.tmpdir_enoent_fails and failure is not None and failure.kind == "not-inspectable" and failure.errno == "ENOENT":
-        return [advised_finding("tmpdir", "error", failure.dir,
-                         f"TMPDIR names {failure.dir}, which does not exist; Nx 23.1.2–23.3 fails every socket path with ENOENT.",
-                         remedy_for(failure, ctx.remedies))]
+    if (
+        res.rules.tmpdir_enoent_fails
+        and failure is not None
+        and failure.kind == "not-inspectable"
+        and failure.errno == "ENOENT"
+    ):
+        return [
+            advised_finding(
+                "tmpdir",
+                "error",
+                failure.dir,
+                f"TMPDIR names {failure.dir}, which does not exist; Nx 23.1.2–23.3 fails every "
+                "socket path with ENOENT.",
+                remedy_for(failure, ctx.remedies),
+            )
+        ]
     return _foreign_tmpdir(ctx)
 
 
@@ -160,11 +239,16 @@ def _foreign_tmpdir(ctx: Context) -> list[Finding]:
         return []
     what = "a link" if entry.kind == "link" else "a directory"
     where = f"{path}," if level == path else f"{path}, beneath {level},"
-    kept = [what for what, there in (("Nx's sockets", res.socket_root.root), ("its binding cache", res.native_cache.dir))
-            if there is not None and (there == path or there.startswith(path + "/"))]
+    kept = [
+        what
+        for what, there in (("Nx's sockets", res.socket_root.root), ("its binding cache", res.native_cache.dir))
+        if there is not None and (there == path or there.startswith(path + "/"))
+    ]
     goes = " and ".join(kept) if kept else "Node's temporary files"
     advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "temporary directory"))
-    hint = " ".join(filter(None, [f"{level} is uid {entry.uid}'s: nxsock removes nothing of another user's.", advice.hint]))
+    hint = " ".join(
+        filter(None, [f"{level} is uid {entry.uid}'s: nxsock removes nothing of another user's.", advice.hint])
+    )
     return [advised_finding("tmpdir", "warn", path, f"{name} names {where} {what} owned by uid {entry.uid}: "
                             f"{goes} go there, where that user chooses.", advice._replace(hint=hint))]
 
@@ -194,7 +278,8 @@ def _level_of(refusal: Refusal) -> str:
 
 
 def _level_finding(check: str, refusal: Refusal, severity: Severity, ctx: Context) -> Finding:
-    """A refusal as a finding; where the filesystem itself refuses the level, it is named and the sockets go elsewhere."""
+    """A refusal as a finding; where the filesystem itself refuses the level, it is named and the sockets go
+    elsewhere."""
     found = mount_advice(ctx, refusal)
     if found is None:
         return refusal_finding(check, refusal, severity, ctx)
@@ -225,11 +310,23 @@ def check_levels(ctx: Context) -> list[Finding]:
             found.append(_level_finding("private-levels", refusal, "warn", ctx))
     for action in res.actions:
         if action.verb == "tighten":
-            advice = offer_remedy(ctx, [Chmod(action.path, mode=0o700)], f"Restricts {action.path} to you now, as Nx would.")
+            advice = offer_remedy(
+                ctx, [Chmod(action.path, mode=0o700)], f"Restricts {action.path} to you now, as Nx would."
+            )
             if advice.command is None:
-                advice = Advice(None, "Nx tightens it to 0700 itself on its next run; nxsock does not change a configured directory.")
-            found.append(advised_finding("private-levels", "warn", action.path,
-                                  f"{action.path} is open to other users; Nx will tighten it to 0700 on its next run.", advice))
+                advice = Advice(
+                    None,
+                    "Nx tightens it to 0700 itself on its next run; nxsock does not change a configured directory.",
+                )
+            found.append(
+                advised_finding(
+                    "private-levels",
+                    "warn",
+                    action.path,
+                    f"{action.path} is open to other users; Nx will tighten it to 0700 on its next run.",
+                    advice,
+                )
+            )
     return found
 
 
@@ -241,23 +338,44 @@ def check_container(ctx: Context) -> list[Finding]:
     if refused:
         return [_level_finding("container", refused[0], "warn" if res.socket_root.tier else "error", ctx)]
     if isinstance(entry, int):
-        return [Finding("container", "ok", CONTAINER, "/tmp/.nx does not exist yet; Nx will create it, owned by you, 1777.",
-                        hint=f"On a shared machine provision it for everyone: {PROVISION_COMMAND}")]
+        return [
+            Finding(
+                "container",
+                "ok",
+                CONTAINER,
+                "/tmp/.nx does not exist yet; Nx will create it, owned by you, 1777.",
+                hint=f"On a shared machine provision it for everyone: {PROVISION_COMMAND}",
+            )
+        ]
     if not entry.is_dir:
         return []  # not reached by Nx's chain (a configured directory is in use)
     if entry.uid == 0 and entry.mode == 0o1777:
         return [Finding("container", "ok", CONTAINER, "/tmp/.nx is provisioned for sharing: root:root-owned, 1777.")]
     if entry.uid == env.uid and env.uid != 0:
-        advice = offer_remedy(ctx, [Chown(CONTAINER, owner=0, group=0, needs_root=True), Chmod(CONTAINER, mode=0o1777, needs_root=True)],
-                        "Hands /tmp/.nx to root, 1777, so every user can keep a private directory in it.")
+        advice = offer_remedy(
+            ctx,
+            [Chown(CONTAINER, owner=0, group=0, needs_root=True), Chmod(CONTAINER, mode=0o1777, needs_root=True)],
+            "Hands /tmp/.nx to root, 1777, so every user can keep a private directory in it.",
+        )
         from .checks_host import container_boot_rule  # a boot rule, not the first run, may have made it
 
         rule = container_boot_rule(ctx.view)
-        made = "the first user to run Nx made it" if rule is None else f"the tmpfiles.d rule at {rule.where} makes it at boot"
+        made = (
+            "the first user to run Nx made it"
+            if rule is None
+            else f"the tmpfiles.d rule at {rule.where} makes it at boot"
+        )
         return [advised_finding("container", "info", CONTAINER,
                          f"/tmp/.nx is yours ({made}): normal on a single-user machine, "
                          "but every other user will be demoted to ~/.nx.", advice)]
-    return [Finding("container", "ok", CONTAINER, f"/tmp/.nx passes the shared-root guard for you (owner uid {entry.uid}, mode {mode_text(entry)}).")]
+    return [
+        Finding(
+            "container",
+            "ok",
+            CONTAINER,
+            f"/tmp/.nx passes the shared-root guard for you (owner uid {entry.uid}, mode {mode_text(entry)}).",
+        )
+    ]
 
 
 def check_outcome(ctx: Context) -> list[Finding]:
@@ -267,19 +385,41 @@ def check_outcome(ctx: Context) -> list[Finding]:
     if root.tier is None:
         failure = root.failure
         advice = _first_fix(ctx, failure) if failure else Advice(None, "No refusal was recorded to fix.")
-        return [advised_finding("outcome", "error", failure.dir if failure else None,
-                         "Nx cannot establish any socket directory: every command that needs the daemon or plugins fails.", advice)]
+        return [
+            advised_finding(
+                "outcome",
+                "error",
+                failure.dir if failure else None,
+                "Nx cannot establish any socket directory: every command that needs the daemon or plugins fails.",
+                advice,
+            )
+        ]
     first = _first_fix(ctx, root.refusals[0]) if root.refusals else Advice(None, None)
     if first.command is not None:
-        first = first._replace(hint=f"The fix of the first refusal above, {root.refusals[0].dir}: {first.hint or ''}".rstrip(": "))
+        first = first._replace(
+            hint=f"The fix of the first refusal above, {root.refusals[0].dir}: {first.hint or ''}".rstrip(": ")
+        )
     if root.tier == "home":
-        return [advised_finding("outcome", "warn", root.root, f"Nx is demoted to {root.root}: the shared container could not be used.",
-                         first if first.command or first.hint else Advice(None, "Nx works from there; nothing needs fixing."))]
+        return [
+            advised_finding(
+                "outcome",
+                "warn",
+                root.root,
+                f"Nx is demoted to {root.root}: the shared container could not be used.",
+                first if first.command or first.hint else Advice(None, "Nx works from there; nothing needs fixing."),
+            )
+        ]
     if root.tier == "workspace":
         note = "A sandbox allowlist for /tmp/.nx or ~/.nx does not cover this directory."
-        return [advised_finding("outcome", "warn", root.root,
-                         f"Nx falls back to {root.root}, inside the workspace: its paths grow with the checkout's depth.",
-                         first._replace(hint=" ".join(x for x in (first.hint, note) if x)))]
+        return [
+            advised_finding(
+                "outcome",
+                "warn",
+                root.root,
+                f"Nx falls back to {root.root}, inside the workspace: its paths grow with the checkout's depth.",
+                first._replace(hint=" ".join(x for x in (first.hint, note) if x)),
+            )
+        ]
     return [Finding("outcome", "ok", root.root, f"Nx uses {root.root} ({root.tier}).")]
 
 
@@ -289,22 +429,52 @@ def check_configuration(ctx: Context) -> list[Finding]:
     found = []
     if root.invalid is not None:
         inv = root.invalid
-        found.append(advised_finding("configuration", "error", inv.dir, describe_invalid(inv.reason, inv.dir, inv.variable),
-                              remedy_for_invalid(inv.variable, ctx.remedies)))
+        found.append(
+            advised_finding(
+                "configuration",
+                "error",
+                inv.dir,
+                describe_invalid(inv.reason, inv.dir, inv.variable),
+                remedy_for_invalid(inv.variable, ctx.remedies),
+            )
+        )
     if root.refused_configured_dir is not None:
         name = root.configured[0] if root.configured else "NX_SOCKET_DIR"
-        advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "socket directory"), socket_export(ctx.remedies))
-        found.append(advised_finding("configuration", "error", root.refused_configured_dir,
-                              f"{name}={root.refused_configured_dir} is refused, so Nx drops it for the workspace fallback.", advice))
-    if not ctx.resolution.rules.current_layout and root.tier == "configured" and root.root is not None and root.configured:
+        advice = ctx.remedies.offer(
+            configuration_fix(ctx.remedies, name, "socket directory"), socket_export(ctx.remedies)
+        )
+        found.append(
+            advised_finding(
+                "configuration",
+                "error",
+                root.refused_configured_dir,
+                f"{name}={root.refused_configured_dir} is refused, so Nx drops it for the workspace fallback.",
+                advice,
+            )
+        )
+    if (
+        not ctx.resolution.rules.current_layout
+        and root.tier == "configured"
+        and root.root is not None
+        and root.configured
+    ):
         entry = ctx.view.stat(root.root)  # legacy Nx checks nothing: it listens there or its daemon and workers die
         uid = ctx.resolution.environment.uid
         if isinstance(entry, Entry) and not (entry.mode & (0o200 if entry.uid == uid else 0o002)):
             name = root.configured[0]
-            advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "socket directory"), socket_export(ctx.remedies))
-            found.append(advised_finding("configuration", "error", root.root,
-                                  f"{name}={root.root} is not writable by you (owner uid {entry.uid}, mode {mode_text(entry)}): "
-                                  "this Nx cannot listen there, so its daemon and plugin workers fail (EACCES).", advice))
+            advice = ctx.remedies.offer(
+                configuration_fix(ctx.remedies, name, "socket directory"), socket_export(ctx.remedies)
+            )
+            found.append(
+                advised_finding(
+                    "configuration",
+                    "error",
+                    root.root,
+                    f"{name}={root.root} is not writable by you (owner uid {entry.uid}, mode {mode_text(entry)}): "
+                    "this Nx cannot listen there, so its daemon and plugin workers fail (EACCES).",
+                    advice,
+                )
+            )
     if data.untrusted_reason is not None:
         name = data.source.split(" ", 1)[0]
         advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "workspace data directory"))
@@ -317,12 +487,21 @@ def check_path_budget(ctx: Context) -> list[Finding]:
     found = []
     for kind, placement in ctx.resolution.sockets.items():
         if placement.too_long:
-            found.append(Finding("path-budget", "error", placement.pattern,
-                                 f"The {kind} socket path is {placement.length} characters, over Nx's limit of {BUDGET}."))
+            found.append(
+                Finding(
+                    "path-budget",
+                    "error",
+                    placement.pattern,
+                    f"The {kind} socket path is {placement.length} characters, over Nx's limit of {BUDGET}.",
+                )
+            )
     if found:
         advice = ctx.remedies.offer(socket_export(ctx.remedies))
         if advice.command is None:
-            advice = Advice(None, "No shorter directory that passes every rule was found; choose one you own. " + (advice.hint or ""))
+            advice = Advice(
+                None,
+                "No shorter directory that passes every rule was found; choose one you own. " + (advice.hint or ""),
+            )
         found = [f._replace(remedy=advice.command, hint=advice.hint, steps=advice.steps) for f in found]
     return found
 
@@ -382,11 +561,20 @@ def check_filesystems(ctx: Context) -> list[Finding]:
            "the sockets must go to a local filesystem.")
     advice = _sockets_elsewhere(ctx, why)
     if configured is not None:
-        fix = ctx.remedies.offer(configuration_fix(ctx.remedies, configured, "socket directory"), socket_export(ctx.remedies))
+        fix = ctx.remedies.offer(
+            configuration_fix(ctx.remedies, configured, "socket directory"), socket_export(ctx.remedies)
+        )
         advice = fix._replace(hint=f"{why} {fix.hint or ''}".strip())
-    return [advised_finding("filesystem", "error", root.root,
-                            f"Nx would put its sockets in {root.root} ({root.tier}), on {where}, which cannot hold unix "
-                            f"sockets: its listen fails ({root.listen_fails}), so its daemon and plugin workers fail.", advice)]
+    return [
+        advised_finding(
+            "filesystem",
+            "error",
+            root.root,
+            f"Nx would put its sockets in {root.root} ({root.tier}), on {where}, which cannot hold unix "
+            f"sockets: its listen fails ({root.listen_fails}), so its daemon and plugin workers fail.",
+            advice,
+        )
+    ]
 
 
 def check_workspace_writable(ctx: Context) -> list[Finding]:

@@ -1,4 +1,5 @@
-"""doctor's checks of the sockets and the daemon: a policy refusing unix sockets, what listens where (read from /proc), stale or foreign sockets, the daemon's record and the client's dial."""
+"""doctor's checks of the sockets and the daemon: a policy refusing unix sockets, what listens where (read from /proc),
+stale or foreign sockets, the daemon's record and the client's dial."""
 
 from __future__ import annotations
 
@@ -26,7 +27,15 @@ from ..core.terminal import format_mode
 from ..core.wording import Advice, RemedyContext, describe, marker_warning, remedy_for
 from .findings import SANDBOX_MARKERS, Context, Finding, Severity, advised_finding, mode_text, offer_remedy
 
-__all__ = ["check_daemon", "check_root_leftovers", "check_socket_owner", "check_sockets", "check_unix_sockets", "reset_remedy", "survey_sockets"]
+__all__ = [
+    "check_daemon",
+    "check_root_leftovers",
+    "check_socket_owner",
+    "check_sockets",
+    "check_unix_sockets",
+    "reset_remedy",
+    "survey_sockets",
+]
 
 
 def check_unix_sockets(ctx: Context) -> list[Finding]:
@@ -36,7 +45,9 @@ def check_unix_sockets(ctx: Context) -> list[Finding]:
     from .explain import sandbox_remedy
 
     env = ctx.resolution.environment
-    advice = ctx.remedies.offer(sandbox_remedy({m: v for m in SANDBOX_MARKERS if (v := env.get(m))}, env.platform, ctx.sandbox))
+    advice = ctx.remedies.offer(
+        sandbox_remedy({m: v for m in SANDBOX_MARKERS if (v := env.get(m))}, env.platform, ctx.sandbox)
+    )
     return [advised_finding("unix-sockets", "error", None,
                      f"This process may not create unix sockets ({ctx.unix_sockets}): a sandbox's policy refuses them, "
                      "so Nx's daemon and plugin workers cannot listen anywhere.", advice)]
@@ -103,41 +114,80 @@ def check_sockets(ctx: Context) -> list[Finding]:
     found = []
     for directory in _socket_dirs(ctx.resolution, view):  # a per-run directory another user made: connects fail EACCES
         level = view.lstat(directory)
-        if isinstance(level, Entry) and level.uid != uid and re.fullmatch(r"[0-9a-f]{20}", directory.rsplit("/", 1)[-1]):
+        if (
+            isinstance(level, Entry)
+            and level.uid != uid
+            and re.fullmatch(r"[0-9a-f]{20}", directory.rsplit("/", 1)[-1])
+        ):
             advice = offer_remedy(ctx, [RemoveTree(directory, needs_root=True)],
                             f"Removes that directory of uid {level.uid}; it is never handed to you.")
-            found.append(advised_finding("sockets", "error", directory,
-                                  f"{directory} belongs to uid {level.uid}: connecting to the daemon socket in it fails (EACCES).", advice))
+            found.append(
+                advised_finding(
+                    "sockets",
+                    "error",
+                    directory,
+                    f"{directory} belongs to uid {level.uid}: connecting to the daemon socket in it fails (EACCES).",
+                    advice,
+                )
+            )
     for path, entry, result in ctx.sockets:
         if entry.kind != "socket":
-            advice = offer_remedy(ctx, [Remove(path)], f"Removes the {entry.kind} where Nx binds a socket; Nx binds a fresh one.")
+            advice = offer_remedy(
+                ctx, [Remove(path)], f"Removes the {entry.kind} where Nx binds a socket; Nx binds a fresh one."
+            )
             found.append(advised_finding("sockets", "warn", path, f"{path} is a {entry.kind}, not a socket.", advice))
             continue
         if entry.uid != uid:
-            advice = offer_remedy(ctx, [Remove(path)], f"Removes the socket of uid {entry.uid}, so your Nx binds its own there.")
-            found.append(advised_finding("sockets", "error", path, f"{path} belongs to uid {entry.uid}: dialling it reaches another user's process.", advice))
+            advice = offer_remedy(
+                ctx, [Remove(path)], f"Removes the socket of uid {entry.uid}, so your Nx binds its own there."
+            )
+            found.append(
+                advised_finding(
+                    "sockets",
+                    "error",
+                    path,
+                    f"{path} belongs to uid {entry.uid}: dialling it reaches another user's process.",
+                    advice,
+                )
+            )
             continue
         # Only the daemon's socket is chmodded after listen (from 23.1.2); plugin and task sockets keep the umask's
         # mode, guarded by their owner-only directory.
         made = ctx.resolution.rules.socket_mode if path.endswith("/d.sock") else None
         if made is not None and entry.mode & 0o077 & ~made:
             advice = offer_remedy(ctx, [Chmod(path, mode=made)], "Restricts the socket to you, as Nx makes it.")
-            found.append(advised_finding("sockets", "warn", path, f"{path} has mode {mode_text(entry)}; Nx {ctx.resolution.rules.release} "
-                                  f"makes its daemon socket {made:04o}.", advice))
+            found.append(
+                advised_finding(
+                    "sockets",
+                    "warn",
+                    path,
+                    f"{path} has mode {mode_text(entry)}; Nx {ctx.resolution.rules.release} "
+                    f"makes its daemon socket {made:04o}.",
+                    advice,
+                )
+            )
         found.append(_probe_finding(view, path, result, uid, ctx.remedies, _young(ctx)))
     return found
 
 
 def _young(ctx: Context) -> bool:
     """Whether a reset would keep a dead directory for its grace minute: the fix then needs ``--force``."""
-    return any(i.outcome == "kept" and (i.reason or "").startswith("modified less than a minute ago") for i in ctx.dead_state)
+    return any(
+        i.outcome == "kept" and (i.reason or "").startswith("modified less than a minute ago") for i in ctx.dead_state
+    )
 
 
 def reset_remedy(young: bool) -> Remedy:
     if young:
-        return Remedy((RunNxsock(NxsockCommand.RESET_FORCE),),
-                      "Removes your dead Nx runtime state, including what changed in the last minute (reset keeps that unless forced).")
-    return Remedy((RunNxsock(NxsockCommand.RESET),), "Removes your dead Nx runtime state: stale sockets, dead directories, a dead daemon's record.")
+        return Remedy(
+            (RunNxsock(NxsockCommand.RESET_FORCE),),
+            "Removes your dead Nx runtime state, including what changed in the last minute (reset "
+            "keeps that unless forced).",
+        )
+    return Remedy(
+        (RunNxsock(NxsockCommand.RESET),),
+        "Removes your dead Nx runtime state: stale sockets, dead directories, a dead daemon's record.",
+    )
 
 
 def _probe_finding(view: FsView, path: str, result: str | None, uid: int, remedies: RemedyContext | None = None,
@@ -149,7 +199,13 @@ def _probe_finding(view: FsView, path: str, result: str | None, uid: int, remedi
     if result == "answers":
         return Finding("sockets", "ok", path, f"{path} answers.")
     if result == "ECONNREFUSED":
-        return advised_finding("sockets", "warn", path, f"ECONNREFUSED: nothing listens on {path}; it is stale.", remedies.offer(reset_remedy(young)))
+        return advised_finding(
+            "sockets",
+            "warn",
+            path,
+            f"ECONNREFUSED: nothing listens on {path}; it is stale.",
+            remedies.offer(reset_remedy(young)),
+        )
     if result == "EACCES":
         if _permits(view, path, uid):
             return Finding("sockets", "error", path,
@@ -163,12 +219,26 @@ def _probe_finding(view: FsView, path: str, result: str | None, uid: int, remedi
             steps.append(Chmod(path, mode=sock.mode | 0o200))
         if isinstance(holder, Entry) and holder.uid == uid and not holder.mode & 0o100:
             steps.append(Chmod(dirname(path), mode=holder.mode | 0o100))
-        advice = remedies.offer(Remedy(tuple(steps), "Gives you back write on the socket and search on its directory.")) if steps else Advice(
-            None, "A level further up refuses you; nxsock changes only Nx's own levels.")
-        return advised_finding("sockets", "error", path, f"EACCES connecting to {path}: a mode or owner on it or a directory above refuses you.", advice)
+        advice = (
+            remedies.offer(Remedy(tuple(steps), "Gives you back write on the socket and search on its directory."))
+            if steps
+            else Advice(None, "A level further up refuses you; nxsock changes only Nx's own levels.")
+        )
+        return advised_finding(
+            "sockets",
+            "error",
+            path,
+            f"EACCES connecting to {path}: a mode or owner on it or a directory above refuses you.",
+            advice,
+        )
     if result == "EPERM":
-        return Finding("sockets", "error", path, f"EPERM connecting to {path}: a sandbox policy (seccomp, Seatbelt) forbids unix sockets.",
-                       hint="No command: allow unix sockets in the sandbox's settings (srt: allowAllUnixSockets).")
+        return Finding(
+            "sockets",
+            "error",
+            path,
+            f"EPERM connecting to {path}: a sandbox policy (seccomp, Seatbelt) forbids unix sockets.",
+            hint="No command: allow unix sockets in the sandbox's settings (srt: allowAllUnixSockets).",
+        )
     if result == "EROFS":
         return Finding("sockets", "error", path, f"EROFS at {path}: a read-only mount, typically a sandbox's bind.",
                        hint="No command: make the socket directory writable in the sandbox.")
@@ -227,14 +297,25 @@ def check_socket_owner(ctx: Context) -> list[Finding]:
         serves_other = isinstance(cwd, str) and not (cwd == ws or cwd.startswith(ws.rstrip("/") + "/"))
         not_recorded = path.endswith("/d.sock") and record is not None and record.pid is not None and record.pid != pid
         severity: Severity = "warn" if serves_other or not_recorded else "ok"
-        why = (" — it serves another workspace" if serves_other else "") + (" — not the recorded daemon" if not_recorded else "")
-        found.append(Finding("socket-owner", severity, path, f"pid {pid} listens on {path}: {command} (in {where}){why}.",
-                             None, "Give each checkout its own NX_SOCKET_DIR (or none)." if severity == "warn" else None))
+        why = (" — it serves another workspace" if serves_other else "") + (
+            " — not the recorded daemon" if not_recorded else ""
+        )
+        found.append(
+            Finding(
+                "socket-owner",
+                severity,
+                path,
+                f"pid {pid} listens on {path}: {command} (in {where}){why}.",
+                None,
+                "Give each checkout its own NX_SOCKET_DIR (or none)." if severity == "warn" else None,
+            )
+        )
     return found
 
 
 def _foreign_daemons(ctx: Context) -> list[tuple[int, int]]:
-    """``(pid, uid)`` of Nx daemons of another uid serving this workspace: found by the socket name, which hashes the pid."""
+    """``(pid, uid)`` of Nx daemons of another uid serving this workspace: found by the socket name, which hashes the
+    pid."""
     view = ctx.view
     env = ctx.resolution.environment
     table = view.read_text("/proc/net/unix", 8 << 20)
@@ -263,7 +344,9 @@ def _foreign_workspace_levels(ctx: Context) -> list[str]:
     ws = ctx.resolution.environment.workspace_root
     levels = [data.daemon_dir]
     if data.source in ("default", "lerna workspace"):
-        levels = [join(ws, ".nx"), data.dir, data.daemon_dir] if data.source == "default" else [data.dir, data.daemon_dir]
+        levels = (
+            [join(ws, ".nx"), data.dir, data.daemon_dir] if data.source == "default" else [data.dir, data.daemon_dir]
+        )
     uid = ctx.resolution.environment.uid
     daemon_dir = ctx.view.lstat(data.daemon_dir)
     if isinstance(daemon_dir, Entry) and daemon_dir.uid == uid:
@@ -277,7 +360,8 @@ def _foreign_workspace_levels(ctx: Context) -> list[str]:
 
 
 def check_root_leftovers(ctx: Context) -> list[Finding]:
-    """What ``sudo nx`` leaves: a daemon of root's serving this workspace, and root's levels where Nx writes the daemon's files."""
+    """What ``sudo nx`` leaves: a daemon of root's serving this workspace, and root's levels where Nx writes the
+    daemon's files."""
     daemons = _foreign_daemons(ctx)
     foreign = _foreign_workspace_levels(ctx)
     if not daemons and not foreign:
@@ -287,23 +371,40 @@ def check_root_leftovers(ctx: Context) -> list[Finding]:
     steps: list[Step] = [StopProcess(pid=pid, owner=uid, needs_root=True) for pid, uid in daemons if uid == 0]
     said = []
     if daemons:
-        said.append("; ".join(f"pid {pid}, a daemon of {'root' if uid == 0 else f'uid {uid}'}, serves this workspace" for pid, uid in daemons))
+        said.append(
+            "; ".join(
+                f"pid {pid}, a daemon of {'root' if uid == 0 else f'uid {uid}'}, serves this workspace"
+                for pid, uid in daemons
+            )
+        )
     if foreign:
         top = foreign[0]
         entry = view.lstat(top)
         owner = entry.uid if isinstance(entry, Entry) else None
         steps.append(RemoveTree(top, needs_root=True))
-        said.append(f"{top} belongs to {'root' if owner == 0 else f'uid {owner}'} (mode {format_mode(entry.mode) if isinstance(entry, Entry) else '?'}), "
-                    "so your Nx cannot write its daemon's log and record there (EACCES)")
-    owners = {uid for _, uid in daemons} | {e.uid for e in (view.lstat(level) for level in foreign) if isinstance(e, Entry)}
-    prefix = "Left by running Nx as root (sudo nx): " if owners == {0} else "Another user's Nx serves or owns this workspace: "
+        said.append(
+            f"{top} belongs to {'root' if owner == 0 else f'uid {owner}'} (mode "
+            f"{format_mode(entry.mode) if isinstance(entry, Entry) else '?'}), "
+            "so your Nx cannot write its daemon's log and record there (EACCES)"
+        )
+    owners = {uid for _, uid in daemons} | {
+        e.uid for e in (view.lstat(level) for level in foreign) if isinstance(e, Entry)
+    }
+    prefix = (
+        "Left by running Nx as root (sudo nx): "
+        if owners == {0}
+        else "Another user's Nx serves or owns this workspace: "
+    )
     message = prefix + "; ".join(said) + "."
-    changes = ("Stops root's daemon and removes its files; " if steps and steps[0].verb == "stop-process" else "Removes them; ") + \
-        "your Nx recreates its own on the next command."
+    changes = (
+        "Stops root's daemon and removes its files; " if steps and steps[0].verb == "stop-process" else "Removes them; "
+    ) + "your Nx recreates its own on the next command."
     others = [f"pid {pid} is uid {uid}'s: ask them to stop it (nx daemon --stop)" for pid, uid in daemons if uid != 0]
     advice = offer_remedy(ctx, steps, changes) if steps else Advice(None, "No command: " + "; ".join(others) + ".")
     if others and advice.command is not None:
-        advice = advice._replace(hint=f"{advice.hint} Another user's daemon is theirs to stop: " + "; ".join(others) + ".")
+        advice = advice._replace(
+            hint=f"{advice.hint} Another user's daemon is theirs to stop: " + "; ".join(others) + "."
+        )
     path = foreign[0] if foreign else ctx.resolution.workspace_data.daemon_dir
     return [advised_finding("daemon-record", "error", path, message, advice)]
 
@@ -315,16 +416,38 @@ def check_daemon(ctx: Context) -> list[Finding]:
     record = res.daemon_record
     if record is not None and not found:
         if record.problem:
-            advice = offer_remedy(ctx, [Remove(record.file)], "Removes the unreadable record; the daemon writes a new one when it starts.")
-            found.append(advised_finding("daemon-record", "warn", record.file, f"The daemon's record {record.problem}.", advice))
+            advice = offer_remedy(
+                ctx, [Remove(record.file)], "Removes the unreadable record; the daemon writes a new one when it starts."
+            )
+            found.append(
+                advised_finding("daemon-record", "warn", record.file, f"The daemon's record {record.problem}.", advice)
+            )
         else:
             if record.alive is False:
-                found.append(advised_finding("daemon-record", "warn", record.file, f"The recorded daemon (pid {record.pid}) is not running.",
-                                      ctx.remedies.offer(reset_remedy(_young(ctx)))))
+                found.append(
+                    advised_finding(
+                        "daemon-record",
+                        "warn",
+                        record.file,
+                        f"The recorded daemon (pid {record.pid}) is not running.",
+                        ctx.remedies.offer(reset_remedy(_young(ctx))),
+                    )
+                )
             if record.nx_version and res.environment.nx_version and record.nx_version != res.environment.nx_version:
-                stop = Remedy((RunNx(NxCommand.DAEMON_STOP),), "Stops the old daemon; Nx starts one of the installed version on the next command.")
-                found.append(advised_finding("daemon-record", "warn", record.file, f"The daemon runs Nx {record.nx_version}; "
-                                      f"{res.environment.nx_version} is installed. Nx restarts it on the next command.", ctx.remedies.offer(stop)))
+                stop = Remedy(
+                    (RunNx(NxCommand.DAEMON_STOP),),
+                    "Stops the old daemon; Nx starts one of the installed version on the next command.",
+                )
+                found.append(
+                    advised_finding(
+                        "daemon-record",
+                        "warn",
+                        record.file,
+                        f"The daemon runs Nx {record.nx_version}; "
+                        f"{res.environment.nx_version} is installed. Nx restarts it on the next command.",
+                        ctx.remedies.offer(stop),
+                    )
+                )
             if record.connect not in (None, "answers"):
                 found.append(advised_finding("daemon-record", "warn", record.socket_path,
                                       f"The recorded socket {record.socket_path} does not answer ({record.connect}).",
@@ -332,16 +455,32 @@ def check_daemon(ctx: Context) -> list[Finding]:
             elif record.connect == "answers" and record.client_refusal is not None:
                 found.append(_client_refuses(ctx, record.pid, record.socket_path, record.client_refusal))
             if not found:
-                found.append(Finding("daemon-record", "ok", record.socket_path, f"The daemon (pid {record.pid}) is running and answers."))
+                found.append(
+                    Finding(
+                        "daemon-record",
+                        "ok",
+                        record.socket_path,
+                        f"The daemon (pid {record.pid}) is running and answers.",
+                    )
+                )
     marker = join(res.workspace_data.daemon_dir, "disabled")
     reason = view.read_text(marker, 4096)
     if isinstance(reason, str):
         lines = _text_lines(reason, 12)
         advice = offer_remedy(ctx, [Remove(marker)], "Removes the marker, so Nx starts its daemon again.",
                         Remedy((RunNx(NxCommand.RESET),), "Nx's own reset, which also clears its caches."))
-        found.append(advised_finding("daemon-disabled", "warn", marker,
-                              "The daemon is disabled until `nx reset`; the reason it recorded:" if lines
-                              else "The daemon is disabled until `nx reset` (the marker gives no reason).", advice, lines))
+        found.append(
+            advised_finding(
+                "daemon-disabled",
+                "warn",
+                marker,
+                "The daemon is disabled until `nx reset`; the reason it recorded:"
+                if lines
+                else "The daemon is disabled until `nx reset` (the marker gives no reason).",
+                advice,
+                lines,
+            )
+        )
     log = join(res.workspace_data.daemon_dir, "daemon-error.log")
     text = view.read_text(log, 1 << 16)
     if isinstance(text, str) and text.strip():
@@ -355,8 +494,10 @@ def _client_refuses(ctx: Context, pid: int | None, socket: str | None, refusal: 
     """The daemon answers a plain connect, but Nx's own client (24.0.5 and later) will not dial it from here."""
     res = ctx.resolution
     verdict = res.user_namespace_sandbox
-    message = (f"The daemon (pid {pid}) answers a plain connect, but Nx {res.environment.nx_version or ''}'s client refuses "
-               f"its socket: {describe(refusal)}").replace("  ", " ")
+    message = (
+        f"The daemon (pid {pid}) answers a plain connect, but Nx {res.environment.nx_version or ''}'s client refuses "
+        f"its socket: {describe(refusal)}"
+    ).replace("  ", " ")
     if verdict is not None and verdict.inside and not verdict.usable and refusal.uid == OVERFLOW_UID:
         advice = ctx.remedies.offer(run_inside_remedy(marker_warning(verdict)))
         return advised_finding("daemon-record", "warn", socket, message, advice)
@@ -378,14 +519,20 @@ def _daemon_error(text: str) -> tuple[str, tuple[str, ...]]:
     head, _, quoted = text.partition("Messages from the log:")
     lines = _text_lines(head, 1000)
     error = lines[0] if lines else "(no message)"
-    context = [line for line in _text_lines(quoted or "\n".join(lines[1:]), 1000) if not line.startswith("More information:")]
+    context = [
+        line for line in _text_lines(quoted or "\n".join(lines[1:]), 1000) if not line.startswith("More information:")
+    ]
     return error, tuple(context[-5:])
 
 
 def _classify(text: str) -> str:
-    for pattern, label in ((r"EACCES|EPERM", "refused by a permission or policy"), (r"EADDRINUSE", "socket already in use"),
-                           (r"maximum socket length", "socket path too long"), (r"ENOENT", "missing directory"),
-                           (r"inotify", "out of inotify watches")):
+    for pattern, label in (
+        (r"EACCES|EPERM", "refused by a permission or policy"),
+        (r"EADDRINUSE", "socket already in use"),
+        (r"maximum socket length", "socket path too long"),
+        (r"ENOENT", "missing directory"),
+        (r"inotify", "out of inotify watches"),
+    ):
         if re.search(pattern, text):
             return label
     return "other"

@@ -55,54 +55,141 @@ class Check(t.NamedTuple):
 
 #: Every check, once.  The order is the order of the report.
 TABLE: tuple[Check, ...] = (
-    Check("environment", "Environment", check_environment, {
-        "environment": "the Nx version, layout and platform nxsock judges for"}),
-    Check("user-namespace", "Environment", when_daemon_runs(check_user_namespace), {
-        "user-namespace": "where Nx puts its sockets inside a user-namespace sandbox (bwrap, srt, codex)",
-        "sandbox-daemon": "whether Nx's client can use its daemon inside a user-namespace sandbox"}),
-    Check("tmpdir", "Environment", check_tmpdir, {
-        "tmpdir": "TMPDIR (TMP, TEMP): set, present, and a directory Nx can use"}),
-    Check("unix-sockets", "Environment", check_unix_sockets, {
-        "unix-sockets": "whether a policy (seccomp, a sandbox) refuses unix sockets here"}),
-    Check("container", "Shared container", check_container, {
-        "container": "the shared /tmp/.nx: root's or yours, mode 1777, a real directory"}),
-    Check("levels", "Levels", check_levels, {
-        "ancestry": "every directory above a level Nx uses: none another user could swap",
-        "private-levels": "your own levels (per-user, sockets, native cache): yours, 0700, not links"}),
-    Check("outcome", "Outcome", check_outcome, {
-        "outcome": "where Nx puts the sockets now, and why there"}),
-    Check("configuration", "Outcome", check_configuration, {
-        "configuration": "NX_SOCKET_DIR and the other variables Nx reads: what Nx does with them"}),
-    Check("workspace-data", "Outcome", check_workspace_data, {
-        "workspace-data": "the workspace data directory (.nx/workspace-data): Nx can write it and trusts it"}),
-    Check("cache-directory", "Outcome", check_cache_directory, {
-        "cache-directory": "a configured task cache (NX_CACHE_DIRECTORY, nx.json cacheDirectory): Nx trusts it at start-up"}),
-    Check("shared-tmp", "Sockets", check_shared_tmp, {
-        "shared-tmp": "the socket root shared beyond this pid namespace (containers sharing /tmp)"}),
-    Check("path-budget", "Outcome", check_path_budget, {
-        "path-budget": "each socket path within Nx's limit of 95 characters"}),
-    Check("filesystem", "Outcome", check_filesystems, {
-        "filesystem": "the filesystem under the socket directory: it can hold unix sockets and keep 0700"}),
-    Check("workspace-writable", "Outcome", check_workspace_writable, {
-        "workspace-writable": "whether Nx can create its workspace data directory (.nx/workspace-data/d)"}),
-    Check("sockets", "Sockets", check_sockets, {
-        "sockets": "the socket files: who listens, their mode, dead ones"}),
-    Check("socket-owner", "Sockets", check_socket_owner, {
-        "socket-owner": "a socket another user owns where yours should be"}),
-    Check("daemon-enabled", "Daemon", check_daemon_enabled, {
-        "daemon-enabled": "whether Nx starts its daemon here, and why not"}),
-    Check("daemon", "Daemon", when_daemon_runs(check_daemon), {
-        "daemon-record": "the daemon's record: its pid alive, its version, whether the client dials it",
-        "daemon-disabled": "the marker Nx writes when it turned the daemon off, and its reason",
-        "daemon-error": "the daemon's last error in its log"}),
-    Check("binding", "Binding", check_binding, {
-        "binding": "the native binding this platform needs: installed and loadable"}),
-    Check("native-cache", "Native cache", check_native_cache, {
-        "native-cache": "the binding cache: its directory trusted, the copy fresh"}),
-    Check("leftovers", "Leftovers", check_leftovers, {
-        "leftovers": "what reset or cache prune would remove: dead sockets, old cache entries"}),
-    Check("boot-persistence", "Boot", check_boot_persistence, {
-        "boot-persistence": "whether /tmp/.nx survives a reboot (a tmpfiles.d rule)"}),
+    Check(
+        "environment",
+        "Environment",
+        check_environment,
+        {"environment": "the Nx version, layout and platform nxsock judges for"},
+    ),
+    Check(
+        "user-namespace",
+        "Environment",
+        when_daemon_runs(check_user_namespace),
+        {
+            "user-namespace": "where Nx puts its sockets inside a user-namespace sandbox (bwrap, srt, codex)",
+            "sandbox-daemon": "whether Nx's client can use its daemon inside a user-namespace sandbox",
+        },
+    ),
+    Check(
+        "tmpdir",
+        "Environment",
+        check_tmpdir,
+        {"tmpdir": "TMPDIR (TMP, TEMP): set, present, and a directory Nx can use"},
+    ),
+    Check(
+        "unix-sockets",
+        "Environment",
+        check_unix_sockets,
+        {"unix-sockets": "whether a policy (seccomp, a sandbox) refuses unix sockets here"},
+    ),
+    Check(
+        "container",
+        "Shared container",
+        check_container,
+        {"container": "the shared /tmp/.nx: root's or yours, mode 1777, a real directory"},
+    ),
+    Check(
+        "levels",
+        "Levels",
+        check_levels,
+        {
+            "ancestry": "every directory above a level Nx uses: none another user could swap",
+            "private-levels": "your own levels (per-user, sockets, native cache): yours, 0700, not links",
+        },
+    ),
+    Check("outcome", "Outcome", check_outcome, {"outcome": "where Nx puts the sockets now, and why there"}),
+    Check(
+        "configuration",
+        "Outcome",
+        check_configuration,
+        {"configuration": "NX_SOCKET_DIR and the other variables Nx reads: what Nx does with them"},
+    ),
+    Check(
+        "workspace-data",
+        "Outcome",
+        check_workspace_data,
+        {"workspace-data": "the workspace data directory (.nx/workspace-data): Nx can write it and trusts it"},
+    ),
+    Check(
+        "cache-directory",
+        "Outcome",
+        check_cache_directory,
+        {
+            "cache-directory": "a configured task cache (NX_CACHE_DIRECTORY, nx.json cacheDirectory): "
+                               "Nx trusts it at start-up"
+        },
+    ),
+    Check(
+        "shared-tmp",
+        "Sockets",
+        check_shared_tmp,
+        {"shared-tmp": "the socket root shared beyond this pid namespace (containers sharing /tmp)"},
+    ),
+    Check(
+        "path-budget",
+        "Outcome",
+        check_path_budget,
+        {"path-budget": "each socket path within Nx's limit of 95 characters"},
+    ),
+    Check(
+        "filesystem",
+        "Outcome",
+        check_filesystems,
+        {"filesystem": "the filesystem under the socket directory: it can hold unix sockets and keep 0700"},
+    ),
+    Check(
+        "workspace-writable",
+        "Outcome",
+        check_workspace_writable,
+        {"workspace-writable": "whether Nx can create its workspace data directory (.nx/workspace-data/d)"},
+    ),
+    Check("sockets", "Sockets", check_sockets, {"sockets": "the socket files: who listens, their mode, dead ones"}),
+    Check(
+        "socket-owner",
+        "Sockets",
+        check_socket_owner,
+        {"socket-owner": "a socket another user owns where yours should be"},
+    ),
+    Check(
+        "daemon-enabled",
+        "Daemon",
+        check_daemon_enabled,
+        {"daemon-enabled": "whether Nx starts its daemon here, and why not"},
+    ),
+    Check(
+        "daemon",
+        "Daemon",
+        when_daemon_runs(check_daemon),
+        {
+            "daemon-record": "the daemon's record: its pid alive, its version, whether the client dials it",
+            "daemon-disabled": "the marker Nx writes when it turned the daemon off, and its reason",
+            "daemon-error": "the daemon's last error in its log",
+        },
+    ),
+    Check(
+        "binding",
+        "Binding",
+        check_binding,
+        {"binding": "the native binding this platform needs: installed and loadable"},
+    ),
+    Check(
+        "native-cache",
+        "Native cache",
+        check_native_cache,
+        {"native-cache": "the binding cache: its directory trusted, the copy fresh"},
+    ),
+    Check(
+        "leftovers",
+        "Leftovers",
+        check_leftovers,
+        {"leftovers": "what reset or cache prune would remove: dead sockets, old cache entries"},
+    ),
+    Check(
+        "boot-persistence",
+        "Boot",
+        check_boot_persistence,
+        {"boot-persistence": "whether /tmp/.nx survives a reboot (a tmpfiles.d rule)"},
+    ),
 )
 
 #: Views of :data:`TABLE` for its readers: key → (group, check); key → its finding ids; finding id → what it judges.
@@ -164,7 +251,22 @@ def gather(resolution: Resolution, view: FsView, sandbox: str | None = None, *, 
     size = binding.size if binding is not None else None
     unix = _unix_socket_refusal() if not env.simulated else None
     loads = None if env.simulated else _loadability(resolution, view, binding.path if binding is not None else None)
-    return Context(resolution, view, remedies, verdict, leftovers, dead, legacy, sockets, sandbox, room, size, unix, loads, presence)
+    return Context(
+        resolution,
+        view,
+        remedies,
+        verdict,
+        leftovers,
+        dead,
+        legacy,
+        sockets,
+        sandbox,
+        room,
+        size,
+        unix,
+        loads,
+        presence,
+    )
 
 
 def _loadability(resolution: Resolution, view: FsView, binding: str | None) -> Loadability | None:
@@ -182,7 +284,8 @@ def _loadability(resolution: Resolution, view: FsView, binding: str | None) -> L
 
 
 def _free_bytes(directory: str) -> int | None:
-    """Bytes an unprivileged user may still write on the filesystem holding *directory* (or its nearest existing level)."""
+    """Bytes an unprivileged user may still write on the filesystem holding *directory* (or its nearest existing
+    level)."""
     import os
 
     level = directory

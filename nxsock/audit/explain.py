@@ -1,4 +1,5 @@
-"""``doctor --explain``: recognise every message Nx printed, and answer each with a cause and a command — or why none is safe.
+"""``doctor --explain``: recognise every message Nx printed, and answer each with a cause and a command — or why none is
+safe.
 
 The patterns are learnt from what the real releases print (the corpus under
 ``tests/corpus``, captured from real failure states) and kept to the few words
@@ -109,25 +110,41 @@ NO_SAFE_COMMAND = "No safe command"
 #: A path as Nx prints it: no spaces, and none of the punctuation that closes the sentence around it.
 _PATH = r"(?P<path>/\S+?)(?=['\"`]?\)?[.,;:]?(?:\s|$))"
 _ERRNO = r"(?P<errno>E[A-Z0-9]{2,})"
-#: A Windows path or named pipe as Node prints it on Windows (``C:\\Users\\…``, ``\\\\.\\pipe\\…``): read, not judged here.
-_WIN_PATH = r"(?P<winpath>\\\\[.?]\\pipe\\[^\s'\"`]{1,4096}?|[A-Za-z]:\\[^\s'\"`]{0,4096}?)(?=['\"`]?\)?[.,;:]?(?:\s|$))"
-_SOCKET_CHECKS = ("unix-sockets", "sockets", "socket-owner", "levels", "container", "outcome", "configuration", "daemon")
-#: What a wrapper message (one that carries another) checks on this machine before it borrows the carried message's answer.
+#: A Windows path or named pipe as Node prints it on Windows (``C:\\Users\\…``, ``\\\\.\\pipe\\…``): read, not judged
+#: here.
+_WIN_PATH = (
+    r"(?P<winpath>\\\\[.?]\\pipe\\[^\s'\"`]{1,4096}?|[A-Za-z]:\\[^\s'\"`]{0,4096}?)(?=['\"`]?\)?[.,;:]?(?:\s|$))"
+)
+_SOCKET_CHECKS = (
+    "unix-sockets",
+    "sockets",
+    "socket-owner",
+    "levels",
+    "container",
+    "outcome",
+    "configuration",
+    "daemon",
+)
+#: What a wrapper message (one that carries another) checks on this machine before it borrows the carried message's
+#: answer.
 _WRAPPED = ("user-namespace", "unix-sockets", "configuration", "path-budget", "workspace-data", "sockets")
 
-#: The checks that see why Nx's binding does not load: the package for this host missing, a noexec mount, a cut-short copy.
+#: The checks that see why Nx's binding does not load: the package for this host missing, a noexec mount, a cut-short
+#: copy.
 _BINDING_CHECKS = ("binding", "native-cache")
 #: The messages of a binding that did not load: on this machine the finding that shows why is their cause.
 _NO_PLATFORM_BINDING = ("Nx could not load the native binding for this platform: its package is missing (optional "
                         "dependencies skipped, a node_modules from another host), or it does not load here.")
 _BINDING_KINDS = frozenset(("native-binding-broken", "binding-module-missing", "missing-platform-dependency",
                             "binding-map-failed", "binding-dlopen-failed"))
-#: The file Node could not map, as its dlopen error names it (``Error: <path>: failed to map segment from shared object``);
-#: anchored on ``Error: `` so that a text of slashes is not tried at every one of them.
+#: The file Node could not map, as its dlopen error names it (``Error: <path>: failed to map segment from shared
+#: object``); anchored on ``Error: `` so that a text of slashes is not tried at every one of them.
 _MAPPED_PATH = r"(?P<path>/[^\s:'\"`]{1,4096}\.node)"
 
 
-WRAPPERS = frozenset(("daemon-start-failed", "daemon-unreachable", "daemon-graph-failed", "plugins-failed", "socket-denied"))
+WRAPPERS = frozenset(
+    ("daemon-start-failed", "daemon-unreachable", "daemon-graph-failed", "plugins-failed", "socket-denied")
+)
 
 _ERRNO_CAUSES = {
     "EACCES": "a mode or owner refuses the socket or a directory above it — or a security policy does",
@@ -159,7 +176,8 @@ _FS_CAUSES = {
 
 
 class Answer(t.NamedTuple):
-    """A recognised message with the command that fixes it (or why there is none), and whether this machine showed the cause."""
+    """A recognised message with the command that fixes it (or why there is none), and whether this machine showed the
+    cause."""
 
     message: Message
     remedy: str | None  # None: no safe command; the hint says why
@@ -202,21 +220,27 @@ def sandbox_remedy(env: t.Mapping[str, str], platform: str, named: str | None = 
 
 
 def _plain(path: str) -> bool:
-    """A path spelt with no ``.``/``..`` component, no doubled slash and no control character: what it names is what it says."""
+    """A path spelt with no ``.``/``..`` component, no doubled slash and no control character: what it names is what it
+    says."""
     parts = path.split("/")[1:]
     return all(p not in ("", ".", "..") for p in parts) and path.isprintable()
 
 
 def _doctor_instead(what: str) -> Withheld:
-    return Withheld(f"{NO_SAFE_COMMAND} from the text alone: {what}. Run `nxsock doctor` where Nx printed it, as the user "
-                    "who saw it: it names the level that refuses, with the command that fixes it.")
+    return Withheld(
+        f"{NO_SAFE_COMMAND} from the text alone: {what}. Run `nxsock doctor` where Nx printed it, as the user "
+        "who saw it: it names the level that refuses, with the command that fixes it."
+    )
 
 
 def _pasted(path: str, step: t.Callable[[str], Step], changes: str) -> Remedy | Withheld:
-    """A step on a path the paste names: offered only when its spelling says plainly what it names; the policy does the rest."""
+    """A step on a path the paste names: offered only when its spelling says plainly what it names; the policy does the
+    rest."""
     if not _plain(path):
-        return Withheld(f"{NO_SAFE_COMMAND}: the path in the text, {shell_quote(path)}, does not say plainly what it names "
-                        "(a `.`, `..`, doubled slash or control character); nxsock acts on no such path.")
+        return Withheld(
+            f"{NO_SAFE_COMMAND}: the path in the text, {shell_quote(path)}, does not say plainly what it names "
+            "(a `.`, `..`, doubled slash or control character); nxsock acts on no such path."
+        )
     return Remedy((step(path),), changes)
 
 
@@ -251,8 +275,12 @@ def _from_windows(message: Message) -> Remedies:
     """A Windows path or pipe: only a daemon that is not running is judged from here; the rest shows only there."""
     path = message.path or ""
     if message.errno == "ENOENT" and path.startswith("\\\\"):  # nothing serves that pipe: no daemon runs
-        return (Remedy((RunNx(NxCommand.DAEMON_START),),
-                       "Nothing serves that pipe: the daemon is not running there; Nx starts one on the next command too."),)
+        return (
+            Remedy(
+                (RunNx(NxCommand.DAEMON_START),),
+                "Nothing serves that pipe: the daemon is not running there; Nx starts one on the next command too.",
+            ),
+        )
     return (Withheld(WINDOWS_NOT_JUDGED.format(path=shell_quote(path), errno=message.errno or "the error")),)
 
 
@@ -270,12 +298,21 @@ def _dlopen_remedy(message: Message) -> tuple[Remedy | Withheld, ...]:
     path = message.path
     if message.matched == "binding-map-failed" and path is not None and _CACHE_ENTRY.search(path) \
             and "/node_modules/" not in path:
-        return (Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
-                       "The cached copy lies on a noexec mount: Nx then loads its binding in place, from node_modules."),)
+        return (
+            Remedy(
+                (Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
+                "The cached copy lies on a noexec mount: Nx then loads its binding in place, from node_modules.",
+            ),
+        )
     if message.matched == "binding-map-failed" and path is not None:
-        return (Withheld(f"{NO_SAFE_COMMAND}: {shell_quote(path)} lies on a noexec mount, and skipping the cache cannot help a binding "
-                         "loaded in place: install node_modules on a filesystem mounted exec, or remount it with exec "
-                         "(as root); nxsock does not remount filesystems"),)
+        return (
+            Withheld(
+                f"{NO_SAFE_COMMAND}: {shell_quote(path)} lies on a noexec mount, and skipping the "
+                "cache cannot help a binding "
+                "loaded in place: install node_modules on a filesystem mounted exec, or remount it with exec "
+                "(as root); nxsock does not remount filesystems"
+            ),
+        )
     return (_doctor_instead("which binding Node could not load, and why (noexec, another platform, a cut-short copy), "
                             "shows only on the machine"),)
 
@@ -369,7 +406,9 @@ def _fs_errno(message: Message, ask: _Ask) -> Remedies:
     data = re.match(r"^(.*/\.nx/workspace-data)(?:/|$)", path)
     if errno_name == "EACCES" and data is not None:
         if _owner_now(ctx, data.group(1)) == ctx.uid:
-            return (_doctor_instead(f"{shell_quote(data.group(1))} is yours now, so what refused is elsewhere or gone"),)
+            return (
+                _doctor_instead(f"{shell_quote(data.group(1))} is yours now, so what refused is elsewhere or gone"),
+            )
         return (_pasted(data.group(1), lambda p: RemoveTree(p, needs_root=True),
                         "Another user (root, after `sudo nx`) made it: Nx's own state, rebuilt on the next run, as "
                         "after `nx reset`."),)
@@ -496,115 +535,297 @@ _READ_ONLY_CHECKS = ("workspace-writable", "workspace-data", "levels", "outcome"
 # backtrack across the whole text, message after message.
 _KINDS: tuple[Kind, ...] = (
     # Node spells socket errors "connect EACCES /p" and "listen EPERM: operation not permitted /p" …
-    _kind("socket-errno", rf"\b(?:connect|listen)\s+{_ERRNO}(?::[^/\\\n]{{0,200}})?\s+(?:{_PATH}|{_WIN_PATH})",
-          _ERRNO_CAUSES, _SOCKET_CHECKS, _socket_errno),
+    _kind(
+        "socket-errno",
+        rf"\b(?:connect|listen)\s+{_ERRNO}(?::[^/\\\n]{{0,200}})?\s+(?:{_PATH}|{_WIN_PATH})",
+        _ERRNO_CAUSES,
+        _SOCKET_CHECKS,
+        _socket_errno,
+    ),
     # … and, where only the end of a crash is shown, as the error object's fields.
-    _kind("socket-errno", r"code: '(?P<errno>E[A-Z]+)',\s+errno: -?\d+,\s+syscall: '(?:connect|listen)',\s+"
-          r"address: '(?P<path>/[^'\n]{1,4096})'", _ERRNO_CAUSES, _SOCKET_CHECKS, _socket_errno),
-    _kind("path-too-long", r"exceeds the maximum socket length", "A socket path is over Nx's 95-character limit.",
-          ("path-budget", "outcome", "configuration"), lambda m, ask: (ask.export,)),
-    _kind("invalid-shared", rf"socket directory {_PATH} is shared with the other users",
-          "NX_SOCKET_DIR names a directory other users can reach; Nx refuses it.", ("configuration",),
-          _refused_socket_dir),
-    _kind("invalid-os-temp", rf"socket directory {_PATH} is the operating system temp directory",
-          "NX_SOCKET_DIR names the OS temp directory itself; Nx refuses it.", ("configuration",), _refused_socket_dir),
-    _kind("invalid-nx-managed", rf"socket directory {_PATH} is a directory Nx keeps its own",
-          "NX_SOCKET_DIR names a directory Nx manages itself; Nx refuses it.", ("configuration",), _refused_socket_dir),
-    _kind("configured-refused", rf"could not use the configured socket directory {_PATH}:[^\n]*(?:\n\s*Falling back to \S+)?",
-          "NX_SOCKET_DIR was refused, so Nx fell back to the workspace.", ("configuration", "levels", "outcome"),
-          _refused_socket_dir),
-    _kind("no-socket-directory", r"could not establish a socket directory",
-          "No socket directory could be established, the workspace fallback included.",
-          ("levels", "outcome", "container"), _which_level),
-    _kind("fallback", rf"(?:fell back to|so it used) {_PATH}(?:\.\s+(?P<detail>/\S*) belongs to another user)?",
-          "Nx could not use its usual socket directories and fell back to another.", ("levels", "outcome", "container"),
-          _fallback),
+    _kind(
+        "socket-errno",
+        r"code: '(?P<errno>E[A-Z]+)',\s+errno: -?\d+,\s+syscall: '(?:connect|listen)',\s+"
+        r"address: '(?P<path>/[^'\n]{1,4096})'",
+        _ERRNO_CAUSES,
+        _SOCKET_CHECKS,
+        _socket_errno,
+    ),
+    _kind(
+        "path-too-long",
+        r"exceeds the maximum socket length",
+        "A socket path is over Nx's 95-character limit.",
+        ("path-budget", "outcome", "configuration"),
+        lambda m, ask: (ask.export,),
+    ),
+    _kind(
+        "invalid-shared",
+        rf"socket directory {_PATH} is shared with the other users",
+        "NX_SOCKET_DIR names a directory other users can reach; Nx refuses it.",
+        ("configuration",),
+        _refused_socket_dir,
+    ),
+    _kind(
+        "invalid-os-temp",
+        rf"socket directory {_PATH} is the operating system temp directory",
+        "NX_SOCKET_DIR names the OS temp directory itself; Nx refuses it.",
+        ("configuration",),
+        _refused_socket_dir,
+    ),
+    _kind(
+        "invalid-nx-managed",
+        rf"socket directory {_PATH} is a directory Nx keeps its own",
+        "NX_SOCKET_DIR names a directory Nx manages itself; Nx refuses it.",
+        ("configuration",),
+        _refused_socket_dir,
+    ),
+    _kind(
+        "configured-refused",
+        rf"could not use the configured socket directory {_PATH}:[^\n]*(?:\n\s*Falling back to \S+)?",
+        "NX_SOCKET_DIR was refused, so Nx fell back to the workspace.",
+        ("configuration", "levels", "outcome"),
+        _refused_socket_dir,
+    ),
+    _kind(
+        "no-socket-directory",
+        r"could not establish a socket directory",
+        "No socket directory could be established, the workspace fallback included.",
+        ("levels", "outcome", "container"),
+        _which_level,
+    ),
+    _kind(
+        "fallback",
+        rf"(?:fell back to|so it used) {_PATH}(?:\.\s+(?P<detail>/\S*) belongs to another user)?",
+        "Nx could not use its usual socket directories and fell back to another.",
+        ("levels", "outcome", "container"),
+        _fallback,
+    ),
     # 24.0.6 under --verbose: the default directory demoted, and why ("/tmp/.nx could not be created (EROFS)").
-    _kind("default-dir-demoted", rf"could not use the default socket directory {_PATH}\.\s+Using \S{{1,4096}} instead\."
-          r"(?:[ \t]+\S{1,4096} could not be created \((?P<errno>E[A-Z0-9]{2,})\))?",
-          {"": "Nx could not use its default socket directory, so it uses another: it works (--verbose shows this note)",
-           "EROFS": "/tmp is read-only: Nx cannot create /tmp/.nx there, so it keeps its sockets in your home instead "
-                    "(it works; --verbose shows this note)"},
-          ("levels", "outcome", "container"), _default_dir_demoted),
-    _kind("untrusted-data-dir", rf"configured Nx (?P<detail>[a-z ]{{1,40}}?) directory {_PATH} is not safe to use",
-          "A configured data or cache directory could be replaced by another user; Nx 24.0.6 refuses it.",
-          ("configuration",), _untrusted_data_dir),
-    _kind("native-cache-copy", r"Failed to copy native module to cache[^(\n]*(?:\((?P<errno>E[A-Z0-9]+)\))?",
-          "Nx could not copy its binding into the cache and loads it in place.", ("native-cache", "levels"),
-          _native_cache_copy),
-    _kind("native-binding-broken",
-          r"TypeError: (?:\(0 , )?(?:native_1\.\w+\)?|WorkspaceContext) is not a (?:function|constructor)",
-          "Nx's native binding did not load, so its loader exported nothing: the package for this platform is missing "
-          "(an install that skipped optional dependencies, a node_modules from another host), the binding or its "
-          "cached copy lies on a noexec mount, or the copy in the binding cache was cut short (a full disk).",
-          _BINDING_CHECKS, _native_binding_broken),
-    _kind("binding-module-missing", r"Cannot find module '(?P<detail>@nx/nx-[a-z0-9-]{1,60})'",
-          "Nx's binding package for a platform is not installed (an install that skipped optional dependencies, or a "
-          "node_modules installed on another host).", _BINDING_CHECKS, _binding_missing),
-    _kind("missing-platform-dependency", r"Missing Platform Dependency", _NO_PLATFORM_BINDING, _BINDING_CHECKS,
-          _binding_missing),
-    _kind("missing-platform-dependency", r"Cannot find native binding\.", _NO_PLATFORM_BINDING, _BINDING_CHECKS,
-          _binding_missing),
+    _kind(
+        "default-dir-demoted",
+        rf"could not use the default socket directory {_PATH}\.\s+Using \S{{1,4096}} instead\."
+        r"(?:[ \t]+\S{1,4096} could not be created \((?P<errno>E[A-Z0-9]{2,})\))?",
+        {
+            "": "Nx could not use its default socket directory, so it uses another: it works "
+                "(--verbose shows this note)",
+            "EROFS": "/tmp is read-only: Nx cannot create /tmp/.nx there, so it keeps its sockets in your home instead "
+            "(it works; --verbose shows this note)",
+        },
+        ("levels", "outcome", "container"),
+        _default_dir_demoted,
+    ),
+    _kind(
+        "untrusted-data-dir",
+        rf"configured Nx (?P<detail>[a-z ]{{1,40}}?) directory {_PATH} is not safe to use",
+        "A configured data or cache directory could be replaced by another user; Nx 24.0.6 refuses it.",
+        ("configuration",),
+        _untrusted_data_dir,
+    ),
+    _kind(
+        "native-cache-copy",
+        r"Failed to copy native module to cache[^(\n]*(?:\((?P<errno>E[A-Z0-9]+)\))?",
+        "Nx could not copy its binding into the cache and loads it in place.",
+        ("native-cache", "levels"),
+        _native_cache_copy,
+    ),
+    _kind(
+        "native-binding-broken",
+        r"TypeError: (?:\(0 , )?(?:native_1\.\w+\)?|WorkspaceContext) is not a (?:function|constructor)",
+        "Nx's native binding did not load, so its loader exported nothing: the package for this platform is missing "
+        "(an install that skipped optional dependencies, a node_modules from another host), the binding or its "
+        "cached copy lies on a noexec mount, or the copy in the binding cache was cut short (a full disk).",
+        _BINDING_CHECKS,
+        _native_binding_broken,
+    ),
+    _kind(
+        "binding-module-missing",
+        r"Cannot find module '(?P<detail>@nx/nx-[a-z0-9-]{1,60})'",
+        "Nx's binding package for a platform is not installed (an install that skipped optional dependencies, or a "
+        "node_modules installed on another host).",
+        _BINDING_CHECKS,
+        _binding_missing,
+    ),
+    _kind(
+        "missing-platform-dependency",
+        r"Missing Platform Dependency",
+        _NO_PLATFORM_BINDING,
+        _BINDING_CHECKS,
+        _binding_missing,
+    ),
+    _kind(
+        "missing-platform-dependency",
+        r"Cannot find native binding\.",
+        _NO_PLATFORM_BINDING,
+        _BINDING_CHECKS,
+        _binding_missing,
+    ),
     # Node's own dlopen error, as a program that requires the binding prints it: a noexec mount refuses the mapping …
-    _kind("binding-map-failed", rf"Error: {_MAPPED_PATH}: failed to map segment from shared object"
-          r"(?:(?:\n[^\n]{0,300}){0,15}?\n\s*code: 'ERR_DLOPEN_FAILED')?",
-          "Node could not map Nx's binding into memory: the file lies on a mount with noexec (a hardened /tmp holding "
-          "the binding cache, or a node_modules mounted noexec).", _BINDING_CHECKS, _dlopen),
+    _kind(
+        "binding-map-failed",
+        rf"Error: {_MAPPED_PATH}: failed to map segment from shared object"
+        r"(?:(?:\n[^\n]{0,300}){0,15}?\n\s*code: 'ERR_DLOPEN_FAILED')?",
+        "Node could not map Nx's binding into memory: the file lies on a mount with noexec (a hardened /tmp holding "
+        "the binding cache, or a node_modules mounted noexec).",
+        _BINDING_CHECKS,
+        _dlopen,
+    ),
     # … and its code, which any binding that does not load carries (noexec, another platform's file, a cut-short copy).
-    _kind("binding-dlopen-failed", r"\bERR_DLOPEN_FAILED\b",
-          "Node could not load a native binding (dlopen): its mount is noexec, it was built for another platform or C "
-          "library, or it is a cut-short copy.", _BINDING_CHECKS, _dlopen),
-    _kind("fs-errno", rf"\b{_ERRNO}: [a-z ]{{1,60}}, (?P<detail>[a-z]{{1,20}}) '(?:(?P<path>/[^'\n]{{1,4096}})|{_WIN_PATH})'",
-          _FS_CAUSES, _FS_CHECKS, _fs_errno),
-    _kind("os-permission-denied", r"Permission denied \(os error 13\)",
-          "Nx's native code was refused access to a file (EACCES), typically in a directory another user (root, after "
-          "`sudo nx`) made, or one a umask left unwritable.",
-          ("workspace-data", "configuration", "daemon", "native-cache", "levels"), _os_permission_denied,
-          errno="EACCES"),
-    _kind("daemon-disabled", r"Daemon is going to be disabled",
-          "Nx wrote the daemon's disabled marker: the daemon stays off until `nx reset`.", ("user-namespace", "daemon"),
-          _daemon_disabled),
-    _kind("daemon-not-running", r"Daemon is not running\b", "No Nx daemon runs for this workspace.", ("daemon",),
-          _daemon_not_running),
-    _kind("exit-78", r"(?:exit(?:ed)? (?:with )?code|status)\s*78\b",
-          "Exit 78: a daemon or plugin worker could not bind its socket (EACCES/EPERM); Nx does not write the disabled "
-          "marker for it.", ("unix-sockets", "sockets", "levels", "outcome"), _socket_refused, flags=re.I),
+    _kind(
+        "binding-dlopen-failed",
+        r"\bERR_DLOPEN_FAILED\b",
+        "Node could not load a native binding (dlopen): its mount is noexec, it was built for another platform or C "
+        "library, or it is a cut-short copy.",
+        _BINDING_CHECKS,
+        _dlopen,
+    ),
+    _kind(
+        "fs-errno",
+        rf"\b{_ERRNO}: [a-z ]{{1,60}}, (?P<detail>[a-z]{{1,20}}) '(?:(?P<path>/[^'\n]{{1,4096}})|{_WIN_PATH})'",
+        _FS_CAUSES,
+        _FS_CHECKS,
+        _fs_errno,
+    ),
+    _kind(
+        "os-permission-denied",
+        r"Permission denied \(os error 13\)",
+        "Nx's native code was refused access to a file (EACCES), typically in a directory another user (root, after "
+        "`sudo nx`) made, or one a umask left unwritable.",
+        ("workspace-data", "configuration", "daemon", "native-cache", "levels"),
+        _os_permission_denied,
+        errno="EACCES",
+    ),
+    _kind(
+        "daemon-disabled",
+        r"Daemon is going to be disabled",
+        "Nx wrote the daemon's disabled marker: the daemon stays off until `nx reset`.",
+        ("user-namespace", "daemon"),
+        _daemon_disabled,
+    ),
+    _kind(
+        "daemon-not-running",
+        r"Daemon is not running\b",
+        "No Nx daemon runs for this workspace.",
+        ("daemon",),
+        _daemon_not_running,
+    ),
+    _kind(
+        "exit-78",
+        r"(?:exit(?:ed)? (?:with )?code|status)\s*78\b",
+        "Exit 78: a daemon or plugin worker could not bind its socket (EACCES/EPERM); Nx does not write the disabled "
+        "marker for it.",
+        ("unix-sockets", "sockets", "levels", "outcome"),
+        _socket_refused,
+        flags=re.I,
+    ),
     # What Nx says around the messages above: the answer is the one of the message it carries (see WRAPPERS).
-    _kind("daemon-start-failed", r"start or connect to the Nx Daemon",
-          "The daemon did not start or answer; the lines that follow (from its log) say why.", _WRAPPED, _level_unknown),
-    _kind("daemon-unreachable", r"Unable to connect to the daemon process",
-          "The client lost its daemon; the lines that follow (from its log) say why.", _WRAPPED, _level_unknown),
-    _kind("daemon-graph-failed", r"not able to compute the project graph",
-          "The daemon failed internally; its error log (named below it) says why.", _WRAPPED, _level_unknown),
-    _kind("plugins-failed", r"Failed to load \d+ (?:default )?Nx plugin",
-          "Nx's plugin workers did not start; each line beneath names why.", _WRAPPED, _level_unknown),
-    _kind("plugin-worker-exited", r"Plugin worker for \S+ exited with code \d+ before the connection",
-          "A plugin worker ended before Nx could connect to its socket: it could not listen (a sandbox, typically).",
-          ("unix-sockets", "configuration", "sockets", "levels", "outcome", "daemon"), _socket_refused),
-    _kind("socket-denied", r"denied permission to use its unix socket",
-          "Nx was refused its unix socket (EACCES or EPERM): a policy or another user's directory.", _WRAPPED,
-          _level_unknown),
+    _kind(
+        "daemon-start-failed",
+        r"start or connect to the Nx Daemon",
+        "The daemon did not start or answer; the lines that follow (from its log) say why.",
+        _WRAPPED,
+        _level_unknown,
+    ),
+    _kind(
+        "daemon-unreachable",
+        r"Unable to connect to the daemon process",
+        "The client lost its daemon; the lines that follow (from its log) say why.",
+        _WRAPPED,
+        _level_unknown,
+    ),
+    _kind(
+        "daemon-graph-failed",
+        r"not able to compute the project graph",
+        "The daemon failed internally; its error log (named below it) says why.",
+        _WRAPPED,
+        _level_unknown,
+    ),
+    _kind(
+        "plugins-failed",
+        r"Failed to load \d+ (?:default )?Nx plugin",
+        "Nx's plugin workers did not start; each line beneath names why.",
+        _WRAPPED,
+        _level_unknown,
+    ),
+    _kind(
+        "plugin-worker-exited",
+        r"Plugin worker for \S+ exited with code \d+ before the connection",
+        "A plugin worker ended before Nx could connect to its socket: it could not listen (a sandbox, typically).",
+        ("unix-sockets", "configuration", "sockets", "levels", "outcome", "daemon"),
+        _socket_refused,
+    ),
+    _kind(
+        "socket-denied",
+        r"denied permission to use its unix socket",
+        "Nx was refused its unix socket (EACCES or EPERM): a policy or another user's directory.",
+        _WRAPPED,
+        _level_unknown,
+    ),
     # The daemon's own life: the messages users paste most, each answered whole (see _WHOLE).
-    _kind("daemon-terminated", r"Daemon process terminated and closed the connection", _DAEMON_LIFE["daemon-terminated"],
-          ("daemon",), _daemon_terminated),
-    _kind("plugin-worker-timeout", r"plugin worker for (?P<detail>\S{1,400}) is exiting as it was not connected",
-          _DAEMON_LIFE["plugin-worker-timeout"], (), _plugin_worker_timeout, flags=re.I),
-    _kind("plugin-worker-never-listened", r"Failed to start plugin worker for plugin (?P<detail>\S{1,400})",
-          _DAEMON_LIFE["plugin-worker-never-listened"], (), _plugin_worker_never_listened),
-    _kind("workspace-mismatch", r"Daemon for '(?P<path>/[^'\n]{0,4096})'\s{1,8}received a message"
-          r"\s{1,8}from a different workspace\s{1,8}\('(?P<detail>[^'\n]{1,4096})'\)",
-          _DAEMON_LIFE["workspace-mismatch"], ("configuration",), _workspace_mismatch),
-    _kind("version-changed", r"Nx version changed\. Please restart", _DAEMON_LIFE["version-changed"], ("daemon",),
-          _version_changed),
-    _kind("read-only-fs", r"Read-only file system \(os error 30\)", _DAEMON_LIFE["read-only-fs"], _READ_ONLY_CHECKS,
-          _read_only_fs, errno="EROFS"),
-    _kind("inotify-limit", r"System limit for number of file watchers", _DAEMON_LIFE["inotify-limit"], (),
-          _inotify_limit, errno="ENOSPC"),
-    _kind("inotify-limit", r"amount of inotify watches", _DAEMON_LIFE["inotify-limit"], (), _inotify_limit,
-          errno="ENOSPC"),
+    _kind(
+        "daemon-terminated",
+        r"Daemon process terminated and closed the connection",
+        _DAEMON_LIFE["daemon-terminated"],
+        ("daemon",),
+        _daemon_terminated,
+    ),
+    _kind(
+        "plugin-worker-timeout",
+        r"plugin worker for (?P<detail>\S{1,400}) is exiting as it was not connected",
+        _DAEMON_LIFE["plugin-worker-timeout"],
+        (),
+        _plugin_worker_timeout,
+        flags=re.I,
+    ),
+    _kind(
+        "plugin-worker-never-listened",
+        r"Failed to start plugin worker for plugin (?P<detail>\S{1,400})",
+        _DAEMON_LIFE["plugin-worker-never-listened"],
+        (),
+        _plugin_worker_never_listened,
+    ),
+    _kind(
+        "workspace-mismatch",
+        r"Daemon for '(?P<path>/[^'\n]{0,4096})'\s{1,8}received a message"
+        r"\s{1,8}from a different workspace\s{1,8}\('(?P<detail>[^'\n]{1,4096})'\)",
+        _DAEMON_LIFE["workspace-mismatch"],
+        ("configuration",),
+        _workspace_mismatch,
+    ),
+    _kind(
+        "version-changed",
+        r"Nx version changed\. Please restart",
+        _DAEMON_LIFE["version-changed"],
+        ("daemon",),
+        _version_changed,
+    ),
+    _kind(
+        "read-only-fs",
+        r"Read-only file system \(os error 30\)",
+        _DAEMON_LIFE["read-only-fs"],
+        _READ_ONLY_CHECKS,
+        _read_only_fs,
+        errno="EROFS",
+    ),
+    _kind(
+        "inotify-limit",
+        r"System limit for number of file watchers",
+        _DAEMON_LIFE["inotify-limit"],
+        (),
+        _inotify_limit,
+        errno="ENOSPC",
+    ),
+    _kind(
+        "inotify-limit", r"amount of inotify watches", _DAEMON_LIFE["inotify-limit"], (), _inotify_limit, errno="ENOSPC"
+    ),
     # The daemon's native watcher (24.x), as `nx daemon` shows it from the log: "OS file watch limit reached".
-    _kind("inotify-limit", r"OS file watch limit reached", _DAEMON_LIFE["inotify-limit"], (), _inotify_limit,
-          errno="ENOSPC"),
+    _kind(
+        "inotify-limit",
+        r"OS file watch limit reached",
+        _DAEMON_LIFE["inotify-limit"],
+        (),
+        _inotify_limit,
+        errno="ENOSPC",
+    ),
 )
 
 #: Each kind's remedy builder (rows of one kind share it: a test holds them to that).
@@ -623,7 +844,9 @@ def explain(text: str) -> Explanation:
             groups = match.groupdict()
             errno_name = kind.errno or groups.get("errno")  # the native layer prints the OS's words: what they mean
             detail = groups.get("detail")
-            own = ("outcome",) if kind.name == "fallback" and detail == "/" else kind.checks  # only a user namespace shows / as foreign
+            own = (
+                ("outcome",) if kind.name == "fallback" and detail == "/" else kind.checks
+            )  # only a user namespace shows / as foreign
             found.append(Message(kind.name, errno_name, groups.get("path") or groups.get("winpath"),
                                  _cause(kind, groups.get("errno")), own, match.start(), match.end(), detail))
     found.sort(key=lambda m: m.start)  # stable: at one position the pattern listed first wins
@@ -677,7 +900,8 @@ def related(finding_path: str | None, path: str | None) -> bool:
     base = dirname(b) if b.endswith(".sock") else b
     if a == b or a.startswith(base + "/") or base.startswith(a + "/") or a == base:
         return True
-    # A daemon's run directory hashes its pid: the one in the text and the one running now are siblings, the same daemon socket.
+    # A daemon's run directory hashes its pid: the one in the text and the one running now are siblings, the same daemon
+    # socket.
     run_a, run_b = _RUN_DIRECTORY.match(a), _RUN_DIRECTORY.match(b)
     return run_a is not None and run_b is not None and run_a.group(1) == run_b.group(1)
 
@@ -709,7 +933,8 @@ def answer_all(
     general: t.Callable[[Message], Advice],
     offer: t.Callable[[Remedy], Advice] | None = None,
 ) -> list[Answer]:
-    """Every message answered, in order; one that only carries another (a wrapper) gets the remedy of the one it carries.
+    """Every message answered, in order; one that only carries another (a wrapper) gets the remedy of the one it
+    carries.
 
     With *offer* (the policy on this machine), the disabled marker's message gets its cause's remedy with the
     marker's removal after it: the cause alone leaves the daemon off, the marker alone brings the cause back.
@@ -731,8 +956,11 @@ def answer_all(
             if causes:
                 carried = causes[0]
                 borrowed = f"As for the {carried.message.matched} message it carries."
-                hint = (f"{carried.hint} ({borrowed})" if carried.remedy is None  # the reason there is no command still comes first
-                        else f"{borrowed} {carried.hint or ''}".strip())
+                hint = (
+                    f"{carried.hint} ({borrowed})"
+                    if carried.remedy is None  # the reason there is no command still comes first
+                    else f"{borrowed} {carried.hint or ''}".strip()
+                )
                 mine = carried._replace(message=message, hint=hint)
         elif offer is not None and message.matched == "daemon-disabled":
             mine = _with_marker_cleared(mine, own, offer)
@@ -744,7 +972,9 @@ def answer_all(
 
 def _with_marker_cleared(marker: Answer, own: t.Sequence[Answer], offer: t.Callable[[Remedy], Advice]) -> Answer:
     """The marker's answer made whole: the first cause in the paste with a command, then the marker removed."""
-    causes = [a for a in own if a.message.matched not in WRAPPERS and a.message.matched not in _CONSEQUENCES and a.steps]
+    causes = [
+        a for a in own if a.message.matched not in WRAPPERS and a.message.matched not in _CONSEQUENCES and a.steps
+    ]
     if not causes:
         return marker
     cause = causes[0]
@@ -787,9 +1017,13 @@ def answer(
                   and (f.remedy or (f.severity == "error" and f.hint))]
     if message.path is not None:
         candidates = [f for f in candidates if related(f.path, message.path)]
-    if candidates:  # an error before a warning; then the finding about exactly that path; then one with a command; then report order
+    # Of those: an error before a warning; then the finding about exactly that path; then one with a command; then
+    # the report's order.
+    if candidates:
         exact = message.path.rstrip("/") if message.path else None
-        best = min(candidates, key=lambda f: (f.severity != "error", (f.path or "").rstrip("/") != exact, f.remedy is None))
+        best = min(
+            candidates, key=lambda f: (f.severity != "error", (f.path or "").rstrip("/") != exact, f.remedy is None)
+        )
         hint = best.hint
         if best.remedy is None and not (hint or "").startswith(NO_SAFE_COMMAND):
             hint = f"{NO_SAFE_COMMAND}: {hint}"
@@ -817,4 +1051,6 @@ def _whole(message: Message, findings: t.Sequence[_Finding], general: Advice) ->
     # A finding that goes on to quote lines ("…; the reason it recorded:") is named without its colon clause.
     here = DAEMON_SEEN_HERE.format(what=" ".join((f.message.rsplit(";", 1)[0] if f.message.endswith(":") else f.message)
                                                  .rstrip(".") + "." for f in seen))
-    return Answer(message._replace(cause=f"{message.cause} {here}"), general.command, general.hint, "this machine", seen[0].id)
+    return Answer(
+        message._replace(cause=f"{message.cause} {here}"), general.command, general.hint, "this machine", seen[0].id
+    )

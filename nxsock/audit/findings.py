@@ -1,4 +1,5 @@
-"""What doctor's checks return: a finding with its severity, path, sentence and vetted remedy, and the context every check reads."""
+"""What doctor's checks return: a finding with its severity, path, sentence and vetted remedy, and the context every
+check reads."""
 
 from __future__ import annotations
 
@@ -16,10 +17,27 @@ if t.TYPE_CHECKING:
     from .binding_cache import Loadability, Verdict
     from .binding_presence import BindingPresence
 
-__all__ = ["SANDBOX_MARKERS", "SEVERITIES", "Context", "Finding", "Severity", "SeverityLook", "advised_finding", "mode_text", "offer_remedy", "refusal_finding"]
+__all__ = [
+    "SANDBOX_MARKERS",
+    "SEVERITIES",
+    "Context",
+    "Finding",
+    "Severity",
+    "SeverityLook",
+    "advised_finding",
+    "mode_text",
+    "offer_remedy",
+    "refusal_finding",
+]
 
 
-SANDBOX_MARKERS = ("SANDBOX_RUNTIME", "GEMINI_SANDBOX", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CURSOR_SANDBOX")
+SANDBOX_MARKERS = (
+    "SANDBOX_RUNTIME",
+    "GEMINI_SANDBOX",
+    "CODEX_SANDBOX",
+    "CODEX_SANDBOX_NETWORK_DISABLED",
+    "CURSOR_SANDBOX",
+)
 
 
 class Finding(t.NamedTuple):
@@ -47,22 +65,32 @@ class Context(t.NamedTuple):
     cache_binding_size: int | None = None  # the size of the binding Nx copies there
     unix_sockets: str | None = None  # the errno name when this process may not even create a unix socket (a policy)
     loadability: Loadability | None = None  # whether the mounts let Nx load its binding; None where not judged
-    binding_presence: BindingPresence | None = None  # whether the binding this host needs is installed; None where not judged
+    binding_presence: BindingPresence | None = (
+        None  # whether the binding this host needs is installed; None where not judged
+    )
 
 
-def refusal_finding(check: str, refusal: Refusal, severity: Severity, ctx: Context, purpose: str = "sockets") -> Finding:
+def refusal_finding(
+    check: str, refusal: Refusal, severity: Severity, ctx: Context, purpose: str = "sockets"
+) -> Finding:
     advice = inside_advice(refusal, ctx.resolution.user_namespace_sandbox)
     if advice is not None:
         return Finding(check, severity, refusal.dir, describe(refusal, purpose), None, advice)
     remedy = remedy_for(refusal, ctx.remedies, purpose)
-    return Finding(check, severity, refusal.dir, describe(refusal, purpose), remedy.command, remedy.hint, steps=remedy.steps)
+    return Finding(
+        check, severity, refusal.dir, describe(refusal, purpose), remedy.command, remedy.hint, steps=remedy.steps
+    )
 
 
-def advised_finding(check: str, severity: Severity, path: str | None, message: str, advice: Advice, detail: tuple[str, ...] = ()) -> Finding:
+def advised_finding(
+    check: str, severity: Severity, path: str | None, message: str, advice: Advice, detail: tuple[str, ...] = ()
+) -> Finding:
     return Finding(check, severity, path, message, advice.command, advice.hint, detail, advice.steps)
 
 
-def offer_remedy(ctx: Context, steps: t.Sequence[Step], changes: str, *alternatives: Remedy | Withheld | None) -> Advice:
+def offer_remedy(
+    ctx: Context, steps: t.Sequence[Step], changes: str, *alternatives: Remedy | Withheld | None
+) -> Advice:
     """A remedy built here, through the one policy."""
     return ctx.remedies.offer(Remedy(tuple(steps), changes), *alternatives)
 

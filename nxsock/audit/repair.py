@@ -7,13 +7,11 @@ can do itself, without root, is applied; the rest is listed for the user:
 what needs root (nxsock never runs ``sudo``), what changes the shell's
 environment (no program can change its parent's), and what runs Nx.
 
-Applying never runs the shell text.  Before each step the policy is asked
-again, over the disk as it is now (:func:`~nxsock.core.remedy.vet_step`); the acting
-function (:data:`FIX`: one row per verb, how it is applied and who runs it) then walks the parent by the trust rule and re-examines the entry
-by descriptor, so a level swapped for a link or another user's directory
-since the audit is refused, not followed.  After the last step the caller
-audits again, and :func:`verdicts` reports a remedy whose finding is still
-there as not fixed.
+Applying never runs the shell text.  Before each step the policy is asked again, over the disk as it is now
+(:func:`~nxsock.core.remedy.vet_step`); the acting function (:data:`FIX`: one row per verb, how it is applied and who
+runs it) then walks the parent by the trust rule and re-examines the entry by descriptor, so a level swapped for a link
+or another user's directory since the audit is refused, not followed.  After the last step the caller audits again, and
+:func:`verdicts` reports a remedy whose finding is still there as not fixed.
 
 This module decides and orders; the disk is changed only in
 :mod:`nxsock.act.acting`, :mod:`nxsock.act.removal` and :mod:`nxsock.act.cleanup`.
@@ -58,7 +56,9 @@ __all__ = [
 
 #: Why a remedy is the user's to run, by what it does.
 NEEDS_ROOT = "needs root: nxsock never runs sudo; run it yourself"
-SHELL = "changes your shell's environment, which no program can do for its parent; run it in your shell (and your profile)"
+SHELL = (
+    "changes your shell's environment, which no program can do for its parent; run it in your shell (and your profile)"
+)
 RUNS_NX = "runs Nx; run it yourself"
 INSTALLS = "runs a package manager, which nxsock never does (it fetches and runs the packages' code); run it yourself"
 SIGNALS = "signals a process; run it yourself"
@@ -385,7 +385,11 @@ def apply_plan(plan: Plan, policy: Policy, resolution: Resolution, tick: t.Calla
                 results.append(StepResult(step, "not-run", "an earlier step of this remedy did not succeed"))
                 continue
             tick()
-            by = _removed_by(step.path, gone) if isinstance(step, (Remove, RemoveTree, Chown, Chmod, EditEnvFile)) else None
+            by = (
+                _removed_by(step.path, gone)
+                if isinstance(step, (Remove, RemoveTree, Chown, Chmod, EditEnvFile))
+                else None
+            )
             if by is not None:
                 results.append(StepResult(step, "done", ALREADY_DONE.format(command=by)))
                 continue
@@ -393,7 +397,9 @@ def apply_plan(plan: Plan, policy: Policy, resolution: Resolution, tick: t.Calla
             try:
                 results.append(_apply_step(step, policy, resolution, tick, removed))
             except KeyboardInterrupt:  # Ctrl-C inside a step that walks entries (reset, cache prune)
-                results.append(StepResult(step, "interrupted", "stopped by Ctrl-C during this step; what it removed stays removed"))
+                results.append(
+                    StepResult(step, "interrupted", "stopped by Ctrl-C during this step; what it removed stays removed")
+                )
                 done.append(Applied(item, tuple(results), "interrupted", "stopped by Ctrl-C during it"))
                 raise
             finally:

@@ -52,9 +52,13 @@ def _click_option(option: HostOption) -> t.Callable[[F], F]:
     if option.is_uid:
         return click.option(option.flag, option.field, callback=uid_value, metavar="UID", help=option.help)
     if option.is_version:
-        return click.option(option.flag, option.field, callback=_nx_version_value, metavar=option.metavar, help=option.help)
+        return click.option(
+            option.flag, option.field, callback=_nx_version_value, metavar=option.metavar, help=option.help
+        )
     if option.metavar == "DIR":
-        return click.option(option.flag, option.field, metavar="DIR", shell_complete=complete_directories, help=option.help)
+        return click.option(
+            option.flag, option.field, metavar="DIR", shell_complete=complete_directories, help=option.help
+        )
     return click.option(option.flag, option.field, metavar=option.metavar, help=option.help)
 
 

@@ -64,7 +64,9 @@ def cache_verify(json_flag: bool, host: HostOverrides) -> None:
 @click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
 @click.option("--unused-for", "unused_for", callback=_duration, metavar="DURATION",
               help="Also remove entries of yours not loaded for DURATION (30d, 12h…), another checkout's included.")
-@click.option("--force", is_flag=True, help="Also remove entries on a network filesystem, which Nx on another host may load.")
+@click.option(
+    "--force", is_flag=True, help="Also remove entries on a network filesystem, which Nx on another host may load."
+)
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 def cache_prune(dry_run: bool, unused_for: float | None, force: bool, json_flag: bool, host: HostOverrides) -> None:
     """Remove other versions' entries, interrupted copies and untrusted entries of yours; keep the fresh one.

@@ -9,5 +9,6 @@ __all__ = ["complete_directories"]
 
 
 def complete_directories(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-    """Let the shell complete directory names (bash ``compgen -d``, zsh ``_path_files -/``, fish ``__fish_complete_directories``)."""
+    """Let the shell complete directory names (bash ``compgen -d``, zsh ``_path_files -/``, fish
+    ``__fish_complete_directories``)."""
     return [CompletionItem(incomplete, type="dir")]

@@ -41,9 +41,19 @@ def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: 
 @click.option("--only", "only", multiple=True, metavar="ID", shell_complete=_complete_check_ids,
               help="Run only the checks producing this finding id (repeatable).")
 @click.option("--user", "user", callback=uid_value, metavar="UID", help="As root: audit as that user would see it.")
-@click.option("--explain", "explain_text", metavar="TEXT", help="Explain a message Nx printed (- reads stdin), with the fix for this machine.")
-@click.option("--sandbox", "sandbox", type=click.Choice(SANDBOX_FORMATS), metavar="FORMAT",
-              help="Judge for this sandbox as well (bwrap, srt, claude, codex, codex-profile, flatpak, docker, seatbelt).")
+@click.option(
+    "--explain",
+    "explain_text",
+    metavar="TEXT",
+    help="Explain a message Nx printed (- reads stdin), with the fix for this machine.",
+)
+@click.option(
+    "--sandbox",
+    "sandbox",
+    type=click.Choice(SANDBOX_FORMATS),
+    metavar="FORMAT",
+    help="Judge for this sandbox as well (bwrap, srt, claude, codex, codex-profile, flatpak, docker, seatbelt).",
+)
 @click.option("--format", "output_format", type=click.Choice(OUTPUT_FORMATS),
               help="text (the default), json (as --json), github: a GitHub Actions annotation per problem (notes too "
                    "with --strict), or "
@@ -56,7 +66,9 @@ def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: 
 @click.option("--users", "users_spec", metavar="UIDS",
               help="With --all-users: these uids too (1000,1002); a range (1000-1999) adds its passwd accounts.")
 @click.option("--per-user-metrics", is_flag=True, help="With --format openmetrics: series by uid too (never by name).")
-@click.option("--report", is_flag=True, help="Print a Markdown report to paste into an issue, home and user name masked.")
+@click.option(
+    "--report", is_flag=True, help="Print a Markdown report to paste into an issue, home and user name masked."
+)
 @click.option("--no-redact", is_flag=True, help="With --report: show the home directory and user name as they are.")
 @click.option("--fix", is_flag=True, help="Show the plan, ask once, apply each remedy that needs no root, audit again.")
 @click.option("--yes", is_flag=True, help="With --fix: apply without asking (for scripts).")
@@ -119,8 +131,19 @@ def _request(host: HostOverrides, *, json_flag: bool, strict: bool, verbose: boo
                          users=users_spec, output_file=output_file, per_user_metrics=per_user_metrics)
 
 
-def _check_combinations(json_flag: bool, output_format: str | None, report: bool, no_redact: bool, fix: bool, yes: bool,
-                        dry_run: bool, user: int | None, explain_text: str | None, list_checks: bool, host: HostOverrides) -> None:
+def _check_combinations(
+    json_flag: bool,
+    output_format: str | None,
+    report: bool,
+    no_redact: bool,
+    fix: bool,
+    yes: bool,
+    dry_run: bool,
+    user: int | None,
+    explain_text: str | None,
+    list_checks: bool,
+    host: HostOverrides,
+) -> None:
     """The options that do not go together, each as a usage error (exit 2)."""
     if (yes or dry_run) and not fix:
         raise click.UsageError("--yes and --dry-run go with --fix.")
@@ -131,11 +154,20 @@ def _check_combinations(json_flag: bool, output_format: str | None, report: bool
     if output_format == "github" and json_flag:
         raise click.UsageError("--format github and --json are exclusive.")
     if fix:
-        others = [name for name, given in (("--report", report), ("--format github", output_format == "github"),
-                                           ("--explain", explain_text is not None), ("--user", user is not None),
-                                           ("--list-checks", list_checks), ("--home", host.home is not None),
-                                           ("--tmpdir", host.tmpdir is not None), ("--nx-version", host.nx_version is not None))
-                  if given]
+        others = [
+            name
+            for name, given in (
+                ("--report", report),
+                ("--format github", output_format == "github"),
+                ("--explain", explain_text is not None),
+                ("--user", user is not None),
+                ("--list-checks", list_checks),
+                ("--home", host.home is not None),
+                ("--tmpdir", host.tmpdir is not None),
+                ("--nx-version", host.nx_version is not None),
+            )
+            if given
+        ]
         if others:
             raise click.UsageError(f"--fix acts on this host as it is, for you; it does not go with {others[0]}.")
 

@@ -28,13 +28,33 @@ class HostOption(t.NamedTuple):
 
 
 HOST_OPTIONS: tuple[HostOption, ...] = (
-    HostOption("--workspace", "workspace", "The workspace to resolve for (default: found from the current directory, as Nx finds it).", "DIR"),
-    HostOption("--platform", "platform", "Compute a fresh machine of this kind instead of reading this one.", choices=PLATFORMS),
-    HostOption("--uid", "uid", "Resolve as this uid (default: yours; 501 on darwin, 1000 on linux with --platform).", is_uid=True),
+    HostOption(
+        "--workspace",
+        "workspace",
+        "The workspace to resolve for (default: found from the current directory, as Nx finds it).",
+        "DIR",
+    ),
+    HostOption(
+        "--platform", "platform", "Compute a fresh machine of this kind instead of reading this one.", choices=PLATFORMS
+    ),
+    HostOption(
+        "--uid",
+        "uid",
+        "Resolve as this uid (default: yours; 501 on darwin, 1000 on linux with --platform).",
+        is_uid=True,
+    ),
     HostOption("--home", "home", "Use this HOME.", "DIR"),
     HostOption("--tmpdir", "tmpdir", "Use this TMPDIR (TEMP on win32).", "DIR"),
-    HostOption("--username", "username", "The account name (--platform: names the home and, on win32, the temp dir).", "NAME"),
-    HostOption("--nx-version", "nx_version", "Resolve for this Nx version instead of the installed one (preview an upgrade).", "VERSION", is_version=True),
+    HostOption(
+        "--username", "username", "The account name (--platform: names the home and, on win32, the temp dir).", "NAME"
+    ),
+    HostOption(
+        "--nx-version",
+        "nx_version",
+        "Resolve for this Nx version instead of the installed one (preview an upgrade).",
+        "VERSION",
+        is_version=True,
+    ),
     HostOption("--layout", "layout", "Force a layout generation instead of the installed version's.", choices=LAYOUTS),
 )
 
@@ -61,8 +81,10 @@ def parse_paths_json(args: t.Sequence[str]) -> HostOverrides | None:
     format, an unknown or repeated option, a value click would refuse or read differently — goes to click,
     which gives the same answer or the proper usage error.
 
-    >>> parse_paths_json(["paths", "--json", "--workspace", "/w", "--uid=7"])
-    HostOverrides(workspace='/w', platform=None, uid=7, home=None, tmpdir=None, username=None, nx_version=None, layout=None)
+    >>> overrides = parse_paths_json(["paths", "--json", "--workspace", "/w", "--uid=7"])
+    >>> overrides._asdict()  # doctest: +NORMALIZE_WHITESPACE
+    {'workspace': '/w', 'platform': None, 'uid': 7, 'home': None, 'tmpdir': None, 'username': None,
+     'nx_version': None, 'layout': None}
     >>> parse_paths_json(["paths", "--workspace", "/w"]) is None  # the human report needs click and rich
     True
     """

@@ -14,14 +14,18 @@ from .summaries import summarized
 
 @click.command("paths")
 @resolution_options
-@click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1); the same as --format json.")
+@click.option(
+    "--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1); the same as --format json."
+)
 @click.option(
     "--format",
     "output_format",
     type=click.Choice(("json", *FORMATS)),
     help="json: the document; the others: ready-to-paste entries for that sandbox (default: the human report).",
 )
-@click.option("--portable", is_flag=True, help="With a sandbox format: Nx-style /tmp/.nx, ~/.nx and ./ spellings fit to commit.")
+@click.option(
+    "--portable", is_flag=True, help="With a sandbox format: Nx-style /tmp/.nx, ~/.nx and ./ spellings fit to commit."
+)
 @summarized("paths")
 def paths(json_flag: bool, output_format: str | None, portable: bool, host: HostOverrides) -> None:
     """Lists each socket and the binding cache with the tier Nx chose for it.

@@ -14,11 +14,20 @@ if t.TYPE_CHECKING:
 
 
 @click.command("provision")
-@click.option("--dry-run", is_flag=True, help="Say what would be done (\"would create\", \"would chmod\"); change nothing.")
-@click.option("--check", is_flag=True, help="Like --dry-run, and exit 1 when anything would change (for image builds); with --tmpfiles: whether the drop-in is installed.")
+@click.option(
+    "--dry-run", is_flag=True, help="Say what would be done (\"would create\", \"would chmod\"); change nothing."
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Like --dry-run, and exit 1 when anything would change (for image builds); with --tmpfiles: whether "
+         "the drop-in is installed.",
+)
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1) with each step.")
 @click.option("--tmpfiles", is_flag=True, help="Print the systemd-tmpfiles drop-in that recreates /tmp/.nx at boot.")
-@click.option("--install", is_flag=True, help="With --tmpfiles: write the drop-in to /etc/tmpfiles.d/ and apply it (root).")
+@click.option(
+    "--install", is_flag=True, help="With --tmpfiles: write the drop-in to /etc/tmpfiles.d/ and apply it (root)."
+)
 @click.option("--uninstall", is_flag=True, help="With --tmpfiles: remove the drop-in nxsock installed (root).")
 @click.option("--format", "output_format", type=click.Choice(("text", "json", "openmetrics")),
               help="text (the default), json (as --json), or with --check openmetrics: "

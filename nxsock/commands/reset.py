@@ -15,7 +15,9 @@ from .summaries import summarized
 @workspace_option
 @click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
 @click.option("--force", is_flag=True, help="Also remove dead per-run directories modified in the last minute.")
-@click.option("--daemon-marker", is_flag=True, help="Also remove the daemon's 'disabled' marker, printing its reason first.")
+@click.option(
+    "--daemon-marker", is_flag=True, help="Also remove the daemon's 'disabled' marker, printing its reason first."
+)
 @click.option("--legacy", is_flag=True, help="Also remove leftovers of Nx <= 23.1.1 in the OS temp dir that are yours.")
 @click.option("--json", "json_flag", is_flag=True, help="Print one JSON document (schema_version 1).")
 @summarized("reset")

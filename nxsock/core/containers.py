@@ -36,7 +36,9 @@ MOUNT_MARKERS = (("/var/lib/kubelet/pods/", "kubernetes"), ("/var/lib/docker/con
                  ("/var/lib/containerd/", "containerd"), ("/var/lib/nerdctl/", "containerd"))
 
 
-def _markers(view: FsView, getenv: t.Callable[[str], str | None], mounts: t.Sequence[Mount] = ()) -> list[tuple[str, str]]:
+def _markers(
+    view: FsView, getenv: t.Callable[[str], str | None], mounts: t.Sequence[Mount] = ()
+) -> list[tuple[str, str]]:
     """(runtime, marker) for each sign of a container: Nx's own test for Docker first."""
     found: list[tuple[str, str]] = []
     if isinstance(view.stat("/.dockerenv"), Entry):

@@ -79,7 +79,13 @@ CI_SET_VARIABLES = (
     "BUILD_NUMBER", "BUILD_BUILDID", "TEAMCITY_VERSION", "JENKINS_URL", "HUDSON_URL",
 )
 #: ``isSandbox()`` (``utils/is-sandbox.js``): any of these non-empty.
-SANDBOX_VARIABLES = ("SANDBOX_RUNTIME", "GEMINI_SANDBOX", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CURSOR_SANDBOX")
+SANDBOX_VARIABLES = (
+    "SANDBOX_RUNTIME",
+    "GEMINI_SANDBOX",
+    "CODEX_SANDBOX",
+    "CODEX_SANDBOX_NETWORK_DISABLED",
+    "CURSOR_SANDBOX",
+)
 
 #: ``nx.json``'s ``useDaemonProcess`` as Nx compares it: absent (or no readable file), ``true``, ``false``, or
 #: anything else (``"false"``, ``null``, ``0``), which matches none of Nx's comparisons.
@@ -146,7 +152,8 @@ def _strip_jsonc(text: str) -> str:
 
 
 def _untrail(match: "re.Match[str]") -> str:
-    """A trailing comma dropped, but only after a value: ``[,]`` and ``{,}`` stay errors, as they are to jsonc-parser."""
+    """A trailing comma dropped, but only after a value: ``[,]`` and ``{,}`` stay errors, as they are to
+    jsonc-parser."""
     token = match.group()
     if token[0] == '"':
         return token
@@ -209,8 +216,9 @@ def _require_paths(root: str) -> tuple[str, str]:
 
 
 def _resolve_file(view: FsView, specifier: str, root: str) -> str | None:
-    """``require.resolve(specifier, {paths})`` for a file, as far as nxsock follows Node: the exact file, then ``.json``;
-    a relative or absolute specifier from each path, a package one through every ``node_modules`` above it."""
+    """``require.resolve(specifier, {paths})`` for a file, as far as nxsock follows Node: the exact file, then
+    ``.json``; a relative or absolute specifier from each path, a package one through every ``node_modules`` above
+    it."""
     for base in _require_paths(root):
         if specifier.startswith(("./", "../", "/")) or specifier in (".", ".."):
             candidates = [specifier if specifier.startswith("/") else join(base, specifier)]
@@ -401,14 +409,21 @@ def reason_sentence(reason: str, verdict: DaemonSwitch) -> str:
         what = "exists" if f.docker == "/.dockerenv" else "names docker"
         return f"{f.docker} {what}: a container, where Nx keeps its daemon off"
     if reason == "sandbox":
-        return f"{f.sandbox} is set: an agent sandbox, where Nx {verdict.release} keeps its daemon off (23.1.1–23.1.3 do)"
+        return (
+            f"{f.sandbox} is set: an agent sandbox, where Nx {verdict.release} keeps its daemon off (23.1.1–23.1.3 do)"
+        )
     if reason == "disabled-marker":
-        return f"{f.marker} exists: a run that could not use the daemon left it, and it keeps the daemon off until removed"
+        return (
+            f"{f.marker} exists: a run that could not use the daemon left it, and it keeps the daemon off until removed"
+        )
     if reason == "no-nx-json":
         return f"{f.nx_json} does not exist, and Nx runs no daemon without it"
     if reason == "version-mismatch":
         if f.installed_version is None:
-            return "no Nx is installed in the workspace (node_modules/nx), so the Nx that runs matches no installed version"
+            return (
+                "no Nx is installed in the workspace (node_modules/nx), so the Nx that runs "
+                "matches no installed version"
+            )
         return f"Nx {f.running_version} runs but {f.installed_version} is installed in the workspace"
     if reason == "wasm":
         return "NAPI_RS_FORCE_WASI loads the WebAssembly binding, where file watching, and so the daemon, does not work"

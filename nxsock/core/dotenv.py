@@ -12,8 +12,16 @@ from ._pathname import join
 from .environment import Variable
 from .fsview import FsView
 
-__all__ = ["DOTENV_FILES", "Assignment", "EnvFileEdit", "assignments", "load_dotenv_variables", "parse_dotenv", "remove_assignments",
-           "remove_assignments_from_bytes"]
+__all__ = [
+    "DOTENV_FILES",
+    "Assignment",
+    "EnvFileEdit",
+    "assignments",
+    "load_dotenv_variables",
+    "parse_dotenv",
+    "remove_assignments",
+    "remove_assignments_from_bytes",
+]
 
 #: The files Nx loads from the workspace root, first match wins among them.
 DOTENV_FILES = (".local.env", ".env.local", ".env")
@@ -84,7 +92,11 @@ def _scan(text: str, variable: str | None) -> tuple[list[tuple[str, str]], list[
         end = len(unified) if newline < 0 else newline + 1
         line += unified.count("\n", counted, start)
         counted = start
-        found.append(Assignment(key, raw, original(start), original(end), line, line + unified.count("\n", start, max(end - 1, start))))
+        found.append(
+            Assignment(
+                key, raw, original(start), original(end), line, line + unified.count("\n", start, max(end - 1, start))
+            )
+        )
     return pairs, found
 
 
@@ -140,7 +152,9 @@ def remove_assignments(text: str, variable: str) -> EnvFileEdit:
     such a file is not edited.
     """
     if any(end in text for end in _JS_ONLY_LINE_ENDS):
-        return EnvFileEdit(None, (), "it holds a Unicode line or paragraph separator (U+2028, U+2029), which nxsock does not model")
+        return EnvFileEdit(
+            None, (), "it holds a Unicode line or paragraph separator (U+2028, U+2029), which nxsock does not model"
+        )
     every, mine = _scan(text, variable)
     if not mine:
         return EnvFileEdit(None, (), f"no assignment in it sets {variable}")
@@ -160,7 +174,8 @@ def remove_assignments(text: str, variable: str) -> EnvFileEdit:
 
 
 def remove_assignments_from_bytes(data: bytes, variable: str) -> bytes | str:
-    """:func:`remove_assignments` on a file's bytes: the new bytes (every byte not removed kept as it was), or why not."""
+    """:func:`remove_assignments` on a file's bytes: the new bytes (every byte not removed kept as it was), or why
+    not."""
     edit = remove_assignments(data.decode("utf-8", "surrogateescape"), variable)
     if edit.text is None:
         return edit.reason or "it cannot be edited"
@@ -194,7 +209,8 @@ def _sed_by_pattern(lines: list[str], variable: str, space: str) -> str:
 
 
 def _sed_for(text: str, variable: str, edited: str, mine: list[Assignment]) -> tuple[str | None, str | None]:
-    """The ``sed`` script (``""`` for :func:`sed_pattern`, else line numbers) that turns *text* into *edited*, or why none does."""
+    """The ``sed`` script (``""`` for :func:`sed_pattern`, else line numbers) that turns *text* into *edited*, or why
+    none does."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", variable):
         return None, f"{variable} is not a name a sed pattern can hold as it is"
     lines = _sed_lines(text)
@@ -220,7 +236,9 @@ def _sed_for(text: str, variable: str, edited: str, mine: list[Assignment]) -> t
     return None, "no sed command deletes exactly those lines"
 
 
-def _expand(value: str, lookup: t.Mapping[str, str], environ: t.Container[str] = (), drawn: list[str] | None = None) -> str:
+def _expand(
+    value: str, lookup: t.Mapping[str, str], environ: t.Container[str] = (), drawn: list[str] | None = None
+) -> str:
     """``${VAR}``, ``$VAR``, ``${VAR:-default}`` and ``${VAR:+alt}`` as ``dotenv-expand`` reads them.
 
     Each name whose value came from *environ* (not from a file) is appended to *drawn*.
@@ -251,7 +269,8 @@ def _expand(value: str, lookup: t.Mapping[str, str], environ: t.Container[str] =
 def load_dotenv_variables(
     view: FsView, workspace_root: str, environ: t.Mapping[str, str], wanted: t.Container[str] | None = None
 ) -> dict[str, Variable]:
-    """The variables (the *wanted* ones, else all) Nx's root ``.env`` files add: the environment wins, then the first file to set a key.
+    """The variables (the *wanted* ones, else all) Nx's root ``.env`` files add: the environment wins, then the first
+    file to set a key.
 
     Only what is returned is expanded, each expansion bounded, so a file of
     many keys referring to one long value costs no more than its few wanted keys.
@@ -261,7 +280,9 @@ def load_dotenv_variables(
     found: dict[str, Variable] = {}
     for name in DOTENV_FILES:
         path = join(workspace_root, name)
-        text = view.read_text(path, DOTENV_LIMIT, follow=True)  # Node's readFileSync follows a link; the trust rule judges it
+        text = view.read_text(
+            path, DOTENV_LIMIT, follow=True
+        )  # Node's readFileSync follows a link; the trust rule judges it
         if isinstance(text, int):
             continue
         for key, value in parse_dotenv(text).items():

@@ -104,7 +104,8 @@ class Environment(t.NamedTuple):
     #: (another user's ``.env``), so Nx's levels are where that user says; judged when the snapshot is taken.
     steered: str | None = None
     #: ``(expanded, written)`` text no public report may show expanded: what a ``.env`` the trust rule refuses drew
-    #: from this process's environment (``${GITHUB_TOKEN}``), each to be shown as written (:func:`~nxsock.core.redaction.withhold`).
+    #: from this process's environment (``${GITHUB_TOKEN}``), each to be shown as written
+    #: (:func:`~nxsock.core.redaction.withhold`).
     withheld: tuple[tuple[str, str], ...] = ()
     #: A ``version`` that is not a version by semver's grammar, and where it was read (``--nx-version`` or the
     #: ``package.json``): kept to be reported, escaped, never used — ``nx_version`` is then ``None``.

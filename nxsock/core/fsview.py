@@ -202,7 +202,9 @@ class LiveView:
         return connect_probe(path)
 
     def listdir(self, path: str) -> list[str] | int:
-        flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        flags = (
+            os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        )
         try:
             fd = os.open(path, flags)
         except OSError as e:

@@ -60,7 +60,9 @@ def _steering(variables: t.Mapping[str, Variable], uid: int) -> str | None:
 WITHHELD_MIN = 4
 
 
-def _withheld(variables: t.Mapping[str, Variable], environ: t.Mapping[str, str], uid: int) -> tuple[tuple[str, str], ...]:
+def _withheld(
+    variables: t.Mapping[str, Variable], environ: t.Mapping[str, str], uid: int
+) -> tuple[tuple[str, str], ...]:
     """What a ``.env`` the trust rule refuses drew from *environ*, as ``(expanded, written)`` pairs for the reports.
 
     Nx expands ``${GITHUB_TOKEN}`` in another user's ``.env`` with your
@@ -85,13 +87,18 @@ def _withheld(variables: t.Mapping[str, Variable], environ: t.Mapping[str, str],
         for name in var.expanded_from:
             drawn = environ.get(name) or ""
             if len(drawn) >= WITHHELD_MIN and name not in RELEVANT_VARIABLES:
-                pairs.extend((form, "${" + name + "}") for form in _path_spellings(drawn, parents=True) if len(form) >= WITHHELD_MIN)
+                pairs.extend(
+                    (form, "${" + name + "}")
+                    for form in _path_spellings(drawn, parents=True)
+                    if len(form) >= WITHHELD_MIN
+                )
     return tuple(dict.fromkeys(pairs))
 
 
 def _path_spellings(value: str, parents: bool = False) -> list[str]:
-    """*value* and the spellings a path built from it is shown in, once normalised: ``a//b``, ``a/./b``, ``a/``, ``x/../a``;
-    with *parents*, also each leading run of its parts (``a``, ``a/b`` of ``a/b/c``), which a directory to create names.
+    """*value* and the spellings a path built from it is shown in, once normalised: ``a//b``, ``a/./b``, ``a/``,
+    ``x/../a``; with *parents*, also each leading run of its parts (``a``, ``a/b`` of ``a/b/c``), which a directory to
+    create names.
 
     An AWS secret key is base64 and may hold ``/`` and ``//``: the resolver shows
     ``/tmp/s-${KEY}`` as ``/tmp/s-wJal…/K7MD…``, and ``paths --json`` lists

@@ -85,7 +85,8 @@ class Mount(t.NamedTuple):
 
     @property
     def records_access_times(self) -> bool:
-        """Whether loading a file updates its access time here (``relatime``: at least once a day); not ``noatime``, not read-only."""
+        """Whether loading a file updates its access time here (``relatime``: at least once a day); not ``noatime``, not
+        read-only."""
         return "noatime" not in self.options and not self.read_only
 
     @property
@@ -95,7 +96,8 @@ class Mount(t.NamedTuple):
 
 
 class LevelMount(t.NamedTuple):
-    """The mount under one level Nx uses: which level (``socket-root``, ``workspace-data``, …), its real path, its mount."""
+    """The mount under one level Nx uses: which level (``socket-root``, ``workspace-data``, …), its real path, its
+    mount."""
 
     level: str
     path: str
@@ -131,7 +133,8 @@ def parse_mountinfo(text: str) -> tuple[Mount, ...]:
 
 
 def mount_of(mounts: t.Sequence[Mount], path: str) -> Mount | None:
-    """The mount *path* (absolute, already resolved) lies on: the longest mount point above it, the latest if stacked."""
+    """The mount *path* (absolute, already resolved) lies on: the longest mount point above it, the latest if
+    stacked."""
     best: Mount | None = None
     for mount in mounts:
         point = mount.mount_point.rstrip("/") or "/"

@@ -38,7 +38,8 @@ _SHAPES = re.compile(
             rf"{_B}npm_[A-Za-z0-9]{{16,}}{_E}",  # npm
             rf"{_B}xox[abposr]-[A-Za-z0-9-]{{8,}}",  # Slack bot, user, app-level, refresh tokens
             rf"{_B}xapp-[A-Za-z0-9-]{{8,}}",
-            r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*",  # a JWT: header.payload.signature
+            # a JWT: header.payload.signature
+            r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*",
             # An AWS secret access key: 40 characters of base64 holding upper, lower case and a digit, standing alone.
             r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[0-9])"
             r"[A-Za-z0-9+][A-Za-z0-9/+]{39}(?![A-Za-z0-9/+=])",

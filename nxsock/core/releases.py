@@ -80,17 +80,25 @@ class ReleaseRules(t.NamedTuple):
     empty_home_uses_passwd: bool  # an empty $HOME falls back to the passwd entry (else: no home)
     # -- the daemon's client
     client_socket_check: bool  # connectToDaemonSocket: refuse a recorded socket in an unsafe directory
-    sandboxed_error_spares_marker: bool  # with a sandbox marker set, an internal daemon error disables it for that run only
-    sandbox_disables_daemon: bool  # DaemonClient.enabled(): an agent sandbox's variable turns the daemon off (unless NX_DAEMON=true)
+    sandboxed_error_spares_marker: (
+        bool  # with a sandbox marker set, an internal daemon error disables it for that run only
+    )
+    sandbox_disables_daemon: (
+        bool  # DaemonClient.enabled(): an agent sandbox's variable turns the daemon off (unless NX_DAEMON=true)
+    )
     # -- the data directories
     untrusted_data_dir_refused: bool  # UntrustedDataDirectoryError for NX_WORKSPACE_DATA_DIRECTORY / NX_CACHE_DIRECTORY
     shared_data_home_test: str | None  # "same-path" | "at-or-under": when ~/.nx is too close to /tmp for shared data
     # -- the binding cache
-    cache_key_hashes_binding: bool  # entries named <version>-<H12(binding)>-<file> in per-version dirs; else <version>-<file>
+    cache_key_hashes_binding: (
+        bool  # entries named <version>-<H12(binding)>-<file> in per-version dirs; else <version>-<file>
+    )
     cache_freshness_by_mtime: bool  # fresh needs mtime ≥ the source's as well as equal size
     cache_entry_trust_checked: bool  # an entry not a regular file of yours without group/other write is re-copied
     cache_dlopen_falls_back: bool  # an entry that fails to load (ERR_DLOPEN_FAILED: a noexec mount) is loaded in place
-    socket_mode: int | None  # the daemon socket's mode Nx leaves (plugin and task sockets keep the umask's); None: the umask's
+    socket_mode: (
+        int | None
+    )  # the daemon socket's mode Nx leaves (plugin and task sockets keep the umask's); None: the umask's
 
 
 class Change(t.NamedTuple):
@@ -132,14 +140,31 @@ BASELINE: dict[str, object] = {
 #: Each rule keyed by the release that introduced it, oldest first.
 CHANGES: tuple[Change, ...] = (
     Change("23.1.2", "generation", "ts", "daemon/tmp-dir.js: /tmp/.nx tiers, utils/owned-private-dir.js appears"),
-    Change("23.1.2", "current_layout", True, "daemon/tmp-dir.js: shared root, per-user root, home tier, workspace fallback"),
-    Change("23.1.2", "tmpdir_enoent_fails", True, "daemon/tmp-dir.js compares against the realpath of os.tmpdir(), which throws"),
+    Change(
+        "23.1.2", "current_layout", True, "daemon/tmp-dir.js: shared root, per-user root, home tier, workspace fallback"
+    ),
+    Change(
+        "23.1.2",
+        "tmpdir_enoent_fails",
+        True,
+        "daemon/tmp-dir.js compares against the realpath of os.tmpdir(), which throws",
+    ),
     Change("23.1.2", "cache_key_hashes_binding", True, "native/index.js: cacheKey = version + H12(binding path)"),
     Change("23.1.2", "cache_freshness_by_mtime", True, "native/index.js: isFresh needs size and mtime"),
     Change("23.1.2", "socket_mode", 0o600, "daemon/server: chmod of the socket after listen"),
-    Change("23.2.0", "sandboxed_error_spares_marker", True, "project-graph.js: disableDaemonForThisProcess when isSandbox()"),
+    Change(
+        "23.2.0",
+        "sandboxed_error_spares_marker",
+        True,
+        "project-graph.js: disableDaemonForThisProcess when isSandbox()",
+    ),
     Change("23.2.0", "sandbox_disables_daemon", False, "daemon/client/client.js: enabled() no longer asks isSandbox()"),
-    Change("23.2.0", "shared_data_home_test", "same-path", "utils/cache-directory.js: homeDirIsDistinctFromSharedTmp, same path only"),
+    Change(
+        "23.2.0",
+        "shared_data_home_test",
+        "same-path",
+        "utils/cache-directory.js: homeDirIsDistinctFromSharedTmp, same path only",
+    ),
     Change("24.0.0", "generation", "native", "the socket paths come from the binding (resolveDaemonSocketPath)"),
     Change("24.0.0", "native_sockets", True, "the socket paths come from the binding"),
     Change("24.0.0", "tmpdir_enoent_fails", False, "the crate reads $TMPDIR without resolving it"),
@@ -149,13 +174,30 @@ CHANGES: tuple[Change, ...] = (
     Change("24.0.0", "too_long_reported", True, "SocketDirDetails.tooLong"),
     Change("24.0.0", "empty_data_dir_unset", True, "the crate treats an empty variable as unset"),
     Change("24.0.0", "empty_home_uses_passwd", True, "the crate's home lookup falls back to the passwd entry"),
-    Change("24.0.5", "walk_tier_ancestry", True, "binding: ensure_safe_ancestry, 'sits above the configured directory'"),
+    Change(
+        "24.0.5", "walk_tier_ancestry", True, "binding: ensure_safe_ancestry, 'sits above the configured directory'"
+    ),
     Change("24.0.5", "walk_configured_ancestry", True, "binding: ensure_safe_ancestry for NX_SOCKET_DIR"),
-    Change("24.0.5", "walk_cache_dir_ancestry", True, "native/native-file-cache-location.js: ensureSafeAncestry(dirname(dir))"),
+    Change(
+        "24.0.5",
+        "walk_cache_dir_ancestry",
+        True,
+        "native/native-file-cache-location.js: ensureSafeAncestry(dirname(dir))",
+    ),
     Change("24.0.5", "client_socket_check", True, "daemon/socket-utils.js: connectToDaemonSocket"),
-    Change("24.0.5", "cache_dlopen_falls_back", True, "native/index.js: loadFromCache catches ERR_DLOPEN_FAILED, not only EACCES/EPERM"),
+    Change(
+        "24.0.5",
+        "cache_dlopen_falls_back",
+        True,
+        "native/index.js: loadFromCache catches ERR_DLOPEN_FAILED, not only EACCES/EPERM",
+    ),
     Change("24.0.6", "untrusted_data_dir_refused", True, "utils/cache-directory.js: UntrustedDataDirectoryError"),
-    Change("24.0.6", "shared_data_home_test", "at-or-under", "utils/nx-tmp-dir.js: homeDirIsDistinctFromSharedTmp, at or under /tmp"),
+    Change(
+        "24.0.6",
+        "shared_data_home_test",
+        "at-or-under",
+        "utils/nx-tmp-dir.js: homeDirIsDistinctFromSharedTmp, at or under /tmp",
+    ),
     Change("24.0.6", "cache_entry_trust_checked", True, "native/index.js: isTrustedCacheEntry"),
 )
 
@@ -165,7 +207,9 @@ CHANGES: tuple[Change, ...] = (
 #: no ``/``, no ``..``, no space, no control character — so a version is always one plain name.
 _NUMBER = r"(?:0|[1-9][0-9]{0,15})"
 _PRE = r"(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)"
-_SEMVER = re.compile(rf"[v=]?{_NUMBER}\.{_NUMBER}\.{_NUMBER}(?:-{_PRE}(?:\.{_PRE})*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?")
+_SEMVER = re.compile(
+    rf"[v=]?{_NUMBER}\.{_NUMBER}\.{_NUMBER}(?:-{_PRE}(?:\.{_PRE})*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?"
+)
 _SEMVER_MAX_LENGTH = 256  # semver's MAX_LENGTH
 
 

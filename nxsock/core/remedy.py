@@ -796,7 +796,8 @@ def _is_nx_level(policy: Policy, path: str, step: _OnDisk) -> bool:
 
 
 def _shared_containers(policy: Policy) -> frozenset[str]:
-    """The shared container under each spelling a step could name: ``/tmp/.nx``, its real path, the temp dir's ``.nx``."""
+    """The shared container under each spelling a step could name: ``/tmp/.nx``, its real path, the temp dir's
+    ``.nx``."""
     names = {CONTAINER, "/private/tmp/.nx", _canonical(policy.view, CONTAINER)}
     if policy.temp_dir is not None:
         names |= {join(policy.temp_dir, ".nx"), _canonical(policy.view, join(policy.temp_dir, ".nx"))}
@@ -837,7 +838,10 @@ def _configured_conflict(policy: Policy, path: str) -> str | None:
         for candidate in (directory, real):
             if _beneath(candidate, path) or _beneath(candidate, canonical):
                 which = "is" if candidate == path or candidate == canonical else "lies above"
-                return f"{path} {which} the directory {variable} names; a configured directory is fixed in the configuration"
+                return (
+                    f"{path} {which} the directory {variable} names; a configured directory is "
+                    "fixed in the configuration"
+                )
     return None
 
 
@@ -913,7 +917,8 @@ def _walk_levels(policy: Policy, path: str, creating: bool) -> str | None:
 
 
 def _record_problem(policy: Policy, record_file: str) -> str | None:
-    """Why the record itself could name a pid of another user's choice, or ``None``: a link, another's, or writable by others."""
+    """Why the record itself could name a pid of another user's choice, or ``None``: a link, another's, or writable by
+    others."""
     entry = policy.view.lstat(record_file)
     if isinstance(entry, int):
         return None

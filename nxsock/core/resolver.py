@@ -55,29 +55,56 @@ PER_RUN = "<H20(workspace+pid)>"
 
 
 class SocketKind(t.NamedTuple):
-    """One kind of socket Nx makes, and every fact the resolver needs of it (docs/behaviour.md#socket-root-resolution)."""
+    """One kind of socket Nx makes, and every fact the resolver needs of it
+    (docs/behaviour.md#socket-root-resolution)."""
 
     name: str
-    longest: t.Callable[[ReleaseRules], str]  # the longest file name Nx gives it: what its length budget is measured with
+    longest: t.Callable[
+        [ReleaseRules], str
+    ]  # the longest file name Nx gives it: what its length budget is measured with
     pattern: t.Callable[[ReleaseRules], str]  # its file name, the unknown parts named
-    leaf: t.Callable[[str], str] | None  # its own directory under the root, named from the workspace; None: the per-run one
+    leaf: (
+        t.Callable[[str], str] | None
+    )  # its own directory under the root, named from the workspace; None: the per-run one
     exact: bool = True  # its path is known once its directory is (else a pid or an id no one knows yet is in the name)
     beside: str | None = None  # made by the process of that kind, in the same directory
-    from_workspace: bool = False  # the process making it runs in the workspace root (a relative directory resolves there)
-    requires: str | None = None  # the release rule (a ReleaseRules field) without which this release makes no such socket
-    id_budget: bool = False  # its name holds an id the user's configuration chooses: say how many characters it may take
+    from_workspace: bool = (
+        False  # the process making it runs in the workspace root (a relative directory resolves there)
+    )
+    requires: str | None = (
+        None  # the release rule (a ReleaseRules field) without which this release makes no such socket
+    )
+    id_budget: bool = (
+        False  # its name holds an id the user's configuration chooses: say how many characters it may take
+    )
 
 
 #: Every kind of socket, in the order they are reported.  Adding one is a row here plus its test.
 SOCKET_KIND_TABLE: tuple[SocketKind, ...] = (
     SocketKind("daemon", lambda r: "d.sock", lambda r: "d.sock", None, from_workspace=True),
-    SocketKind("forked", lambda r: layout.LONGEST_READY_NAME if r.readiness_socket else f"fp{layout.LONGEST_FORKED_ID}.sock",
-               lambda r: "fp<id>.sock", None, exact=False, beside="daemon"),
-    SocketKind("plugin", lambda r: f"{'p' if r.current_layout else 'plugin'}{layout.LONGEST_PLUGIN_ID}.sock",
-               lambda r: "p<id>.sock" if r.current_layout else "plugin<id>.sock", layout.plugin_leaf, exact=False,
-               id_budget=True),
-    SocketKind("console", lambda r: "nx-console.sock", lambda r: "nx-console.sock", layout.console_leaf,
-               requires="console_socket"),
+    SocketKind(
+        "forked",
+        lambda r: layout.LONGEST_READY_NAME if r.readiness_socket else f"fp{layout.LONGEST_FORKED_ID}.sock",
+        lambda r: "fp<id>.sock",
+        None,
+        exact=False,
+        beside="daemon",
+    ),
+    SocketKind(
+        "plugin",
+        lambda r: f"{'p' if r.current_layout else 'plugin'}{layout.LONGEST_PLUGIN_ID}.sock",
+        lambda r: "p<id>.sock" if r.current_layout else "plugin<id>.sock",
+        layout.plugin_leaf,
+        exact=False,
+        id_budget=True,
+    ),
+    SocketKind(
+        "console",
+        lambda r: "nx-console.sock",
+        lambda r: "nx-console.sock",
+        layout.console_leaf,
+        requires="console_socket",
+    ),
 )
 #: Socket kinds in the order they are reported.
 SOCKET_KINDS = tuple(kind.name for kind in SOCKET_KIND_TABLE)
@@ -171,7 +198,8 @@ class WorkspaceData(t.NamedTuple):
 
 
 class CacheDirectory(t.NamedTuple):
-    """Nx's task cache, where configured (``NX_CACHE_DIRECTORY`` or nx.json's ``cacheDirectory``), as the release judges it.
+    """Nx's task cache, where configured (``NX_CACHE_DIRECTORY`` or nx.json's ``cacheDirectory``), as the release judges
+    it.
 
     Nx 24.0.6 judges it when ``nx/src/utils/cache-directory.js`` is imported —
     by every command — and stops with ``UntrustedDataDirectoryError`` when
@@ -205,11 +233,17 @@ class Resolution(t.NamedTuple):
     actions: tuple[Action, ...]
     allowlist: Allowlist
     rules: ReleaseRules  # the release table's rules this prediction followed
-    user_namespace_sandbox: SandboxDaemon | None = None  # Linux: whether the daemon serves a client inside bwrap/srt/codex
-    daemon: DaemonSwitch | None = None  # whether Nx's client uses its daemon at all, and why not (core/daemon_switch.py)
+    user_namespace_sandbox: SandboxDaemon | None = (
+        None  # Linux: whether the daemon serves a client inside bwrap/srt/codex
+    )
+    daemon: DaemonSwitch | None = (
+        None  # whether Nx's client uses its daemon at all, and why not (core/daemon_switch.py)
+    )
     mounts: tuple[LevelMount, ...] = ()  # the mount under each level judged, where the view shows a mount table
     cache_directory: CacheDirectory | None = None  # a configured task cache, judged as the release judges it
-    container: ContainerVerdict | None = None  # Linux: the container nxsock runs in, and whether the socket root is shared
+    container: ContainerVerdict | None = (
+        None  # Linux: the container nxsock runs in, and whether the socket root is shared
+    )
 
 
 class _Roots(t.NamedTuple):
@@ -264,7 +298,9 @@ def resolve(env: Environment, view: FsView, *, layout_override: str | None = Non
         root = root._replace(listen_fails=listen_errno(under_root))
     daemon = sockets["daemon"]
     if record is not None and record.socket_path and record.problem is None:
-        daemon = daemon._replace(path=record.socket_path, dir=dirname(record.socket_path), client_refusal=record.client_refusal)
+        daemon = daemon._replace(
+            path=record.socket_path, dir=dirname(record.socket_path), client_refusal=record.client_refusal
+        )
     elif posix and rules.client_socket_check and daemon.root is not None:
         daemon = daemon._replace(client_refusal=_predicted_client_refusal(env, view, daemon))
     sockets["daemon"] = daemon
@@ -282,7 +318,9 @@ def resolve(env: Environment, view: FsView, *, layout_override: str | None = Non
         actions=tuple(sim.actions),
         allowlist=_allowlist(env, view, sockets, native_cache) if posix else Allowlist((), ()),
         rules=rules,
-        user_namespace_sandbox=judge_sandbox(view, env.uid, env.gid, env.nx_version, data.daemon_dir) if linux else None,
+        user_namespace_sandbox=judge_sandbox(view, env.uid, env.gid, env.nx_version, data.daemon_dir)
+        if linux
+        else None,
         daemon=switch,
         mounts=mounts,
         cache_directory=_cache_directory(env, view, rules) if posix else None,
@@ -360,7 +398,8 @@ def _data_dir(env: Environment, view: FsView, rules: ReleaseRules, *, empty_is_u
 
 
 def _nx_json_cache_directory(view: FsView, root: str) -> str | None:
-    """nx.json's ``cacheDirectory`` (or the default task runner's), as Nx reads it; ``None`` when unset or unreadable."""
+    """nx.json's ``cacheDirectory`` (or the default task runner's), as Nx reads it; ``None`` when unset or
+    unreadable."""
     text = view.read_text(join(root, "nx.json"), 1 << 20, follow=True)
     if not isinstance(text, str) or "cacheDirectory" not in text:
         return None
@@ -480,7 +519,9 @@ def _native_cache(env: Environment, sim: Simulation, rules: ReleaseRules) -> Nat
         return NativeCache(directory, None, (), False, directory)
     roots = _roots(env, rules)
     version_dir = join(roots.native_cache, version)
-    if dirname(version_dir) != roots.native_cache or basename(version_dir) != version:  # never reached: is_version holds
+    if (
+        dirname(version_dir) != roots.native_cache or basename(version_dir) != version
+    ):  # never reached: is_version holds
         return NativeCache(None, "the version is not a plain name", (), False, roots.native_cache)
     refusal = establish_shared_root(sim, roots.container)
     for level in (roots.user, roots.native_cache, version_dir):
@@ -556,7 +597,8 @@ def _home_tier_is_distinct(view: FsView, home_nx: str, tmp: str, roots: _Roots) 
 
 
 def _establish_configured(sim: Simulation, directory: str, walk_parents: bool) -> Refusal | None:
-    """A configured directory: its parents (walked and judged from 24.0.5; before, ``mkdir -p``), then the private guard."""
+    """A configured directory: its parents (walked and judged from 24.0.5; before, ``mkdir -p``), then the private
+    guard."""
     refusal: Refusal | None
     if walk_parents:
         refusal = walk_ancestry(sim, dirname(directory), create=True)
@@ -670,7 +712,9 @@ def _placement(kind: SocketKind, spot: _Spot, rules: ReleaseRules, spelling: _Sp
     length = layout.path_length(measured_dir + sep + kind.longest(rules), rules.budget_units)
     id_budget = None
     if kind.id_budget:
-        id_budget = layout.BUDGET - layout.path_length(measured_dir + sep + name.replace("<id>", ""), rules.budget_units)
+        id_budget = layout.BUDGET - layout.path_length(
+            measured_dir + sep + name.replace("<id>", ""), rules.budget_units
+        )
     exact = None if spot.dir is None or not kind.exact else prefix + spot.dir + sep + name
     return SocketPlacement(
         kind=kind.name,
@@ -839,7 +883,9 @@ class _WindowsPipes:
             return SocketPlacement(kind=kind.name, placed=True)
         tier, root_dir = self.tier, self.dir
         if tier == "configured" or (kind.leaf is not None and not self.rules.current_layout):
-            spot = _Spot(tier, root_dir, root_dir)  # the legacy layout has no leaves: plugin<id>.sock in the temp dir itself
+            spot = _Spot(
+                tier, root_dir, root_dir
+            )  # the legacy layout has no leaves: plugin<id>.sock in the temp dir itself
         elif kind.leaf is None:
             spot = _Spot(tier, root_dir, None)
         else:
@@ -883,7 +929,9 @@ def _daemon_record(view: FsView, daemon_dir: str, uid: int, rules: ReleaseRules)
     if isinstance(text, int):
         if text == _errno.ENOENT or text == _errno.ENOTDIR:
             return None
-        return DaemonRecord(file=path, problem=f"could not be read ({errno_name(text)})", client_checks_socket=rules.client_socket_check)
+        return DaemonRecord(
+            file=path, problem=f"could not be read ({errno_name(text)})", client_checks_socket=rules.client_socket_check
+        )
     try:
         data = parse_json(text)
     except JsonInputError as exc:
@@ -894,11 +942,18 @@ def _daemon_record(view: FsView, daemon_dir: str, uid: int, rules: ReleaseRules)
     pid = pid if isinstance(pid, int) and not isinstance(pid, bool) else None
     socket_path = data.get("socketPath")
     socket_path = socket_path if isinstance(socket_path, str) and is_absolute(socket_path) else None
-    if socket_path is not None and (normalize(socket_path) != socket_path or "\0" in socket_path or not socket_path.endswith(".sock")):
+    if socket_path is not None and (
+        normalize(socket_path) != socket_path or "\0" in socket_path or not socket_path.endswith(".sock")
+    ):
         # Whoever wrote the record chose it: a path that climbs (``..``) or names no socket is not Nx's.  It is
         # reported as the record's problem; nothing is probed, surveyed or offered from it.
-        return DaemonRecord(file=path, pid=pid, socket_path=socket_path, problem="names a socketPath that is not a plain path to a socket",
-                            client_checks_socket=rules.client_socket_check)
+        return DaemonRecord(
+            file=path,
+            pid=pid,
+            socket_path=socket_path,
+            problem="names a socketPath that is not a plain path to a socket",
+            client_checks_socket=rules.client_socket_check,
+        )
     version = data.get("nxVersion")
     version = version if isinstance(version, str) and is_version(version) else None  # a version, or not known
     alive = view.pid_alive(pid) if pid is not None else None

@@ -125,7 +125,9 @@ def _srt_network(a: Allowed, fmt: str, notes: list[str]) -> dict[str, t.Any]:
     network: dict[str, t.Any] = {"allowedDomains": [], "deniedDomains": []}
     if a.platform == "linux":
         network["allowAllUnixSockets"] = True
-        notes.append(f"{fmt} on Linux cannot allow unix sockets by path (seccomp cannot filter paths): this allows all of them.")
+        notes.append(
+            f"{fmt} on Linux cannot allow unix sockets by path (seccomp cannot filter paths): this allows all of them."
+        )
     else:
         network["allowUnixSockets"] = list(a.sockets)
     return network
@@ -141,7 +143,9 @@ def _srt(a: Allowed) -> tuple[str, list[str]]:
 def _claude(a: Allowed) -> tuple[str, list[str]]:
     notes: list[str] = []
     network = _srt_network(a, "claude", notes)
-    settings: dict[str, t.Any] = {"sandbox": {"enabled": True, "filesystem": {"allowWrite": list(a.write)}, "network": network}}
+    settings: dict[str, t.Any] = {
+        "sandbox": {"enabled": True, "filesystem": {"allowWrite": list(a.write)}, "network": network}
+    }
     if a.daemon_off:
         name, value = RUN_INSIDE_VARIABLE
         settings["env"] = {name: value}
@@ -149,15 +153,27 @@ def _claude(a: Allowed) -> tuple[str, list[str]]:
 
 
 def _codex(a: Allowed) -> tuple[str, list[str]]:
-    notes = ["codex's sandbox_workspace_write table has no unix-socket rule: it needs network_access = true for sockets."]
+    notes = [
+        "codex's sandbox_workspace_write table has no unix-socket rule: it needs network_access = true for sockets."
+    ]
     roots = ", ".join(json.dumps(p) for p in a.write)
-    text = f'sandbox_mode = "workspace-write"\n\n[sandbox_workspace_write]\nwritable_roots = [{roots}]\nnetwork_access = true\n'
+    text = (
+        'sandbox_mode = "workspace-write"\n\n[sandbox_workspace_write]\nwritable_roots = '
+        f'[{roots}]\nnetwork_access = true\n'
+    )
     return text + (_codex_environment() if a.daemon_off else ""), notes
 
 
 def _codex_profile(a: Allowed) -> tuple[str, list[str]]:
     notes = ["codex forbids unix sockets unless the profile enables network access: this profile enables it."]
-    lines = ['default_permissions = "nx"', "", "[permissions.nx]", 'extends = ":workspace"', "", "[permissions.nx.filesystem]"]
+    lines = [
+        'default_permissions = "nx"',
+        "",
+        "[permissions.nx]",
+        'extends = ":workspace"',
+        "",
+        "[permissions.nx.filesystem]",
+    ]
     lines += [f"{json.dumps(p)} = \"write\"" for p in a.write]
     lines += ["", "[permissions.nx.network]", "enabled = true", ""]
     return "\n".join(lines) + (_codex_environment() if a.daemon_off else ""), notes
@@ -194,22 +210,63 @@ def _flatpak(a: Allowed) -> tuple[str, list[str]]:
 _CODEX_CARRIES = '[shell_environment_policy] set = { NX_DAEMON = "false" }.'
 
 #: Every format, in the order ``paths --format`` lists them.
-FORMATS: dict[str, SandboxFormat] = {f.name: f for f in (
-    SandboxFormat("text", _text),
-    SandboxFormat("env", _env, in_remedies=False),
-    SandboxFormat("srt", _srt, "srt", user_namespace="linux", binds="linux", tmpdir="/tmp/claude",
-                  daemon_off="srt's settings file cannot set a variable, and srt passes its own environment on: "
-                             "start it as `NX_DAEMON=false srt --settings FILE -- COMMAND`."),
-    SandboxFormat("claude", _claude, "Claude Code's sandbox (srt)", user_namespace="linux", binds="linux",
-                  tmpdir="/tmp/claude", daemon_off='These settings set it for every command: "env": {"NX_DAEMON": "false"}.'),
-    SandboxFormat("codex", _codex, "codex sandbox", user_namespace="linux", binds="linux",
-                  daemon_off="This configuration sets it for what codex runs: " + _CODEX_CARRIES),
-    SandboxFormat("codex-profile", _codex_profile, "codex sandbox", user_namespace="linux", binds="linux",
-                  daemon_off="This profile sets it for what codex runs: " + _CODEX_CARRIES),
-    SandboxFormat("seatbelt", _seatbelt, "seatbelt"),
-    SandboxFormat("bwrap", _bwrap, "bubblewrap", user_namespace="always", binds="always",
-                  daemon_off="These arguments set it: --setenv NX_DAEMON false."),
-    SandboxFormat("docker", _docker, "docker", binds="always"),
-    SandboxFormat("flatpak", _flatpak, "flatpak", user_namespace="always", binds="always",
-                  daemon_off="These arguments set it: --env=NX_DAEMON=false."),
-)}
+FORMATS: dict[str, SandboxFormat] = {
+    f.name: f
+    for f in (
+        SandboxFormat("text", _text),
+        SandboxFormat("env", _env, in_remedies=False),
+        SandboxFormat(
+            "srt",
+            _srt,
+            "srt",
+            user_namespace="linux",
+            binds="linux",
+            tmpdir="/tmp/claude",
+            daemon_off="srt's settings file cannot set a variable, and srt passes its own environment on: "
+            "start it as `NX_DAEMON=false srt --settings FILE -- COMMAND`.",
+        ),
+        SandboxFormat(
+            "claude",
+            _claude,
+            "Claude Code's sandbox (srt)",
+            user_namespace="linux",
+            binds="linux",
+            tmpdir="/tmp/claude",
+            daemon_off='These settings set it for every command: "env": {"NX_DAEMON": "false"}.',
+        ),
+        SandboxFormat(
+            "codex",
+            _codex,
+            "codex sandbox",
+            user_namespace="linux",
+            binds="linux",
+            daemon_off="This configuration sets it for what codex runs: " + _CODEX_CARRIES,
+        ),
+        SandboxFormat(
+            "codex-profile",
+            _codex_profile,
+            "codex sandbox",
+            user_namespace="linux",
+            binds="linux",
+            daemon_off="This profile sets it for what codex runs: " + _CODEX_CARRIES,
+        ),
+        SandboxFormat("seatbelt", _seatbelt, "seatbelt"),
+        SandboxFormat(
+            "bwrap",
+            _bwrap,
+            "bubblewrap",
+            user_namespace="always",
+            binds="always",
+            daemon_off="These arguments set it: --setenv NX_DAEMON false.",
+        ),
+        SandboxFormat("docker", _docker, "docker", binds="always"),
+        SandboxFormat(
+            "flatpak",
+            _flatpak,
+            "flatpak",
+            user_namespace="always",
+            binds="always",
+            daemon_off="These arguments set it: --env=NX_DAEMON=false.",
+        ),
+    )
+}

@@ -201,7 +201,9 @@ def steering_reason(variables: t.Mapping[str, Variable], names: t.Iterable[str],
         return None
     source, refusal = steered
     setting = [n for n in present if variables[n].source == source]
-    return f"{', '.join(setting)} {'is' if len(setting) == 1 else 'are'} set in {source}, and {describe_distrust(refusal)}"
+    return (
+        f"{', '.join(setting)} {'is' if len(setting) == 1 else 'are'} set in {source}, and {describe_distrust(refusal)}"
+    )
 
 
 def steering_refusal(sources: t.Iterable[str], uid: int) -> tuple[str, Refusal] | None:

@@ -155,7 +155,9 @@ class RemedyContext:
         becomes the command and the reason stays in the sentence.
         """
         verdict = vet(remedy, self.policy) if isinstance(remedy, Remedy) else remedy
-        passed = [v for v in (vet(a, self.policy) for a in alternatives if isinstance(a, Remedy)) if isinstance(v, Remedy)]
+        passed = [
+            v for v in (vet(a, self.policy) for a in alternatives if isinstance(a, Remedy)) if isinstance(v, Remedy)
+        ]
         program = self.policy.nxsock_for_root
         if isinstance(verdict, Withheld):
             if not passed:
@@ -171,7 +173,8 @@ def _or(alternatives: list[Remedy], nxsock_for_root: str) -> str:
 
 
 def _suggest(ctx: RemedyContext, variable: str, names: tuple[str, str]) -> str | None:
-    """The first candidate (under ``$XDG_RUNTIME_DIR``, else the home) that passes every rule, tried by resolving with it."""
+    """The first candidate (under ``$XDG_RUNTIME_DIR``, else the home) that passes every rule, tried by resolving with
+    it."""
     from .environment import Variable, home_directory
     from .resolver import resolve
 
@@ -281,15 +284,26 @@ def describe(refusal: Refusal, purpose: str = "sockets") -> str:
             return f"{d} is a symlink where Nx expects a real directory; Nx never follows it."
         return f"{d} exists but is not a directory."
     if kind == "foreign-owner":
-        return f"{d} belongs to {_owner(refusal.uid)}, not to you, so Nx will not {_PURPOSE.get(purpose, _PURPOSE['sockets'])}."
+        return (
+            f"{d} belongs to {_owner(refusal.uid)}, not to you, so Nx will not "
+            f"{_PURPOSE.get(purpose, _PURPOSE['sockets'])}."
+        )
     if kind == "foreign-shared-container":
-        return f"{d} belongs to {_owner(refusal.uid)}, so it could swap your private directory beneath it; Nx only trusts root or you here."
+        return (
+            f"{d} belongs to {_owner(refusal.uid)}, so it could swap your private directory beneath it; Nx only "
+            "trusts root or you here."
+        )
     if kind == "foreign-ancestor":
-        return f"{d} lies above the directory and belongs to {_owner(refusal.uid)}, who could replace what is beneath it."
+        return (
+            f"{d} lies above the directory and belongs to {_owner(refusal.uid)}, who could replace what is beneath it."
+        )
     if kind == "not-tightenable":
         return f"{d} is open to other users (mode {mode}) and cannot be restricted to 0700."
     if kind == "peer-writable-not-sticky":
-        return f"{d} is writable by other users without the sticky bit (mode {mode}), so they could replace directories in it."
+        return (
+            f"{d} is writable by other users without the sticky bit (mode {mode}), so they could "
+            "replace directories in it."
+        )
     if kind == "not-private":
         return f"{d} is open to other users (mode {mode}); Nx's client dials only a socket in an owner-only directory."
     return f"{d} was refused ({kind})."
@@ -313,10 +327,14 @@ def _configured_variable(ctx: RemedyContext, directory: str, purpose: str) -> st
 def socket_export(ctx: RemedyContext) -> Remedy | Withheld:
     suggestion = ctx.socket_dir_suggestion
     if suggestion is None:
-        return Withheld("No directory only you can own (under $XDG_RUNTIME_DIR or your home) passes every rule to suggest as NX_SOCKET_DIR.")
+        return Withheld(
+            "No directory only you can own (under $XDG_RUNTIME_DIR or your home) passes every rule to "
+            "suggest as NX_SOCKET_DIR."
+        )
     return Remedy(
         (Export(variable="NX_SOCKET_DIR", value=suggestion),),
-        f"Keeps Nx's sockets in {suggestion}, a directory only you can own (add it to your shell's profile to keep it).",
+        f"Keeps Nx's sockets in {suggestion}, a directory only you can own (add it to your "
+        "shell's profile to keep it).",
     )
 
 
@@ -337,35 +355,47 @@ def _env_file_fix(ctx: RemedyContext, variable: str, path: str, what: str) -> Re
 
     text = ctx.policy.view.read_text(path)
     step = EditEnvFile(path, variable=variable)
-    if isinstance(text, int):  # not a file nxsock can read: the policy says why (a link, another user's), or sed cannot either
-        return Remedy((step,), f"{variable} is set in {path}; this deletes the lines there that set it, so Nx uses its default {what}.")
+    if isinstance(
+        text, int
+    ):  # not a file nxsock can read: the policy says why (a link, another user's), or sed cannot either
+        return Remedy(
+            (step,),
+            f"{variable} is set in {path}; this deletes the lines there that set it, so Nx uses its default {what}.",
+        )
     entry = ctx.policy.view.lstat(path)
     if not isinstance(entry, int) and entry.size > DOTENV_LIMIT:  # what sed would do past what was read is unknown
-        return Withheld(f"No safe command: {variable} is set in {path}, which is larger than the {DOTENV_LIMIT} bytes nxsock "
-                        f"reads and edits; remove it there yourself, so Nx uses its default {what}.")
+        return Withheld(
+            f"No safe command: {variable} is set in {path}, which is larger than the {DOTENV_LIMIT} bytes nxsock "
+            f"reads and edits; remove it there yourself, so Nx uses its default {what}."
+        )
     edit = remove_assignments(text, variable)
     where = _lines_of(edit.lines, path)
     if edit.text is None:
         return Withheld(f"No safe command: {variable} is set in {where}, which nxsock does not edit: {edit.reason}; "
                         f"remove it there yourself, so Nx uses its default {what}.")
     if edit.sed is None:
-        return Withheld(f"No safe command: {variable} is set in {where}, and no sed command deletes exactly that: {edit.no_sed}; "
-                        f"delete it in an editor, so Nx uses its default {what}.")
+        return Withheld(
+            f"No safe command: {variable} is set in {where}, and no sed command deletes exactly that: {edit.no_sed}; "
+            f"delete it in an editor, so Nx uses its default {what}."
+        )
     return Remedy(
         (replace(step, lines=edit.sed or None),),
-        f"{variable} is set in {where}; this deletes {'that assignment' if len(edit.lines) == 1 else 'those assignments'} "
+        f"{variable} is set in {where}; this deletes "
+        f"{'that assignment' if len(edit.lines) == 1 else 'those assignments'} "
         f"and nothing else, so Nx uses its default {what}.",
     )
 
 
 def configuration_fix(ctx: RemedyContext, variable: str, what: str) -> Remedy | Withheld:
-    """Unset *variable* where it was set: in this shell, or by deleting its assignments from the ``.env`` file that set it."""
+    """Unset *variable* where it was set: in this shell, or by deleting its assignments from the ``.env`` file that set
+    it."""
     source = ctx.source_of(variable)
     if source.startswith("/"):
         return _env_file_fix(ctx, variable, source, what)
     return Remedy(
         (Unset(variable=variable),),
-        f"Unsets {variable} in this shell, so Nx uses its default {what}; remove it too wherever your profile or CI sets it.",
+        f"Unsets {variable} in this shell, so Nx uses its default {what}; remove it too wherever "
+        "your profile or CI sets it.",
     )
 
 
@@ -389,43 +419,74 @@ def _build(refusal: Refusal, ctx: RemedyContext, purpose: str) -> tuple[Remedy |
             return Remedy((Create(dirname(d)),), f"Creates {dirname(d)}, the missing level above it."), elsewhere
         if refusal.errno in ("EACCES", "EPERM"):
             return _unwritable(ctx, d, purpose), elsewhere
-        return Withheld(f"Creating {d} failed with {refusal.errno}" + (f"; {dirname(d)} is on a read-only filesystem (a sandbox's bind mount, typically)." if refusal.errno == "EROFS" else ".")), elsewhere
+        return Withheld(
+            f"Creating {d} failed with {refusal.errno}"
+            + (
+                f"; {dirname(d)} is on a read-only filesystem (a sandbox's bind mount, typically)."
+                if refusal.errno == "EROFS"
+                else "."
+            )
+        ), elsewhere
     if kind == "not-inspectable":
         if refusal.errno == "ENOENT":
             return (
-                Remedy((Create(d, mode=0o700),), f"Creates {d}, yours and private, which TMPDIR names; or unset TMPDIR, or upgrade to Nx 24, which does not need it."),
+                Remedy(
+                    (Create(d, mode=0o700),),
+                    f"Creates {d}, yours and private, which TMPDIR names; or unset TMPDIR, or upgrade to Nx "
+                    "24, which does not need it.",
+                ),
                 None,
             )
         return Withheld(f"A level above {d} cannot be searched by you ({refusal.errno})."), elsewhere
     if kind == "not-a-directory":
         remove = Remove(d)
         if d == CONTAINER:
-            return Remedy((remove, *PROVISION.steps), "Removes what stands at /tmp/.nx (a link goes as a link; what it points at is untouched) and creates the shared container: root's, 1777."), None
+            return Remedy(
+                (remove, *PROVISION.steps),
+                "Removes what stands at /tmp/.nx (a link goes as a link; what it points at is untouched) and creates "
+                "the shared container: root's, 1777.",
+            ), None
         from .remedy import nx_level_root
 
         if nx_level_root(ctx.policy, d) is None:
-            return Withheld(f"No safe command: {d} is not one of Nx's own directories; nxsock suggests no change to it."), None
+            return Withheld(
+                f"No safe command: {d} is not one of Nx's own directories; nxsock suggests no change to it."
+            ), None
         what = "the link itself, never what it points at" if refusal.symlink else "the file"
-        return Remedy((remove,), f"Removes {what}; Nx then creates the directory it needs. If you did not make it, treat it as hostile."), elsewhere
+        return Remedy(
+            (remove,),
+            f"Removes {what}; Nx then creates the directory it needs. If you did not make it, treat it as hostile.",
+        ), elsewhere
     if kind == "foreign-owner":
         if refusal.uid == 0:
             why = f"Removes {d}, left by running Nx as root (sudo); Nx recreates it, yours, on its next run."
         else:
-            why = f"Removes {d}, which {_owner(refusal.uid)} made first; it is removed, never handed to you, and Nx recreates it, yours."
+            why = (
+                f"Removes {d}, which {_owner(refusal.uid)} made first; it is removed, never handed to you, "
+                "and Nx recreates it, yours."
+            )
         return Remedy((RemoveTree(d, needs_root=True),), why), elsewhere
     if kind == "foreign-shared-container":
         return Remedy(
             (Chown(d, owner=0, group=0, needs_root=True), Chmod(d, mode=0o1777, needs_root=True)),
-            f"Hands {d} to root and makes it 1777, shared and sticky; every user's directory beneath it stays as it is.",
+            f"Hands {d} to root and makes it 1777, shared and sticky; every user's directory "
+            "beneath it stays as it is.",
         ), None
     if kind == "foreign-ancestor":
         return Withheld(f"{d} is not Nx's; nxsock changes nothing there ({_owner(refusal.uid)} owns it)."), elsewhere
     if kind in ("not-tightenable", "not-private"):
-        return Remedy((Chmod(d, mode=0o700),), f"Restricts {d} to you; if the mode does not stick, the filesystem ignores modes."), elsewhere
+        return Remedy(
+            (Chmod(d, mode=0o700),), f"Restricts {d} to you; if the mode does not stick, the filesystem ignores modes."
+        ), elsewhere
     if kind == "peer-writable-not-sticky":
         if d == CONTAINER:
-            return Remedy((Chmod(d, mode=0o1777, needs_root=True),), f"Makes {d} 1777: sticky, so users cannot replace each other's directories."), None
-        return Withheld(f"{d} is not Nx's; nxsock changes nothing there. Whoever runs the machine can make it sticky (chmod +t)."), elsewhere
+            return Remedy(
+                (Chmod(d, mode=0o1777, needs_root=True),),
+                f"Makes {d} 1777: sticky, so users cannot replace each other's directories.",
+            ), None
+        return Withheld(
+            f"{d} is not Nx's; nxsock changes nothing there. Whoever runs the machine can make it sticky (chmod +t)."
+        ), elsewhere
     return Withheld(f"{d} was refused ({kind})."), elsewhere
 
 
@@ -439,24 +500,37 @@ def _unwritable(ctx: RemedyContext, level: str, purpose: str) -> Remedy | Withhe
     facts = f" (owner {_owner(entry.uid)}, mode {format_mode(entry.mode)})" if isinstance(entry, Entry) else ""
     from .remedy import nx_level_root
 
-    if isinstance(entry, Entry) and entry.uid != ctx.uid and nx_level_root(ctx.policy, blocker) not in (None, CONTAINER):
+    if (
+        isinstance(entry, Entry)
+        and entry.uid != ctx.uid
+        and nx_level_root(ctx.policy, blocker) not in (None, CONTAINER)
+    ):
         top = blocker
-        while dirname(top) != top and nx_level_root(ctx.policy, dirname(top)) is not None and _foreign(view, dirname(top), ctx.uid):
+        while (
+            dirname(top) != top
+            and nx_level_root(ctx.policy, dirname(top)) is not None
+            and _foreign(view, dirname(top), ctx.uid)
+        ):
             top = dirname(top)
         return Remedy(
             (RemoveTree(top, needs_root=True),),
-            f"You may not write in {blocker}{facts}: it was left by running Nx as {_owner(entry.uid)}; this removes {top} and Nx recreates it, yours.",
+            f"You may not write in {blocker}{facts}: it was left by running Nx as {_owner(entry.uid)}; this removes "
+            f"{top} and Nx recreates it, yours.",
         )
     data = ctx.data_dir_suggestion if purpose == "sockets" else None
     reason = f"You may not write in {blocker}{facts}, so Nx cannot create {level}."
     if data is not None:
         return Remedy(
             (Export(variable="NX_WORKSPACE_DATA_DIRECTORY", value=data),),
-            f"{reason} This keeps Nx's workspace data (its daemon's files and the workspace fallback) in {data}, which is yours.",
+            f"{reason} This keeps Nx's workspace data (its daemon's files and the workspace fallback) "
+            f"in {data}, which is yours.",
         )
     if purpose == "container":  # check-root judges a shared root: Nx's workspace data has nothing to do with it
         return Withheld(f"{reason} {blocker} is not Nx's, and nxsock changes nothing there.")
-    return Withheld(f"{reason} {blocker} is not Nx's; make it writable for uid {ctx.uid}, or set NX_WORKSPACE_DATA_DIRECTORY to a directory of yours.")
+    return Withheld(
+        f"{reason} {blocker} is not Nx's; make it writable for uid {ctx.uid}, or set NX_WORKSPACE_DATA_DIRECTORY "
+        "to a directory of yours."
+    )
 
 
 def _foreign(view: FsView, path: str, uid: int) -> bool:
@@ -471,8 +545,10 @@ def remedy_for(refusal: Refusal, ctx: RemedyContext, purpose: str = "sockets") -
 
 
 _INVALID = {
-    "shared-with-other-users": "{dir} is shared with other users; Nx locks its socket directory to one user, and until then others could reach the daemon's sockets.",
-    "os-temp-root": "{dir} is the OS temp directory itself; Nx deletes its socket directory recursively when the daemon stops, which would take everything else in it.",
+    "shared-with-other-users": "{dir} is shared with other users; Nx locks its socket directory to one user, and until "
+                               "then others could reach the daemon's sockets.",
+    "os-temp-root": "{dir} is the OS temp directory itself; Nx deletes its socket directory recursively when the "
+                    "daemon stops, which would take everything else in it.",
     "nx-managed": "{dir} is a directory Nx manages itself and creates socket directories beneath.",
 }
 
@@ -483,7 +559,8 @@ def describe_invalid(reason: str, directory: str, variable: str) -> str:
 
 
 def remedy_for_invalid(variable: str, ctx: RemedyContext) -> Advice:
-    """Unset the variable where it was set (this shell, or the ``.env`` file's lines), or a directory of one's own instead."""
+    """Unset the variable where it was set (this shell, or the ``.env`` file's lines), or a directory of one's own
+    instead."""
     return ctx.offer(configuration_fix(ctx, variable, "socket directory"), socket_export(ctx))
 
 
@@ -495,46 +572,62 @@ def remedy_for_invalid(variable: str, ctx: RemedyContext) -> Advice:
 DAEMON_MESSAGE_CAUSES = {
     "daemon-terminated": (
         "The daemon ended while it served a request (killed by a signal, the out-of-memory killer, or a crash): the "
-        "client wrote this to the daemon's error log and, unless in a sandbox, disabled the daemon until `nx reset`."),
+        "client wrote this to the daemon's error log and, unless in a sandbox, disabled the daemon until `nx reset`."
+    ),
     "plugin-worker-timeout": (
         "A plugin worker listened, but its host (the daemon or the Nx command) did not connect within the time limit: "
         "the host was paused or blocked (a debugger's breakpoint, Ctrl-Z, a long synchronous step on a loaded machine) "
-        "or ended before it connected. A plugin that loads slowly does not cause it: loading starts after the connection."),
+        "or ended before it connected. A plugin that loads slowly does not cause it: loading "
+        "starts after the connection."
+    ),
     "plugin-worker-never-listened": (
         "A plugin worker was started but never listened on its socket while Nx polled it, nor exited: its start hangs "
-        "(a slow or stalled plugin module, a machine too loaded to start it)."),
+        "(a slow or stalled plugin module, a machine too loaded to start it)."
+    ),
     "workspace-mismatch": (
         "Two workspaces share one socket directory (NX_SOCKET_DIR or NX_DAEMON_SOCKET_DIR set to the same place): "
-        "the client of one reached the daemon of the other, which refused it."),
+        "the client of one reached the daemon of the other, which refused it."
+    ),
     "version-changed": (
         "The Nx installed in node_modules changed under a running Nx (an install or upgrade while `nx watch` or the "
-        "daemon ran): the running one stops rather than mix two versions."),
+        "daemon ran): the running one stops rather than mix two versions."
+    ),
     "read-only-fs": (
         "Nx's native code was refused a write by a read-only filesystem (EROFS): a read-only workspace, /tmp or "
-        "home (a sandbox's read-only bind, a read-only container root)."),
+        "home (a sandbox's read-only bind, a read-only container root)."
+    ),
     "inotify-limit": (
         "The kernel's limit on inotify watches per user is reached (ENOSPC): the daemon's file watcher cannot watch "
-        "the workspace, so Nx disables the daemon until `nx reset`."),
+        "the workspace, so Nx disables the daemon until `nx reset`."
+    ),
 }
 #: Each plugin-worker message's remedy: the one variable that helps it, and what it gives up.
-PLUGIN_NO_TIMEOUTS = ("Plugin workers and their host then wait for each other without a time limit; a worker whose host "
-                      "died then stays until it is stopped.")
-PLUGINS_IN_PROCESS = ("Nx then loads plugins in its own process, with no worker to start: a plugin that crashes takes the "
-                      "command (or daemon) with it.")
+PLUGIN_NO_TIMEOUTS = (
+    "Plugin workers and their host then wait for each other without a time limit; a worker whose host "
+    "died then stays until it is stopped."
+)
+PLUGINS_IN_PROCESS = (
+    "Nx then loads plugins in its own process, with no worker to start: a plugin that crashes takes the "
+    "command (or daemon) with it."
+)
 #: The shared socket directory's remedy, and what the other workspace needs.
-SHARED_SOCKET_DIR = ("Nx then gives each workspace its own socket directory; this workspace's daemon, whose socket the "
-                     "other's replaced, is stopped and its record removed, so the next command starts one of its own. "
-                     "The other workspace ({other}) keeps its daemon: unset the same variables in its shell too, or the "
-                     "next daemon started there takes the shared socket again.")
+SHARED_SOCKET_DIR = (
+    "Nx then gives each workspace its own socket directory; this workspace's daemon, whose socket the "
+    "other's replaced, is stopped and its record removed, so the next command starts one of its own. "
+    "The other workspace ({other}) keeps its daemon: unset the same variables in its shell too, or the "
+    "next daemon started there takes the shared socket again."
+)
 #: The same, where this workspace's daemon is gone but its record stays: only the record is removed.
 SHARED_SOCKET_DIR_RECORD = ("Nx then gives each workspace its own socket directory; the record of this workspace's "
                             "daemon, whose socket the other's replaced, is removed, so the next command starts one of "
                             "its own. The other workspace ({other}) keeps its daemon: unset the same variables in its "
                             "shell too, or the next daemon started there takes the shared socket again.")
 #: The same, where only the variables are unset (no record of this workspace's daemon to act on).
-SHARED_SOCKET_DIR_UNSET = ("Nx then gives each workspace its own socket directory, and the next command here uses a "
-                           "daemon of its own. The other workspace ({other}) keeps its daemon: unset the same variables "
-                           "in its shell too, or the next daemon started there takes the shared socket again.")
+SHARED_SOCKET_DIR_UNSET = (
+    "Nx then gives each workspace its own socket directory, and the next command here uses a "
+    "daemon of its own. The other workspace ({other}) keeps its daemon: unset the same variables "
+    "in its shell too, or the next daemon started there takes the shared socket again."
+)
 #: A changed Nx's remedy.
 VERSION_CHANGED = ("Stops the daemon of the old version; run your command again and Nx starts the installed one "
                    "(`npx nx --version` shows it).")
@@ -553,19 +646,23 @@ WINDOWS_NOT_JUDGED = ("No safe command from this machine: {path} is a Windows pa
                       "({errno}) shows only on that Windows machine; nxsock judges modes, owners and sandboxes only "
                       "where it runs.")
 #: The inotify limit: nxsock changes no kernel setting; the line root runs.
-INOTIFY_NO_COMMAND = ("No safe command from nxsock: the limit is the kernel's, and only root raises it: "
-                      "`sudo sysctl fs.inotify.max_user_watches=524288` (and the same line in /etc/sysctl.d/ to keep it "
-                      "after a reboot); in a container with a user namespace of its own, the limit may be that "
-                      "namespace's: `sysctl user.max_inotify_watches=524288` as its root. Then `nx reset` clears the "
-                      "disabled marker.")
+INOTIFY_NO_COMMAND = (
+    "No safe command from nxsock: the limit is the kernel's, and only root raises it: "
+    "`sudo sysctl fs.inotify.max_user_watches=524288` (and the same line in /etc/sysctl.d/ to keep it "
+    "after a reboot); in a container with a user namespace of its own, the limit may be that "
+    "namespace's: `sysctl user.max_inotify_watches=524288` as its root. Then `nx reset` clears the "
+    "disabled marker."
+)
 #: A socket on a filesystem that cannot hold one.
 NO_SOCKETS_HERE = "the filesystem cannot hold unix sockets (a Windows drive under WSL, a FUSE or network mount)"
 #: What the dead daemon's remedy changes: the marker the client wrote goes, and a daemon is started now.
 DAEMON_BACK = ("Removes the disabled marker the client wrote when its daemon died, then starts a daemon now; "
                "Nx also starts one on its next command. The record and socket of the dead one are replaced.")
 #: The disabled marker's remedy made whole: its cause's remedy (what it changes), then the marker removed.
-MARKER_WITH_CAUSE = ("Fixes what disabled the daemon (the {cause} message: {changes}), then removes the disabled marker, "
-                     "which would keep the daemon off after the cause is gone.")
+MARKER_WITH_CAUSE = (
+    "Fixes what disabled the daemon (the {cause} message: {changes}), then removes the disabled marker, "
+    "which would keep the daemon off after the cause is gone."
+)
 #: How a dead daemon's answer names what this machine shows of it.
 DAEMON_SEEN_HERE = "On this machine: {what}"
 
@@ -574,14 +671,18 @@ DAEMON_SEEN_HERE = "On this machine: {what}"
 
 
 #: Advice for a refusal of a level that shows as 65534 only because nxsock runs inside such a sandbox.
-INSIDE_HINT = ("Inside this sandbox every owner but you, root included, shows as uid 65534, so no directory outside your own "
-               "passes and no NX_SOCKET_DIR helps; Nx uses the workspace fallback there, which the sandbox must let it write "
-               "(outside, `nxsock paths --format FORMAT` prints the entries).")
+INSIDE_HINT = (
+    "Inside this sandbox every owner but you, root included, shows as uid 65534, so no directory outside your own "
+    "passes and no NX_SOCKET_DIR helps; Nx uses the workspace fallback there, which the sandbox must let it write "
+    "(outside, `nxsock paths --format FORMAT` prints the entries)."
+)
 
 
 #: Advice for a level the sandbox mounts read-only.
-READ_ONLY_HINT = ("This sandbox mounts it read-only, and no variable set inside changes that; allow it in the sandbox's "
-                  "configuration (outside, `nxsock paths --format FORMAT` prints the entries).")
+READ_ONLY_HINT = (
+    "This sandbox mounts it read-only, and no variable set inside changes that; allow it in the sandbox's "
+    "configuration (outside, `nxsock paths --format FORMAT` prints the entries)."
+)
 
 
 def inside_advice(refusal: Refusal, verdict: SandboxDaemon | None) -> str | None:
@@ -606,10 +707,17 @@ def _sandbox_owner(refusal: Refusal) -> str:
 def sandbox_statement(verdict: SandboxDaemon, nx_version: str | None, sandbox: str | None = None) -> str:
     """One sentence: Nx cannot use its daemon in that sandbox, and why."""
     release = f"Nx {nx_version}" if nx_version else "Nx (24.0.5 or later assumed)"
-    where = "in this sandbox" if verdict.inside else (f"inside {sandbox}" if sandbox else "inside bubblewrap, srt or codex sandbox")
+    where = (
+        "in this sandbox"
+        if verdict.inside
+        else (f"inside {sandbox}" if sandbox else "inside bubblewrap, srt or codex sandbox")
+    )
     why = ""
     if verdict.refusal is not None:
-        why = f": {verdict.refusal.dir} {_sandbox_owner(verdict.refusal)} there (every owner but you, root included, shows as 65534)"
+        why = (
+            f": {verdict.refusal.dir} {_sandbox_owner(verdict.refusal)} there (every owner but you, root "
+            "included, shows as 65534)"
+        )
     return (f"{release} cannot use its daemon {where}. From 24.0.5 its client refuses a daemon socket unless "
             f"every level above it is yours or root's{why}, so it refuses every socket, whatever the sandbox allows; "
             "NX_SOCKET_DIR does not change that.")
@@ -628,7 +736,10 @@ def sandbox_daemon_warnings(verdict: SandboxDaemon, nx_version: str | None, sand
     tries costs, and how the format carries NX_DAEMON=false (*carried*).  Without *sandbox*, the entries are for
     any sandbox, and the sentences say they hold for one that runs Nx in a user namespace."""
     if sandbox is None:
-        return ["If the sandbox runs Nx in a user namespace: " + sandbox_statement(verdict, nx_version), marker_warning(verdict)]
+        return [
+            "If the sandbox runs Nx in a user namespace: " + sandbox_statement(verdict, nx_version),
+            marker_warning(verdict),
+        ]
     return [sandbox_statement(verdict, nx_version, sandbox), marker_warning(verdict),
             carried or f"Set {RUN_INSIDE} for the commands run inside it."]
 
@@ -657,7 +768,9 @@ def dead_state_found(count: int) -> str:
 
 
 def cache_leftovers_found(count: int) -> str:
-    return f"{counted(count, 'binding cache entry', 'binding cache entries')} of other versions, interrupted or untrusted."
+    return (
+        f"{counted(count, 'binding cache entry', 'binding cache entries')} of other versions, interrupted or untrusted."
+    )
 
 
 def legacy_leftovers_found(count: int) -> str:

@@ -29,8 +29,17 @@ from .emit import node_path as _p
 if t.TYPE_CHECKING:
     from ..core.wording import RemedyContext
 
-__all__ = ["binding_json", "daemon_json", "paths_document", "paths_exit_code", "print_paths_json", "refusal_json", "remedy_context",
-           "withheld_reason", "withhold_values"]
+__all__ = [
+    "binding_json",
+    "daemon_json",
+    "paths_document",
+    "paths_exit_code",
+    "print_paths_json",
+    "refusal_json",
+    "remedy_context",
+    "withheld_reason",
+    "withhold_values",
+]
 
 
 def remedy_context(resolution: Resolution, view: FsView | None = None) -> RemedyContext:
@@ -53,7 +62,9 @@ def _view_for(resolution: Resolution) -> FsView:
     return MemoryView({}) if env.platform == "win32" else fresh_machine(env)
 
 
-def refusal_json(refusal: Refusal, ctx: RemedyContext, sandbox: SandboxDaemon | None = None, purpose: str = "sockets") -> Json:
+def refusal_json(
+    refusal: Refusal, ctx: RemedyContext, sandbox: SandboxDaemon | None = None, purpose: str = "sockets"
+) -> Json:
     """A refusal as every document shows it: what failed, the sentence, and the vetted remedy."""
     from ..core.remedy import step_json
     from ..core.wording import describe, inside_advice, remedy_for
@@ -100,7 +111,9 @@ def _socket_json(placement: SocketPlacement, resolution: Resolution, ctx: t.Call
         doc["answers"] = None if record is None or record.connect is None else record.connect == "answers"
         # Nx ≥ 24.0.5's client dials only a socket whose directory and ancestry it trusts.
         doc["client_will_connect"] = None if placement.root is None else placement.client_refusal is None
-        doc["client_refusal"] = None if placement.client_refusal is None else refusal_json(placement.client_refusal, ctx())
+        doc["client_refusal"] = (
+            None if placement.client_refusal is None else refusal_json(placement.client_refusal, ctx())
+        )
     if placement.kind == "plugin":
         doc["id_budget"] = placement.id_budget
     return doc
@@ -160,8 +173,10 @@ def paths_document(resolution: Resolution, view: FsView | None = None) -> Json:
         "layout_assumed": resolution.layout_assumed,
         "rules_release": resolution.rules.release,
         "rules": _rules_json(resolution),
-        "variables": {k: {"value": node_string(v.value), "source": _p(v.source), "withheld": withheld_reason(v, env.withheld)}
-                      for k, v in sorted(env.variables.items())},
+        "variables": {
+            k: {"value": node_string(v.value), "source": _p(v.source), "withheld": withheld_reason(v, env.withheld)}
+            for k, v in sorted(env.variables.items())
+        },
         "socket_root": {
             "tier": root.tier,
             "root": _p(root.root),
@@ -189,8 +204,9 @@ def paths_document(resolution: Resolution, view: FsView | None = None) -> Json:
             "socket_dir": _p(data.socket_dir),
         },
         "cache_directory": _cache_directory_json(resolution),
-        "container": None if resolution.container is None else {**resolution.container._asdict(),
-                                                                "markers": list(resolution.container.markers)},
+        "container": None
+        if resolution.container is None
+        else {**resolution.container._asdict(), "markers": list(resolution.container.markers)},
         "daemon_record": None
         if record is None
         else {
@@ -203,7 +219,9 @@ def paths_document(resolution: Resolution, view: FsView | None = None) -> Json:
             "problem": record.problem,
             "client_checks_socket": record.client_checks_socket,
             "client_will_connect": record.client_will_connect,
-            "client_refusal": None if record.client_refusal is None else _client_refusal_json(record.client_refusal, ctx(), sandbox),
+            "client_refusal": None
+            if record.client_refusal is None
+            else _client_refusal_json(record.client_refusal, ctx(), sandbox),
         },
         "user_namespace_sandbox": _sandbox_json(resolution, ctx),
         "daemon": daemon_json(resolution),
@@ -241,7 +259,12 @@ def _cache_directory_json(resolution: Resolution) -> Json | None:
     cache = resolution.cache_directory
     if cache is None:
         return None
-    return {"dir": _p(cache.dir), "source": cache.source, "untrusted_reason": cache.untrusted_reason, "refused": cache.refused}
+    return {
+        "dir": _p(cache.dir),
+        "source": cache.source,
+        "untrusted_reason": cache.untrusted_reason,
+        "refused": cache.refused,
+    }
 
 
 def withheld_reason(variable: Variable, withheld: t.Sequence[tuple[str, str]]) -> str | None:
@@ -275,8 +298,8 @@ def daemon_json(resolution: Resolution) -> Json:
 
 def binding_json(resolution: Resolution, view: FsView | None = None) -> Json | None:
     """The binding this host needs: which package and file, whether it is there, what is there instead, and whether
-    the mounts let the release in hand load it (``noexec``); ``null`` for a simulated machine, whose packages are not here.
-    """
+    the mounts let the release in hand load it (``noexec``); ``null`` for a simulated machine, whose packages are not
+    here."""
     if resolution.environment.simulated:
         return None
     from ..audit.binding_presence import binding_verdict, host_triple
@@ -303,7 +326,8 @@ def binding_json(resolution: Resolution, view: FsView | None = None) -> Json | N
 
 
 def _client_refusal_json(refusal: Refusal, ctx: RemedyContext, sandbox: SandboxDaemon | None) -> Json:
-    """A refusal by Nx's client; a level shown as 65534 by a sandbox is answered with a daemonless run, never a directory."""
+    """A refusal by Nx's client; a level shown as 65534 by a sandbox is answered with a daemonless run, never a
+    directory."""
     from ..core.remedy import step_json
     from ..core.wording import marker_warning
 
@@ -346,9 +370,14 @@ def print_paths_json(resolution: Resolution, stream: t.TextIO, view: FsView | No
 
 
 def paths_exit_code(resolution: Resolution) -> int:
-    """78 for configuration Nx refuses, 73 when no socket directory can be established (or none Nx can listen in), else 0."""
+    """78 for configuration Nx refuses, 73 when no socket directory can be established (or none Nx can listen in), else
+    0."""
     cache = resolution.cache_directory
-    if resolution.socket_root.invalid is not None or resolution.workspace_data.refused or (cache is not None and cache.refused):
+    if (
+        resolution.socket_root.invalid is not None
+        or resolution.workspace_data.refused
+        or (cache is not None and cache.refused)
+    ):
         return exitcodes.CONFIG
     if resolution.socket_root.failure is not None or resolution.socket_root.listen_fails is not None or any(
         p.failure is not None for p in resolution.sockets.values()

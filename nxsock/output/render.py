@@ -85,7 +85,9 @@ class _Refusals:
         key = (refusal["message"], refusal.get("remedy"))
         if key in self._seen:
             if name_repeat and refusal.get("dir"):
-                self._console.print(Text(f"{indent}✗ refused  ", style="red") + Text(f"{printable(refusal['dir'])} (shown above)"))
+                self._console.print(
+                    Text(f"{indent}✗ refused  ", style="red") + Text(f"{printable(refusal['dir'])} (shown above)")
+                )
             return
         self._seen.add(key)
         _refusal_lines(self._console, refusal, indent)
@@ -116,25 +118,39 @@ def render_paths(resolution: Resolution) -> None:
     how = "from" if env.simulated else "found by"
     where = f"workspace {printable(env.workspace_root)} ({how} {printable(env.workspace_source)})"
     who = "" if env.platform == "win32" else f", uid {env.uid}"
-    out.print(Text(f"{where}, platform {env.platform}{who}" + (" — a fresh machine, not this host" if env.simulated else "")))
+    out.print(
+        Text(f"{where}, platform {env.platform}{who}" + (" — a fresh machine, not this host" if env.simulated else ""))
+    )
     for name, var in sorted(env.variables.items()):
         if name.startswith("NX_"):
             out.print(Text(f"  {printable(name)}={printable(var.value)}  (from {printable(var.source)})", style="dim"))
     daemon = doc["daemon"]
     if daemon["enabled"] is not None:
-        out.print(Text("Daemon: on" if daemon["enabled"] else "Daemon: off (" + ", ".join(daemon["reasons"]) + "): `nxsock doctor` says why",
-                       style="" if daemon["enabled"] else "yellow"))
+        out.print(
+            Text(
+                "Daemon: on"
+                if daemon["enabled"]
+                else "Daemon: off (" + ", ".join(daemon["reasons"]) + "): `nxsock doctor` says why",
+                style="" if daemon["enabled"] else "yellow",
+            )
+        )
     out.print()
 
     root = doc["socket_root"]
     if root["invalid"]:
         invalid = root["invalid"]
         out.print(Text("Socket root: refused configuration", style="bold red"))
-        refusals.show({"message": invalid["message"], "remedy": invalid["remedy"], "hint": invalid["hint"], "dir": invalid["dir"]})
+        refusals.show(
+            {"message": invalid["message"], "remedy": invalid["remedy"], "hint": invalid["hint"], "dir": invalid["dir"]}
+        )
     elif root["tier"] is None:
         out.print(Text("Socket root: none — Nx cannot establish any socket directory", style="bold red"))
     else:
-        out.print(Text("Socket root: ", style="bold") + Text(printable(root["root"])) + Text(f"  [{root['tier']}]", style="green"))
+        out.print(
+            Text("Socket root: ", style="bold")
+            + Text(printable(root["root"]))
+            + Text(f"  [{root['tier']}]", style="green")
+        )
         out.print(Text(f"  why: {TIER_WHY[root['tier']]}", style="dim"))
         if root["demoted_from"]:
             out.print(Text(f"  demoted from {printable(root['demoted_from'])}", style="yellow"))
@@ -168,12 +184,22 @@ def render_paths(resolution: Resolution) -> None:
         if id_budget > 0:
             out.print(Text(f"  a plugin id may take {counted(id_budget, 'character')}", style="dim"))
         else:
-            out.print(Text(f"  no plugin id fits: without one the plugin socket's path is already {95 - id_budget} of 95 characters",
-                           style="red"))
+            out.print(
+                Text(
+                    "  no plugin id fits: without one the plugin socket's path is already "
+                    f"{95 - id_budget} of 95 characters",
+                    style="red",
+                )
+            )
     for kind, sock in doc["sockets"].items():
         if sock["windows_max_username"] is not None:
-            out.print(Text(f"  {kind}: fits a Windows user name of up to {counted(sock['windows_max_username'], 'character')} "
-                           "under the default temp dir", style="dim"))
+            out.print(
+                Text(
+                    f"  {kind}: fits a Windows user name of up to {counted(sock['windows_max_username'], 'character')} "
+                    "under the default temp dir",
+                    style="dim",
+                )
+            )
         for refusal in sock["refusals"]:
             out.print(Text(f"  {kind}: its leaf was refused; it falls back to the workspace"))
             refusals.show(refusal, "    ")
@@ -184,20 +210,31 @@ def render_paths(resolution: Resolution) -> None:
         state = {True: "alive", False: "not running", None: "unknown"}[record["alive"]]
         if record["problem"]:
             named = f": {printable(record['socket_path'])}" if record["socket_path"] else ""
-            out.print(Text(f"Daemon record: {printable(record['file'])} {printable(record['problem'])}{named}", style="yellow"))
+            out.print(
+                Text(
+                    f"Daemon record: {printable(record['file'])} {printable(record['problem'])}{named}", style="yellow"
+                )
+            )
         else:
             answer = {"answers": "answers", "ECONNREFUSED": "stale: nothing listens (ECONNREFUSED)"}.get(
                 record["connect"], record["connect"] or "not probed"
             )
-            out.print(Text(f"Daemon record: pid {record['pid']} ({state}), socket {printable(record['socket_path'])} — {answer}"))
+            out.print(
+                Text(
+                    f"Daemon record: pid {record['pid']} ({state}), socket "
+                    f"{printable(record['socket_path'])} — {answer}"
+                )
+            )
             if record["client_refusal"]:
                 out.print(Text(f"  but Nx {printable(version)}'s client refuses to dial it:", style="yellow"))
                 refusals.show(record["client_refusal"], "    ")
     refused = doc["sockets"]["daemon"].get("client_refusal")
     inside = (doc.get("user_namespace_sandbox") or {}).get("inside")
     if refused and not record and not inside:  # no daemon yet: where it would bind (a sandbox says it itself)
-        out.print(Text(f"Nx {resolution.rules.release}'s client will not dial the daemon socket there: ", style="yellow")
-                  + Text(printable(refused["message"])))
+        out.print(
+            Text(f"Nx {resolution.rules.release}'s client will not dial the daemon socket there: ", style="yellow")
+            + Text(printable(refused["message"]))
+        )
         out.print(Text("  it reads the refusal as ENOENT, waits for the daemon, then runs without it; "
                        "run Nx with NX_DAEMON=false here", style="dim"))
     out.print()
@@ -206,18 +243,28 @@ def render_paths(resolution: Resolution) -> None:
     if cache["dir"]:
         out.print(Text("Native binding cache: ", style="bold") + Text(printable(cache["dir"])))
     else:
-        out.print(Text("Native binding cache: ", style="bold")
-                  + Text(f"bypassed — Nx loads the binding in place ({printable(cache['bypass_reason'])})", style="yellow"))
+        out.print(
+            Text("Native binding cache: ", style="bold")
+            + Text(f"bypassed — Nx loads the binding in place ({printable(cache['bypass_reason'])})", style="yellow")
+        )
     for refusal in cache["refusals"]:
         refusals.show(refusal, name_repeat=True)
     data = doc["workspace_data"]
     out.print(Text("Workspace data: ", style="bold") + Text(f"{printable(data['dir'])} ({data['source']})"))
     if data["untrusted_reason"]:
         word = "refused" if data["refused"] else "allowed by NX_ALLOW_INSECURE_DIRECTORIES"
-        out.print(Text(f"  untrusted ({word}): {printable(data['untrusted_reason'])}", style="red" if data["refused"] else "yellow"))
+        out.print(
+            Text(
+                f"  untrusted ({word}): {printable(data['untrusted_reason'])}",
+                style="red" if data["refused"] else "yellow",
+            )
+        )
     task_cache = doc.get("cache_directory")
     if task_cache:
-        out.print(Text("Task cache: ", style="bold") + Text(f"{printable(task_cache['dir'])} ({printable(task_cache['source'])})"))
+        out.print(
+            Text("Task cache: ", style="bold")
+            + Text(f"{printable(task_cache['dir'])} ({printable(task_cache['source'])})")
+        )
         if task_cache["untrusted_reason"]:
             word = "Nx stops every command" if task_cache["refused"] else "allowed by NX_ALLOW_INSECURE_DIRECTORIES"
             out.print(Text(f"  untrusted ({word}): {printable(task_cache['untrusted_reason'])}",
@@ -249,19 +296,37 @@ def render_check_root(document: t.Mapping[str, t.Any]) -> None:
     out = _console()
     path = printable(document["path"])
     if document["state"] == "absent":
-        out.print(Text("✓ safe  ", style="green") + Text(f"{path} does not exist yet; Nx will create it, owned by you, mode 1777."))
+        out.print(
+            Text("✓ safe  ", style="green")
+            + Text(f"{path} does not exist yet; Nx will create it, owned by you, mode 1777.")
+        )
         if document["provision_command"]:
-            out.print(Text(f"  On a shared machine, provision it for everyone: {document['provision_command']}", style="dim"))
+            out.print(
+                Text(f"  On a shared machine, provision it for everyone: {document['provision_command']}", style="dim")
+            )
     elif document["safe"]:
-        out.print(Text("✓ safe  ", style="green") + Text(f"{path} is a safe shared container for you: Nx keeps your sockets there."))
+        out.print(
+            Text("✓ safe  ", style="green")
+            + Text(f"{path} is a safe shared container for you: Nx keeps your sockets there.")
+        )
     else:
-        out.print(Text("✗ unsafe", style="red") + Text(f"  {path} is no shared container Nx trusts for you: it keeps your sockets "
-                                                        "elsewhere (nxsock doctor says whether Nx works)."))
+        out.print(
+            Text("✗ unsafe", style="red")
+            + Text(
+                f"  {path} is no shared container Nx trusts for you: it keeps your sockets "
+                "elsewhere (nxsock doctor says whether Nx works)."
+            )
+        )
         _refusal_lines(out, document["refusal"])
 
 
 PAST = {"create": "created", "tighten": "tightened", "chown": "handed to root:root", "chmod": "set to 1777"}
-FUTURE = {"create": "would create", "tighten": "would tighten", "chown": "would hand to root:root", "chmod": "would chmod"}
+FUTURE = {
+    "create": "would create",
+    "tighten": "would tighten",
+    "chown": "would hand to root:root",
+    "chmod": "would chmod",
+}
 
 
 def render_provision(document: t.Mapping[str, t.Any]) -> None:
@@ -303,7 +368,8 @@ def _size(n: float) -> str:
 
 
 def render_cache_listing(listing: CacheListing, plan: t.Sequence[tuple[t.Any, str]] = ()) -> None:
-    """Entries grouped by version, each with its state in words; the total, and what ``prune`` would reclaim (*plan*)."""
+    """Entries grouped by version, each with its state in words; the total, and what ``prune`` would reclaim
+    (*plan*)."""
     out = _console()
     if listing.bypass_reason:
         out.print(Text(f"Nx loads the binding in place: {printable(listing.bypass_reason)}.", style="yellow"))
@@ -332,7 +398,9 @@ def render_cache_listing(listing: CacheListing, plan: t.Sequence[tuple[t.Any, st
         freed = sum(entry.size for entry, _ in plan)
         total += f"; `nxsock cache prune` would reclaim {_size(freed)} ({counted(len(plan), 'entry', 'entries')})"
     else:
-        total += "; `nxsock cache prune` would reclaim nothing (`--unused-for 30d` also takes other checkouts' old entries)"
+        total += (
+            "; `nxsock cache prune` would reclaim nothing (`--unused-for 30d` also takes other checkouts' old entries)"
+        )
     out.print(Text(total + ".", style="dim"))
 
 
@@ -394,7 +462,9 @@ def render_removals(rows: t.Sequence[tuple[str, str, str | None, int]], dry_run:
     if failed:
         summary += f"; {counted(failed, 'entry', 'entries')} could not be removed"
     if interrupted:
-        out.print(Text(f"Interrupted: {summary[0].lower()}{summary[1:]}; the rest was not examined.", style="bold yellow"))
+        out.print(
+            Text(f"Interrupted: {summary[0].lower()}{summary[1:]}; the rest was not examined.", style="bold yellow")
+        )
     else:
         out.print(Text(summary + ".", style="bold"))
 
@@ -405,8 +475,12 @@ class _Ticker:
     def __init__(self, label: str) -> None:
         from rich.progress import Progress, SpinnerColumn, TextColumn
 
-        self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}: {task.completed} examined"),
-                                  console=Console(stderr=True, markup=False, emoji=False, highlight=False), transient=True)
+        self._progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}: {task.completed} examined"),
+            console=Console(stderr=True, markup=False, emoji=False, highlight=False),
+            transient=True,
+        )
         self._task = self._progress.add_task(printable(label), total=None)
         self._progress.start()
 
@@ -441,8 +515,12 @@ def render_doctor(results: t.Sequence[tuple[str, Finding]], status: str, explana
     width = out.width if out.is_terminal else None
     if explanation is not None:
         _render_explanation(out, explanation, answers, bool(results))
-    problems = [(g, f) for g, f in results if f.severity == "error"] + [(g, f) for g, f in results if f.severity == "warn"]
-    lead = [f for _, f in problems if f is problems[0][1] or (problems[0][1].remedy and f.remedy == problems[0][1].remedy)]
+    problems = [(g, f) for g, f in results if f.severity == "error"] + [
+        (g, f) for g, f in results if f.severity == "warn"
+    ]
+    lead = [
+        f for _, f in problems if f is problems[0][1] or (problems[0][1].remedy and f.remedy == problems[0][1].remedy)
+    ]
     for line in _verdict(results, lead, width):
         out.print(line)
     shown = [(g, f) for g, f in (results if verbose else problems) if not any(f is x for x in lead)]
@@ -502,8 +580,13 @@ def _render_groups(out: Console, results: t.Sequence[tuple[str, Finding]], width
             group = name
         for finding in members:
             symbol, word, style = MARKS[finding.severity]
-            for line in _wrapped(Text(f"  {symbol} {word:5} ", style=style), printable(finding.message), width, indent=10,
-                                 tail=Text(f"  [{finding.id}]", style="dim")):
+            for line in _wrapped(
+                Text(f"  {symbol} {word:5} ", style=style),
+                printable(finding.message),
+                width,
+                indent=10,
+                tail=Text(f"  [{finding.id}]", style="dim"),
+            ):
                 out.print(line)
             for line in getattr(finding, "detail", ()):
                 out.print(Text(f"        | {printable(line)}", style="dim"))
@@ -574,7 +657,11 @@ def _render_explanation(out: Console, explanation: Explanation, answers: t.Seque
     fixes_shown: set[str] = set()
     for item in answers:  # every message recognised, in the order Nx printed them
         message = item.message
-        out.print(Text("Recognised: ", style="bold") + Text(printable(message.matched)) + Text(f" — {printable(message.cause)}"))
+        out.print(
+            Text("Recognised: ", style="bold")
+            + Text(printable(message.matched))
+            + Text(f" — {printable(message.cause)}")
+        )
         if message.path:
             out.print(Text(f"  about {printable(message.path)}", style="dim"))
         label = "fix:  " if item.source == "this machine" else "fix (general; this machine does not show the cause):  "
@@ -590,7 +677,12 @@ def _render_explanation(out: Console, explanation: Explanation, answers: t.Seque
     if explanation.left_off:
         out.print(Text(f"… and {explanation.left_off} more messages, counted but not answered.", style="yellow"))
     if answers and not any_results:
-        out.print(Text("No check on this machine bears on these messages now; each fix above is the message's own.", style="dim"))
+        out.print(
+            Text(
+                "No check on this machine bears on these messages now; each fix above is the message's own.",
+                style="dim",
+            )
+        )
     out.print()
 
 
@@ -645,7 +737,9 @@ def _one_line(finding: t.Any) -> str:
     lines = [line for line in printable_lines("\n".join(finding.detail)) if line.strip()] if finding.detail else []
     if not lines:
         return message[:-1] + "."
-    return f"{message} \u201c{lines[0].strip()}\u201d" + (f" (and {counted(len(lines) - 1, 'more line')})" if len(lines) > 1 else "")
+    return f"{message} \u201c{lines[0].strip()}\u201d" + (
+        f" (and {counted(len(lines) - 1, 'more line')})" if len(lines) > 1 else ""
+    )
 
 
 #: More remedies of one shape in a row than this are one line with their count; ``--json`` lists each.
@@ -687,7 +781,9 @@ def _runs(items: t.Sequence[t.Any], also: t.Callable[[t.Any], t.Any] = lambda en
     for pair in keys:
         for each_key in pair or ():
             counts[each_key] = counts.get(each_key, 0) + 1
-    chosen = [None if pair is None else max(pair, key=lambda k: counts[k]) for pair in keys]  # the larger kind, entries on a tie
+    chosen = [
+        None if pair is None else max(pair, key=lambda k: counts[k]) for pair in keys
+    ]  # the larger kind, entries on a tie
     members: dict[tuple[t.Any, ...], list[int]] = {}
     for n, key in enumerate(chosen):
         if key is not None and counts[key] > RUN_SHOWN:
@@ -706,7 +802,9 @@ def _runs(items: t.Sequence[t.Any], also: t.Callable[[t.Any], t.Any] = lambda en
         each = f"{where}/<each of {len(group):,}>" + ("" if key[2] == "entries" else f"/{basename(path)}")
         command = plain[n].command
         contiguous = group[-1] - group[0] == len(group) - 1
-        numbers = f"{group[0] + 1}–{group[-1] + 1}" if contiguous else f"{group[0] + 1}, {group[1] + 1}, … {group[-1] + 1}"
+        numbers = (
+            f"{group[0] + 1}–{group[-1] + 1}" if contiguous else f"{group[0] + 1}, {group[1] + 1}, … {group[-1] + 1}"
+        )
         found.append(_Run(numbers, tuple(items[i] for i in group), command.replace(path, each) if path in command else
                           f"{command} (and {len(group) - 1:,} more of this kind)"))
     return found
@@ -727,7 +825,12 @@ def render_fix_plan(plan: t.Any, *, dry_run: bool, stderr: bool = False) -> None
     summarised = False
     if plan.apply:
         word = "would apply" if dry_run else "applies"
-        out.print(Text(f"nxsock {word} {counted(len(plan.apply), 'remedy', 'remedies')} itself, in this order, by descriptor:", style="bold"))
+        out.print(
+            Text(
+                f"nxsock {word} {counted(len(plan.apply), 'remedy', 'remedies')} itself, in this order, by descriptor:",
+                style="bold",
+            )
+        )
         for run in _runs(plan.apply):
             out.print(Text(f"  {run.numbers}. ") + Text(printable(run.command), style="cyan"))
             out.print(Text("     ") + _for([f for item in run.items for f in item.findings]))
@@ -738,7 +841,10 @@ def render_fix_plan(plan: t.Any, *, dry_run: bool, stderr: bool = False) -> None
         out.print(Text("For you to run (nxsock does not run these):", style="bold"))
         for run in _runs(plan.for_you, lambda item: item.why):
             out.print(Text("  ") + Text(printable(run.command), style="cyan"))
-            out.print(Text(f"     {printable(run.items[0].why)}; ", style="dim") + _for([f for item in run.items for f in item.findings]))
+            out.print(
+                Text(f"     {printable(run.items[0].why)}; ", style="dim")
+                + _for([f for item in run.items for f in item.findings])
+            )
             summarised = summarised or len(run.items) > 1
     if plan.without_command:
         out.print(Text("No safe command (doctor says why):", style="bold"))
@@ -785,7 +891,11 @@ def render_fix_outcome(applied: t.Sequence[t.Any], after: t.Sequence[tuple[str, 
         out.print(Text(wording.problems_after_fix(len(problems)), style="bold"))
         for finding in problems[:FINDINGS_SHOWN]:
             symbol, word, style = MARKS[finding.severity]
-            out.print(Text(f"  {symbol} {word:5} ", style=style) + Text(printable(finding.message)) + Text(f"  [{finding.id}]", style="dim"))
+            out.print(
+                Text(f"  {symbol} {word:5} ", style=style)
+                + Text(printable(finding.message))
+                + Text(f"  [{finding.id}]", style="dim")
+            )
             if finding.remedy:
                 out.print(Text("      fix:  ", style="bold") + Text(printable(finding.remedy), style="cyan"))
         if len(problems) > FINDINGS_SHOWN:

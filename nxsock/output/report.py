@@ -105,15 +105,25 @@ def _provision_message(report: ProvisionReport, refusal: Json | None) -> str:
     return f"Would {done}." if report.dry_run else f"Done: {done}."
 
 
-def reset_document(items: t.Sequence[ResetItem], marker_reason: str | None, *, dry_run: bool, interrupted: bool) -> Json:
+def reset_document(
+    items: t.Sequence[ResetItem], marker_reason: str | None, *, dry_run: bool, interrupted: bool
+) -> Json:
     """The ``reset --json`` document: each entry removed, kept or failed, the space freed, whether Ctrl-C stopped it."""
     return {
         "schema_version": SCHEMA_VERSION,
         "dry_run": dry_run,
         "interrupted": interrupted,
         "marker_reason": marker_reason,
-        "removed": [{"path": i.path, "what": i.what, "reason": i.reason, "freed": i.freed} for i in items if i.outcome == "removed"],
-        "kept": [{"path": i.path, "what": i.what, "reason": i.reason, "count": i.entries} for i in items if i.outcome == "kept"],
+        "removed": [
+            {"path": i.path, "what": i.what, "reason": i.reason, "freed": i.freed}
+            for i in items
+            if i.outcome == "removed"
+        ],
+        "kept": [
+            {"path": i.path, "what": i.what, "reason": i.reason, "count": i.entries}
+            for i in items
+            if i.outcome == "kept"
+        ],
         "failed": [{"path": i.path, "what": i.what, "reason": i.reason} for i in items if i.outcome == "failed"],
         "refused": [{"path": i.path, "what": i.what, "reason": i.reason} for i in items if i.outcome == "refused"],
         "freed": sum(i.freed for i in items if i.outcome == "removed"),
@@ -177,8 +187,8 @@ def cache_prune_document(results: t.Sequence[tuple[Removal, str]], *, dry_run: b
 
 def doctor_document(results: t.Sequence[tuple[str, Finding]], status: str, explanation: Explanation | None = None,
                     answers: t.Sequence[Answer] = (), daemon: Json | None = None, binding: Json | None = None) -> Json:
-    """The ``doctor --json`` document: the status and every finding; with ``--explain``, what was recognised;
-    *daemon*: whether Nx uses its daemon, and with it *binding*: the binding verdict (both as ``paths --json`` has them)."""
+    """The ``doctor --json`` document: the status and every finding; with ``--explain``, what was recognised; *daemon*:
+    whether Nx uses its daemon, and with it *binding*: the binding verdict (both as ``paths --json`` has them)."""
     document: Json = {
         "schema_version": SCHEMA_VERSION,
         "status": status,
@@ -353,7 +363,9 @@ class Masks(t.NamedTuple):
             if path and path not in pairs:
                 pairs[path] = shown
         for path in sorted(pairs, key=len, reverse=True):
-            text = re.sub(rf"(?<![^\s'\"`=:(\[,;]){re.escape(path)}(?![^/\s'\"`:;,)\]])", pairs[path].replace("\\", "\\\\"), text)
+            text = re.sub(
+                rf"(?<![^\s'\"`=:(\[,;]){re.escape(path)}(?![^/\s'\"`:;,)\]])", pairs[path].replace("\\", "\\\\"), text
+            )
         for name in sorted(set(self.names), key=len, reverse=True):
             text = _mask_name(text, name)
         return text
@@ -402,7 +414,9 @@ _SYSTEM_SECOND = frozenset({("var", "tmp"), ("var", "lib"), ("var", "run"), ("de
 
 def _system_prefix(parts: list[str]) -> int:
     """How many leading parts of a path split at ``/`` are the system's own (``/tmp``, ``/var/tmp``): never masked."""
-    rooted = len(parts) > 1 and (parts[0] == "" or _NAME_END.fullmatch(parts[0][-1]) is not None)  # "/tmp", "X=/tmp", "(/tmp"
+    rooted = len(parts) > 1 and (
+        parts[0] == "" or _NAME_END.fullmatch(parts[0][-1]) is not None
+    )  # "/tmp", "X=/tmp", "(/tmp"
     names = [_NAME_END.split(w, 1)[0] for w in parts[1:3]]  # "/var/tmp," and "/tmp)" end where prose ends them
     if not rooted or names[0] not in _SYSTEM_TOP:
         return 1 if rooted else 0
@@ -437,7 +451,11 @@ def masks_for(resolution: Resolution, environ: t.Mapping[str, str], view: FsView
         if not path or not path.startswith("/"):
             return
         forms = [path.rstrip("/") or "/"]
-        real = os.path.realpath(path) if view is None and not simulated else (path if view is None else view.realpath(path))
+        real = (
+            os.path.realpath(path)
+            if view is None and not simulated
+            else (path if view is None else view.realpath(path))
+        )
         if isinstance(real, str):
             forms.append(real.rstrip("/") or "/")
         homes.extend((form, shown) for form in forms if form not in _SHARED_HOMES)
@@ -580,7 +598,12 @@ def report_facts(resolution: Resolution, view: FsView, sandbox: str | None = Non
         sandboxes.append(f"judged for {sandbox} (--sandbox)")
     return [
         ("nxsock", ours, True),
-        ("Nx", f"{version}{how}, {resolution.layout} layout, {resolution.generation} generation, rules of {resolution.rules.release}{assumed}", False),
+        (
+            "Nx",
+            f"{version}{how}, {resolution.layout} layout, {resolution.generation} generation, rules of "
+            f"{resolution.rules.release}{assumed}",
+            False,
+        ),
         ("Platform", f"{env.platform}, {host_platform.platform()}, Python {host_platform.python_version()}", False),
         *_toolchain_facts(env.simulated),
         ("Sandbox", "; ".join(sandboxes) if sandboxes else "none detected", False),
@@ -593,7 +616,10 @@ def _toolchain_facts(simulated: bool) -> list[tuple[str, str, bool]]:
         return []
     from ..core.host_versions import node_version, os_release
 
-    return [("Node", node_version() or "not found on PATH", False), ("OS", os_release() or "unknown (no os-release)", False)]
+    return [
+        ("Node", node_version() or "not found on PATH", False),
+        ("OS", os_release() or "unknown (no os-release)", False),
+    ]
 
 
 def report_paths(resolution: Resolution) -> list[tuple[str, str | None, str]]:
@@ -611,7 +637,13 @@ def report_paths(resolution: Resolution) -> list[tuple[str, str | None, str]]:
             length = f"{placement.length}/{95} characters" + (", too long" if placement.too_long else "")
             rows.append((f"{kind.capitalize()} socket", placement.path or placement.pattern, length))
     cache = resolution.native_cache
-    rows.append(("Binding cache", None if cache.bypass_reason else cache.dir, f"bypassed: {cache.bypass_reason}" if cache.bypass_reason else ""))
+    rows.append(
+        (
+            "Binding cache",
+            None if cache.bypass_reason else cache.dir,
+            f"bypassed: {cache.bypass_reason}" if cache.bypass_reason else "",
+        )
+    )
     data = resolution.workspace_data
     rows.append(("Workspace data", data.dir, data.source))
     rows.append(("Daemon directory", data.daemon_dir, ""))
@@ -626,7 +658,10 @@ def doctor_markdown(results: t.Sequence[tuple[str, t.Any]], status: str, facts: 
     out = ["## nxsock doctor report", ""]
     for label, value, code in facts:
         out.append(f"- **{label}:** " + (md_code(m(value)) if code else md_text(m(value))))
-    out.append(f"- **Status:** {status} ({counts['error']} errors, {counts['warn']} warnings, {counts['info']} notes, {counts['ok']} fine)")
+    out.append(
+        f"- **Status:** {status} ({counts['error']} errors, {counts['warn']} warnings, {counts['info']} "
+        f"notes, {counts['ok']} fine)"
+    )
     out += ["", "### Findings", ""]
     problems = [(g, f) for g, f in results if f.severity in ("error", "warn")]
     if not problems:
@@ -663,10 +698,17 @@ def doctor_markdown(results: t.Sequence[tuple[str, t.Any]], status: str, facts: 
         out.append(f"- **{label}:** {shown}" + (f" ({md_text(m(note))})" if note else ""))
     out += ["", "</details>", ""]
     if masks.homes or masks.names:
-        out += ["The home directory is shown as `~` and the user name as `<user>`; `nxsock doctor --report --no-redact` shows them.", ""]
+        out += [
+            "The home directory is shown as `~` and the user name as `<user>`; `nxsock doctor --report "
+            "--no-redact` shows them.",
+            "",
+        ]
     if masks.withheld:
-        out += ["A value set in a `.env` file another user could have written is shown as written there: Nx expands its "
-                "`${…}` with your environment, and this report does not show what that gives.", ""]
+        out += [
+            "A value set in a `.env` file another user could have written is shown as written there: Nx expands its "
+            "`${…}` with your environment, and this report does not show what that gives.",
+            "",
+        ]
     text = "\n".join(out)
     if "<redacted>" in text or "\\<redacted\\>" in text:
         text += "\nWhat looked like a credential (a token, a key, a password in a URL) is shown as `<redacted>`.\n"

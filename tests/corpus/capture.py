@@ -70,7 +70,8 @@ START_DAEMON = "as_user npx nx daemon --start >/dev/null 2>&1; sleep 1"
 #: in between reaches a dying daemon (ECONNRESET, another message); without the file it waits and reports the death.
 DAEMON_KILLER = """const fs = require('fs');
 const once = '/tmp/daemon-killed-once';
-const underDaemon = () => { try { return fs.readFileSync(`/proc/${process.ppid}/cmdline`, 'utf8').includes('server/start.js'); }
+const underDaemon = () => {
+  try { return fs.readFileSync(`/proc/${process.ppid}/cmdline`, 'utf8').includes('server/start.js'); }
   catch { return false; } };
 const record = `${process.cwd()}/.nx/workspace-data/d/server-process.json`;
 module.exports = { name: 'killer', createNodesV2: ['**/project.json', async () => {
@@ -135,54 +136,123 @@ class State(t.NamedTuple):
 STATES: tuple[State, ...] = (
     State("fresh", "a fresh machine: nothing wrong (the control)"),
     State("daemon-stopped", "no daemon is running", commands=("daemon-status",)),
-    State("foreign-socket", "the running daemon's socket file belongs to another user (connect EACCES)",
-          f"{START_DAEMON}; chown {P}:{P} {DAEMON_SOCKET}", commands=("client", "run")),
-    State("foreign-socket-dir", "the running daemon's socket directory belongs to another user (connect EACCES)",
-          f"{START_DAEMON}; chown {P}:{P} \"$(dirname {DAEMON_SOCKET})\"", commands=("client", "run")),
-    State("foreign-container", "/tmp/.nx belongs to another user",
-          f"install -d -m 1777 -o {P} -g {P} /tmp/.nx"),
-    State("container-0777", "/tmp/.nx is root's, 0777 without the sticky bit",
-          "install -d -m 0777 /tmp/.nx"),
-    State("socket-dir-shared", "NX_SOCKET_DIR names /tmp itself (shared-with-other-users)", env={"NX_SOCKET_DIR": "/tmp"}),
-    State("socket-dir-os-temp", "NX_SOCKET_DIR names the user's private TMPDIR (os-temp-root)",
-          f"install -d -m 0700 -o {U} -g {U} {HOME}/tmp", env={"TMPDIR": f"{HOME}/tmp", "NX_SOCKET_DIR": f"{HOME}/tmp"}),
-    State("socket-dir-nx-managed", "NX_SOCKET_DIR names ~/.nx, which Nx manages (nx-managed)", env={"NX_SOCKET_DIR": f"{HOME}/.nx"}),
-    State("socket-dir-foreign", "NX_SOCKET_DIR names a directory another user owns: refused, the workspace fallback",
-          f"install -d -m 0700 -o {P} -g {P} /tmp/peer-sockets", env={"NX_SOCKET_DIR": "/tmp/peer-sockets"}),
-    State("socket-path-too-long", "NX_SOCKET_DIR is accepted but every socket in it is over 95 characters",
-          f"install -d -m 0700 -o {U} -g {U} /tmp/{'l' * 60} {LONG_DIR}", env={"NX_SOCKET_DIR": LONG_DIR}),
-    State("untrusted-data-dir", "NX_WORKSPACE_DATA_DIRECTORY=/tmp, which other users can replace",
-          env={"NX_WORKSPACE_DATA_DIRECTORY": "/tmp"}),
-    State("root-workspace-data", "the workspace data directory was made by `sudo nx`: root's, 0755",
-          f"install -d -m 0755 -o 0 -g 0 {WS}/.nx {DATA}"),
-    State("root-daemon-dir", "the daemon's directory in the workspace data was made by `sudo nx`",
-          f"install -d -m 0755 -o {U} -g {U} {WS}/.nx {DATA}; install -d -m 0755 -o 0 -g 0 {DATA}/d"),
+    State(
+        "foreign-socket",
+        "the running daemon's socket file belongs to another user (connect EACCES)",
+        f"{START_DAEMON}; chown {P}:{P} {DAEMON_SOCKET}",
+        commands=("client", "run"),
+    ),
+    State(
+        "foreign-socket-dir",
+        "the running daemon's socket directory belongs to another user (connect EACCES)",
+        f"{START_DAEMON}; chown {P}:{P} \"$(dirname {DAEMON_SOCKET})\"",
+        commands=("client", "run"),
+    ),
+    State("foreign-container", "/tmp/.nx belongs to another user", f"install -d -m 1777 -o {P} -g {P} /tmp/.nx"),
+    State("container-0777", "/tmp/.nx is root's, 0777 without the sticky bit", "install -d -m 0777 /tmp/.nx"),
+    State(
+        "socket-dir-shared", "NX_SOCKET_DIR names /tmp itself (shared-with-other-users)", env={"NX_SOCKET_DIR": "/tmp"}
+    ),
+    State(
+        "socket-dir-os-temp",
+        "NX_SOCKET_DIR names the user's private TMPDIR (os-temp-root)",
+        f"install -d -m 0700 -o {U} -g {U} {HOME}/tmp",
+        env={"TMPDIR": f"{HOME}/tmp", "NX_SOCKET_DIR": f"{HOME}/tmp"},
+    ),
+    State(
+        "socket-dir-nx-managed",
+        "NX_SOCKET_DIR names ~/.nx, which Nx manages (nx-managed)",
+        env={"NX_SOCKET_DIR": f"{HOME}/.nx"},
+    ),
+    State(
+        "socket-dir-foreign",
+        "NX_SOCKET_DIR names a directory another user owns: refused, the workspace fallback",
+        f"install -d -m 0700 -o {P} -g {P} /tmp/peer-sockets",
+        env={"NX_SOCKET_DIR": "/tmp/peer-sockets"},
+    ),
+    State(
+        "socket-path-too-long",
+        "NX_SOCKET_DIR is accepted but every socket in it is over 95 characters",
+        f"install -d -m 0700 -o {U} -g {U} /tmp/{'l' * 60} {LONG_DIR}",
+        env={"NX_SOCKET_DIR": LONG_DIR},
+    ),
+    State(
+        "untrusted-data-dir",
+        "NX_WORKSPACE_DATA_DIRECTORY=/tmp, which other users can replace",
+        env={"NX_WORKSPACE_DATA_DIRECTORY": "/tmp"},
+    ),
+    State(
+        "root-workspace-data",
+        "the workspace data directory was made by `sudo nx`: root's, 0755",
+        f"install -d -m 0755 -o 0 -g 0 {WS}/.nx {DATA}",
+    ),
+    State(
+        "root-daemon-dir",
+        "the daemon's directory in the workspace data was made by `sudo nx`",
+        f"install -d -m 0755 -o {U} -g {U} {WS}/.nx {DATA}; install -d -m 0755 -o 0 -g 0 {DATA}/d",
+    ),
     State("tmpdir-missing", "TMPDIR names a directory that does not exist", env={"TMPDIR": f"{HOME}/gone"}),
-    State("sandbox-no-unix-sockets", "a seccomp policy refuses unix sockets with EPERM, as srt does without allowAllUnixSockets",
-          wrap="nounix"),
-    State("sandbox-user-namespace", "an unprivileged user namespace (as bwrap, srt and codex make): other owners show as 65534",
-          "install -d -m 1777 /tmp/.nx", wrap="unshare -U --map-current-user", commands=("client", "run"), timeout=400),
-    State("binding-cache-full", "a 1 MiB /tmp: the native binding cannot be copied into its cache (ENOSPC)", tmp_size="1m"),
-    State("binding-missing", "a real copy of nx without this host's binding package (optional dependencies skipped)",
-          _copied_nx("nx-linux-x64-gnu"), commands=("run",)),
-    State("binding-musl-only", "a real copy of nx holding only the musl binding package, as from an Alpine install",
-          f"{_copied_nx('nx-linux-x64-gnu')}; {_unpacked_binding('linux-x64-musl')}", commands=("run",)),
-    State("binding-cache-noexec", "/tmp mounted noexec: the binding's cached copy cannot be mapped (ERR_DLOPEN_FAILED)",
-          "mount -o remount,noexec /tmp", commands=("run",)),
-    State("binding-cache-readonly", "the binding cache's version directory is the user's but read-only (EACCES)",
-          f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} -g {U} /tmp/.nx/{U} /tmp/.nx/{U}/native-cache; "
-          f"install -d -m 0500 -o {U} -g {U} /tmp/.nx/{U}/native-cache/\"$NX_VERSION\""),
-    State("daemon-killed", "the daemon is killed (SIGKILL) while it computes the graph for a client: a local plugin ends it once",
-          f"install -d -o {U} -g {U} {WS}/tools; printf %s {shlex.quote(DAEMON_KILLER)} > {WS}/tools/killer.js; "
-          f"echo '{{\"plugins\": [\"./tools/killer.js\"]}}' > {WS}/nx.json; chown -R {U}:{U} {WS}/tools {WS}/nx.json",
-          commands=("client-log",), standing=False, timeout=200),
-    State("socket-dir-two-workspaces", "two workspaces of the user share one NX_SOCKET_DIR: the other's daemon, started "
-          "second, took the socket this workspace's daemon had recorded",
-          f"install -d -m 0700 -o {U} -g {U} /tmp/shared-sockets {HOME}/other; cp {WS}/nx.json {WS}/package.json {HOME}/other/; "
-          "as_user env NX_DAEMON=true npx nx daemon --start >/dev/null 2>&1; "
-          f"ln -s \"$(readlink {WS}/node_modules)\" {HOME}/other/node_modules; chown -R -h {U}:{U} {HOME}/other; "
-          f"as_user bash -c 'cd {HOME}/other && NX_DAEMON=true npx nx daemon --start' >/dev/null 2>&1",
-          env={"NX_SOCKET_DIR": "/tmp/shared-sockets"}, commands=("client",)),
+    State(
+        "sandbox-no-unix-sockets",
+        "a seccomp policy refuses unix sockets with EPERM, as srt does without allowAllUnixSockets",
+        wrap="nounix",
+    ),
+    State(
+        "sandbox-user-namespace",
+        "an unprivileged user namespace (as bwrap, srt and codex make): other owners show as 65534",
+        "install -d -m 1777 /tmp/.nx",
+        wrap="unshare -U --map-current-user",
+        commands=("client", "run"),
+        timeout=400,
+    ),
+    State(
+        "binding-cache-full", "a 1 MiB /tmp: the native binding cannot be copied into its cache (ENOSPC)", tmp_size="1m"
+    ),
+    State(
+        "binding-missing",
+        "a real copy of nx without this host's binding package (optional dependencies skipped)",
+        _copied_nx("nx-linux-x64-gnu"),
+        commands=("run",),
+    ),
+    State(
+        "binding-musl-only",
+        "a real copy of nx holding only the musl binding package, as from an Alpine install",
+        f"{_copied_nx('nx-linux-x64-gnu')}; {_unpacked_binding('linux-x64-musl')}",
+        commands=("run",),
+    ),
+    State(
+        "binding-cache-noexec",
+        "/tmp mounted noexec: the binding's cached copy cannot be mapped (ERR_DLOPEN_FAILED)",
+        "mount -o remount,noexec /tmp",
+        commands=("run",),
+    ),
+    State(
+        "binding-cache-readonly",
+        "the binding cache's version directory is the user's but read-only (EACCES)",
+        f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} -g {U} /tmp/.nx/{U} /tmp/.nx/{U}/native-cache; "
+        f"install -d -m 0500 -o {U} -g {U} /tmp/.nx/{U}/native-cache/\"$NX_VERSION\"",
+    ),
+    State(
+        "daemon-killed",
+        "the daemon is killed (SIGKILL) while it computes the graph for a client: a local plugin ends it once",
+        f"install -d -o {U} -g {U} {WS}/tools; printf %s {shlex.quote(DAEMON_KILLER)} > {WS}/tools/killer.js; "
+        f"echo '{{\"plugins\": [\"./tools/killer.js\"]}}' > {WS}/nx.json; chown -R {U}:{U} {WS}/tools {WS}/nx.json",
+        commands=("client-log",),
+        standing=False,
+        timeout=200,
+    ),
+    State(
+        "socket-dir-two-workspaces",
+        "two workspaces of the user share one NX_SOCKET_DIR: the other's daemon, started "
+        "second, took the socket this workspace's daemon had recorded",
+        f"install -d -m 0700 -o {U} -g {U} /tmp/shared-sockets {HOME}/other; cp {WS}/nx.json "
+        f"{WS}/package.json {HOME}/other/; "
+        "as_user env NX_DAEMON=true npx nx daemon --start >/dev/null 2>&1; "
+        f"ln -s \"$(readlink {WS}/node_modules)\" {HOME}/other/node_modules; chown -R -h {U}:{U} {HOME}/other; "
+        f"as_user bash -c 'cd {HOME}/other && NX_DAEMON=true npx nx daemon --start' >/dev/null 2>&1",
+        env={"NX_SOCKET_DIR": "/tmp/shared-sockets"},
+        commands=("client",),
+    ),
 )
 
 #: A Node preload (``NODE_OPTIONS=--require``) for plugin workers only: nothing else of Nx runs it.
@@ -262,7 +332,9 @@ def _workspace(release: str, state: State) -> str:
     q = shlex.quote
     env = {"NPM_CONFIG_UPDATE_NOTIFIER": "false", **state.env}
     size = f",size={state.tmp_size}" if state.tmp_size else ""
-    project = json.dumps({"name": "pkg", "targets": {"hello": {"executor": "nx:run-commands", "options": {"command": "echo hello"}}}})
+    project = json.dumps(
+        {"name": "pkg", "targets": {"hello": {"executor": "nx:run-commands", "options": {"command": "echo hello"}}}}
+    )
     return f"""
 set -e
 mount -t tmpfs -o mode=1777{size} tmpfs /tmp
@@ -341,7 +413,8 @@ def capture(release: str, state: State, command: str) -> tuple[str, int]:
     return text, int(rc_line.split()[1])
 
 
-#: The proof's nxsock wrapper first, so a remedy can call it; the workspace's own nx, so ``nx reset`` runs the installed release.
+#: The proof's nxsock wrapper first, so a remedy can call it; the workspace's own nx, so ``nx reset`` runs the installed
+#: release.
 USER_PATH = f"/home/.bin:{WS}/node_modules/.bin:/usr/local/bin:/usr/bin:/bin"
 
 
@@ -356,12 +429,19 @@ def retarget(text: str, uid: int) -> str:
     mapping = {str(uid): str(U), str(uid + 1): str(P)}
     if uid == U:
         return text
-    return re.sub(rf"(?<=/home/u)(?:{uid}|{uid + 1})\b|(?<=/tmp/\.nx/)(?:{uid}|{uid + 1})\b|(?<![\w/.-])(?:{uid}|{uid + 1})\b(?![\w/.-])",
-                  lambda m: mapping[m.group(0)], text)
+    return re.sub(
+        rf"(?<=/home/u)(?:{uid}|{uid + 1})\b|(?<=/tmp/\.nx/)(?:{uid}|{uid + 1})\b"
+        rf"|(?<![\w/.-])(?:{uid}|{uid + 1})\b(?![\w/.-])",
+        lambda m: mapping[m.group(0)],
+        text,
+    )
 
 
-def prove(release: str, state: State, command: str, text: str | None = None, only: str | None = None) -> dict[str, t.Any]:
-    """In a fresh copy of the state: Nx, ``doctor --explain`` on its output, the remedies applied, Nx again (``prove.py``).
+def prove(
+    release: str, state: State, command: str, text: str | None = None, only: str | None = None
+) -> dict[str, t.Any]:
+    """In a fresh copy of the state: Nx, ``doctor --explain`` on its output, the remedies applied, Nx again
+    (``prove.py``).
 
     With *text* (what Nx printed in this state, from another run) the doctor
     reads the state before Nx ran in it, and the rerun is Nx's first run.
@@ -428,7 +508,9 @@ def write_expected() -> None:
     sys.path.insert(0, str(HERE.parent.parent))
     from nxsock.audit.explain import explain
 
-    expected = {entry["file"]: [[m.matched, m.errno, m.path] for m in explain(text).messages] for entry, text in corpus()}
+    expected = {
+        entry["file"]: [[m.matched, m.errno, m.path] for m in explain(text).messages] for entry, text in corpus()
+    }
     (HERE / "expected.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
 
 
@@ -437,7 +519,9 @@ def main(argv: t.Sequence[str] | None = None) -> int:
     parser.add_argument("--release", action="append", help="an Nx release (repeatable; default: the corpus releases)")
     parser.add_argument("--state", action="append", help="a state name (repeatable; default: all)")
     parser.add_argument("--command", action="append", choices=sorted(COMMANDS), help="an Nx command (repeatable)")
-    parser.add_argument("--expect", action="store_true", help="rewrite expected.json from what nxsock recognises now, and stop")
+    parser.add_argument(
+        "--expect", action="store_true", help="rewrite expected.json from what nxsock recognises now, and stop"
+    )
     args = parser.parse_args(argv)
     if args.expect:
         write_expected()
@@ -449,7 +533,9 @@ def main(argv: t.Sequence[str] | None = None) -> int:
     states = [s for s in STATES if not args.state or s.name in args.state]
     for release in args.release or RELEASES:
         manifest_file = HERE / release / "manifest.json"
-        manifest = json.loads(manifest_file.read_text()) if manifest_file.exists() else {"schema_version": 1, "captures": []}
+        manifest = (
+            json.loads(manifest_file.read_text()) if manifest_file.exists() else {"schema_version": 1, "captures": []}
+        )
         by_file = {c["file"]: c for c in manifest["captures"]}
         for state in states:
             for command in state.commands:

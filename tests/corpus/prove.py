@@ -1,4 +1,5 @@
-"""Inside one state's namespace, as root: Nx's command, ``doctor --explain`` on what it printed, the remedies applied, Nx again.
+"""Inside one state's namespace, as root: Nx's command, ``doctor --explain`` on what it printed, the remedies applied,
+Nx again.
 
 Run by :func:`capture.prove` (never by hand): its one argument is a JSON
 object naming the commands.  It prints one JSON document with what Nx printed
@@ -44,7 +45,15 @@ def main() -> int:
         before, before_rc = spec["text"], None
     else:
         before, before_rc = run([*as_user, "bash", "-c", spec["nx"]], timeout, cwd=ws)
-    doctor_argv = [*as_user, *shlex.split(spec["wrap"]), *shlex.split(spec["nxsock"]), "doctor", "--explain", "-", "--json"]
+    doctor_argv = [
+        *as_user,
+        *shlex.split(spec["wrap"]),
+        *shlex.split(spec["nxsock"]),
+        "doctor",
+        "--explain",
+        "-",
+        "--json",
+    ]
     doctor_out, doctor_rc = run(doctor_argv, 60, stdin=before, cwd=ws)
     try:
         document = json.loads(doctor_out)
@@ -88,9 +97,22 @@ def main() -> int:
         daemon_after = True
     except (OSError, ValueError, KeyError, TypeError):
         daemon_after = False
-    json.dump({"marker_after": os.path.exists(os.path.join(daemon_dir, "disabled")), "daemon_after": daemon_after,
-               "before": before, "before_rc": before_rc, "doctor": document, "doctor_rc": doctor_rc, "doctor_raw": doctor_out,
-               "applied": applied, "after": after, "after_rc": after_rc, "after_retried": retried}, sys.stdout)
+    json.dump(
+        {
+            "marker_after": os.path.exists(os.path.join(daemon_dir, "disabled")),
+            "daemon_after": daemon_after,
+            "before": before,
+            "before_rc": before_rc,
+            "doctor": document,
+            "doctor_rc": doctor_rc,
+            "doctor_raw": doctor_out,
+            "applied": applied,
+            "after": after,
+            "after_rc": after_rc,
+            "after_retried": retried,
+        },
+        sys.stdout,
+    )
     return 0
 
 

@@ -150,7 +150,10 @@ def _differences(old: Outcome, new: Outcome) -> list[str]:
         if ("Traceback" in getattr(old, field)) != ("Traceback" in getattr(new, field)):
             found.append(f"{field}: {getattr(old, field)!r} / {getattr(new, field)!r}")
     if (old.tree_before == old.tree_after) != (new.tree_before == new.tree_after):
-        found.append(f"tree unchanged: per process {old.tree_before == old.tree_after} / batch {new.tree_before == new.tree_after}")
+        found.append(
+            f"tree unchanged: per process {old.tree_before == old.tree_after} / batch "
+            f"{new.tree_before == new.tree_after}"
+        )
     return found
 
 

@@ -21,7 +21,9 @@ from nxsock.cli import main
 def main_loop(path: str) -> None:
     """Every cell of the file *path*, through nxsock's entry point; the lines printed at the end."""
     cells = json.load(open(path, encoding="utf-8"))
-    base = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE") if k in os.environ}
+    base = {
+        k: os.environ[k] for k in ("PATH", "HOME", "LANG", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE") if k in os.environ
+    }
     lines = []
     for index, cell in enumerate(cells):
         os.environ.clear()

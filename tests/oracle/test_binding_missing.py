@@ -32,10 +32,22 @@ from harness import USER, as_user_prefix, cache_dir, install_nx, pack_nx_binding
 
 WS = f"/home/u{USER}/ws"
 VERSION = "24.0.6"
-LOCK = {"name": "ws", "lockfileVersion": 3, "requires": True, "packages": {
-    "": {"name": "ws", "devDependencies": {"nx": VERSION}},
-    "node_modules/nx": {"version": VERSION, "dev": True, "optionalDependencies": {"@nx/nx-linux-x64-gnu": VERSION}},
-    "node_modules/@nx/nx-linux-x64-gnu": {"version": VERSION, "dev": True, "optional": True, "os": ["linux"], "cpu": ["x64"]}}}
+LOCK = {
+    "name": "ws",
+    "lockfileVersion": 3,
+    "requires": True,
+    "packages": {
+        "": {"name": "ws", "devDependencies": {"nx": VERSION}},
+        "node_modules/nx": {"version": VERSION, "dev": True, "optionalDependencies": {"@nx/nx-linux-x64-gnu": VERSION}},
+        "node_modules/@nx/nx-linux-x64-gnu": {
+            "version": VERSION,
+            "dev": True,
+            "optional": True,
+            "os": ["linux"],
+            "cpu": ["x64"],
+        },
+    },
+}
 REMEDY = f"npm install --no-save @nx/nx-linux-x64-gnu@{VERSION}"
 
 
@@ -43,7 +55,10 @@ def _unpack(triple: str) -> str:
     """The package ``npm pack`` fetched, unpacked as the user where npm installs it (``package/`` stripped)."""
     tarball = pack_nx_binding(triple, VERSION)
     target = f"{WS}/node_modules/@nx/nx-{triple}"
-    return (f"{as_user_prefix()} sh -c {shlex.quote(f'mkdir -p {target} && tar -xzf {tarball} --strip-components=1 -C {target}')}")
+    return (
+        f"{as_user_prefix()} sh -c "
+        f"{shlex.quote(f'mkdir -p {target} && tar -xzf {tarball} --strip-components=1 -C {target}')}"
+    )
 
 
 def _state(lockfile: bool, musl_only: bool) -> str:
@@ -70,13 +85,19 @@ def _nx() -> str:
     (True, False, "package-lock.json lists it: the install skipped optional dependencies"),
     (False, True, "Installed instead: @nx/nx-linux-x64-musl, the musl build"),
 ])
-def test_a_missing_binding_fails_nx_as_doctor_says_and_its_remedy_makes_nx_work(lockfile: bool, musl_only: bool, says: str) -> None:
+def test_a_missing_binding_fails_nx_as_doctor_says_and_its_remedy_makes_nx_work(
+    lockfile: bool, musl_only: bool, says: str
+) -> None:
     result = run_as_user(_state(lockfile, musl_only), ["doctor", "--json", "--only", "binding"], cwd=WS,
                          post=f"{_nx()}; echo PASTED; {_unpack('linux-x64-gnu')}; {_nx()}")
     document = parsed(result.stdout, "doctor")
     (finding,) = document["findings"]
-    assert finding["id"] == "binding" and finding["severity"] == "error" and document["status"] == "error", result.stdout
-    assert "@nx/nx-linux-x64-gnu" in finding["message"] and "WorkspaceContext is not a constructor" in finding["message"]
+    assert finding["id"] == "binding" and finding["severity"] == "error" and document["status"] == "error", (
+        result.stdout
+    )
+    assert (
+        "@nx/nx-linux-x64-gnu" in finding["message"] and "WorkspaceContext is not a constructor" in finding["message"]
+    )
     assert says in finding["message"], finding["message"]
     assert finding["remedy"] == REMEDY  # the command whose equivalent the scenario applied
     assert [s["verb"] for s in finding["remedy_steps"]] == ["install-package"]
@@ -107,8 +128,12 @@ def _manager_tools() -> Path:
     tools = cache_dir() / "pm-tools"
     with _locked():
         if not (tools / ".installed").exists():
-            subprocess.run(["npm", "install", "-g", "--no-audit", "--no-fund", "--prefix", str(tools), "pnpm@9", "yarn@1"],
-                           check=True, capture_output=True, timeout=600)
+            subprocess.run(
+                ["npm", "install", "-g", "--no-audit", "--no-fund", "--prefix", str(tools), "pnpm@9", "yarn@1"],
+                check=True,
+                capture_output=True,
+                timeout=600,
+            )
             (tools / ".installed").write_text("pnpm@9 yarn@1\n")
     return tools / "bin"
 
@@ -136,12 +161,16 @@ def _seeded(manager: str) -> Path:
             install = MANAGERS[manager][2]
             # A fresh /tmp too: pnpm runs nx's postinstall, which loads the binding and so copies it into
             # /tmp/.nx/<uid>/native-cache — on the machine's own /tmp without it (issue #20).
-            script = (f"set -e; mount -t tmpfs -o mode=1777 tmpfs /tmp; mount -t tmpfs -o mode=0755 tmpfs /home; "
-                      f"install -d -o {USER} -g {USER} /home/u{USER} {WS}; "
-                      f"echo '{{}}' > {WS}/nx.json; "
-                      f"echo '{{\"name\":\"ws\",\"private\":true,\"devDependencies\":{{\"nx\":\"{VERSION}\"}}}}' > {WS}/package.json; "
-                      f"chown -R {USER} {WS}; cd {WS}; {user} {install} >/dev/null; "
-                      f"tar -C /home -cf {seed}.partial u{USER}")
+            script = (
+                f"set -e; mount -t tmpfs -o mode=1777 tmpfs /tmp; mount -t tmpfs -o mode=0755 tmpfs /home; "
+                f"install -d -o {USER} -g {USER} /home/u{USER} {WS}; "
+                f"echo '{{}}' > {WS}/nx.json; "
+                "echo "
+                f"'{{\"name\":\"ws\",\"private\":true,\"devDependencies\":{{\"nx\":\"{VERSION}\"}}}}' > "
+                f"{WS}/package.json; "
+                f"chown -R {USER} {WS}; cd {WS}; {user} {install} >/dev/null; "
+                f"tar -C /home -cf {seed}.partial u{USER}"
+            )
             subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], check=True, timeout=900)
             os.replace(f"{seed}.partial", seed)
     return seed
@@ -152,9 +181,14 @@ def test_pnpm_and_yarn_get_their_own_command_and_it_restores_the_binding(manager
     package_dir, lockfile, _ = MANAGERS[manager]
     seed, bin_dir = _seeded(manager), _manager_tools()
     user = as_user_prefix(env={"PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin"})
-    result = run_as_user(f"tar -C /home -xf {seed}; rm -rf {package_dir}", ["doctor", "--json", "--only", "binding"], cwd=WS,
-                         post=f"{_nx()}; echo PASTED; cd {WS} && unshare -n {user} {manager} install --force >/dev/null 2>&1; "
-                              f"echo \"REMEDY-RC $?\"; {_nx()}", timeout=600)  # a hang guard: the tree is large
+    result = run_as_user(
+        f"tar -C /home -xf {seed}; rm -rf {package_dir}",
+        ["doctor", "--json", "--only", "binding"],
+        cwd=WS,
+        post=f"{_nx()}; echo PASTED; cd {WS} && unshare -n {user} {manager} install --force >/dev/null 2>&1; "
+        f"echo \"REMEDY-RC $?\"; {_nx()}",
+        timeout=600,
+    )  # a hang guard: the tree is large
     document = parsed(result.stdout, "doctor")
     (finding,) = document["findings"]
     assert finding["severity"] == "error" and f"{lockfile} lists it" in finding["message"], finding["message"]

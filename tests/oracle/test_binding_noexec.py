@@ -35,7 +35,8 @@ def _state(release: str) -> str:
     nx = install_nx(release)
     return (
         "mount -o remount,noexec /tmp; "
-        f"install -d -o {USER} {WS}/node_modules; echo '{{}}' > {WS}/nx.json; echo '{{\"name\":\"ws\"}}' > {WS}/package.json; "
+        f"install -d -o {USER} {WS}/node_modules; echo '{{}}' > {WS}/nx.json; echo "
+        f"'{{\"name\":\"ws\"}}' > {WS}/package.json; "
         f"ln -s {nx}/node_modules/nx {WS}/node_modules/nx; chown -R {USER} {WS}"
     )
 
@@ -80,9 +81,12 @@ def test_node_modules_noexec_too_fails_24_0_6_explain_names_it_and_remounting_ex
     nx = install_nx("24.0.6") / "node_modules"
     state = _state("24.0.6") + f"; mount --bind {nx} {nx}; mount -o remount,bind,noexec {nx}"
     out = f"/home/u{USER}/nx-output.txt"
-    post = (f"cd {WS} && {as_user_prefix()} sh -c {shlex.quote(f'node node_modules/nx/dist/bin/nx.js show projects > {out} 2>&1')}; "
-            f"echo \"NX-RC $?\"; cat {out}; echo EXPLAIN; {_nxsock('doctor --json --explain -')} < {out}; "
-            f"echo PATHS; {_nxsock('paths --json')}; echo REMOUNTED; mount -o remount,bind,exec {nx}; {_nx()}")
+    post = (
+        f"cd {WS} && {as_user_prefix()} sh -c "
+        f"{shlex.quote(f'node node_modules/nx/dist/bin/nx.js show projects > {out} 2>&1')}; "
+        f"echo \"NX-RC $?\"; cat {out}; echo EXPLAIN; {_nxsock('doctor --json --explain -')} < {out}; "
+        f"echo PATHS; {_nxsock('paths --json')}; echo REMOUNTED; mount -o remount,bind,exec {nx}; {_nx()}"
+    )
     result = run_as_user(state, ["doctor", "--json", "--only", "native-cache"], cwd=WS, post=post)
     (finding,) = [f for f in parsed(result.stdout, "doctor")["findings"] if "mounted noexec" in f["message"]]
     assert finding["severity"] == "error" and finding["remedy"] is None and f"remount {nx} with exec" in finding["hint"]
@@ -92,7 +96,14 @@ def test_node_modules_noexec_too_fails_24_0_6_explain_names_it_and_remounting_ex
     assert "WorkspaceContext is not a constructor" in before and "NX-RC 1" in before, before  # as predicted
     (message,) = parsed(explained, "doctor")["messages"]
     assert message["remedy_source"] == "this machine" and message["remedy"] is None
-    assert message["cause"].startswith("On this machine: Nx's binding lies on") and "NX_SKIP_NATIVE_FILE_CACHE" not in explained
+    assert (
+        message["cause"].startswith("On this machine: Nx's binding lies on")
+        and "NX_SKIP_NATIVE_FILE_CACHE" not in explained
+    )
     verdict = parsed(paths, "paths")["binding"]
-    assert (verdict["noexec"], verdict["loadable"], verdict["noexec_binding_mount"]) == ("binding-noexec", False, str(nx))
+    assert (verdict["noexec"], verdict["loadable"], verdict["noexec_binding_mount"]) == (
+        "binding-noexec",
+        False,
+        str(nx),
+    )
     assert "NX-RC 0" in after, after  # node_modules remounted exec, as the words say: the same Nx command works

@@ -48,7 +48,13 @@ def test_the_entry_nx_copied_is_listed_fresh_trusted_and_tied_to_its_binding() -
     assert listing["dir"] == f"/tmp/.nx/{USER}/native-cache"
     (entry,) = listing["entries"]
     assert entry["binding"] == listing["binding"] and entry["binding"].endswith("/nx.linux-x64-gnu.node")
-    assert (entry["version"], entry["trusted"], entry["fresh"], entry["partial"], entry["in_use"]) == ("24.0.6", True, True, False, False)
+    assert (entry["version"], entry["trusted"], entry["fresh"], entry["partial"], entry["in_use"]) == (
+        "24.0.6",
+        True,
+        True,
+        False,
+        False,
+    )
     assert listing["total_size"] == entry["size"] > 1_000_000 and listing["reclaimable"] == {"entries": 0, "size": 0}
     assert listing["access_times"] is True and entry["last_loaded"] >= entry["copied"]  # a fresh tmpfs: relatime
     assert result.tree_before == result.tree_after
@@ -92,7 +98,8 @@ HOSTILE = (
     f"echo precious > /home/precious; "
     f"ln -s /home/precious {VERSION_DIR}/24.0.6-abcdefabcdef-nx.linux-x64-gnu.node; "
     f"echo theirs > {VERSION_DIR}/22.0.0-fedcbafedcba-nx.linux-x64-gnu.node; "
-    f"chown {USER} {VERSION_DIR}/*0.123456789nx*; chown -h {USER} {VERSION_DIR}/24.0.6-abcdefabcdef-nx.linux-x64-gnu.node; "
+    f"chown {USER} {VERSION_DIR}/*0.123456789nx*; chown -h {USER} "
+    f"{VERSION_DIR}/24.0.6-abcdefabcdef-nx.linux-x64-gnu.node; "
     f"chown {PEER} {VERSION_DIR}/22.0.0-fedcbafedcba-nx.linux-x64-gnu.node"
 )
 
@@ -103,7 +110,11 @@ def test_prune_removes_partials_and_untrusted_and_nothing_else() -> None:
     ``23.3.2-0123456789ab-…`` is keyed by a binding path that is not this
     checkout's: another checkout's current entry, as far as anyone can tell.
     """
-    result = run(["cache", "prune", "--json"], extra=HOSTILE, post=f"cat /home/precious; ls {VERSION_DIR} /tmp/.nx/{USER}/native-cache/23.3.2")
+    result = run(
+        ["cache", "prune", "--json"],
+        extra=HOSTILE,
+        post=f"cat /home/precious; ls {VERSION_DIR} /tmp/.nx/{USER}/native-cache/23.3.2",
+    )
     report = doc(result)
     gone = [r["path"] for r in report["removed"]]
     assert changed_outside(result.tree_before, result.tree_after, gone) == []
@@ -130,10 +141,16 @@ def test_an_entry_in_use_is_kept() -> None:
     The mapper holds it until the scenario's last step kills it: no window of time for nxsock to run in.
     """
     partial = f"{VERSION_DIR}/24.0.6-0123456789ab-0.5nx.linux-x64-gnu.node"
-    mapper = (f"{as_user_prefix()} python3 -c \"import mmap,time; f=open('{partial}','rb'); m=mmap.mmap(f.fileno(),0,prot=mmap.PROT_READ); "
-              f"open('/tmp/.up', 'w').close(); time.sleep(600)\" >/dev/null 2>&1 & mapper=$!;")
-    result = run(["cache", "prune", "--json"], extra=f"echo data > {partial}; chown {USER} {partial}; {mapper} {WAIT_FOR} /tmp/.up",
-                 post="kill $mapper")
+    mapper = (
+        f"{as_user_prefix()} python3 -c \"import mmap,time; f=open('{partial}','rb'); "
+        "m=mmap.mmap(f.fileno(),0,prot=mmap.PROT_READ); "
+        f"open('/tmp/.up', 'w').close(); time.sleep(600)\" >/dev/null 2>&1 & mapper=$!;"
+    )
+    result = run(
+        ["cache", "prune", "--json"],
+        extra=f"echo data > {partial}; chown {USER} {partial}; {mapper} {WAIT_FOR} /tmp/.up",
+        post="kill $mapper",
+    )
     assert doc(result)["removed"] == []
 
 
@@ -150,13 +167,16 @@ def _checkout(name: str) -> str:
 
 UNUSED_STATE = (
     # a checkout deleted long ago: its entry, last loaded 40 days ago, stays behind
-    _checkout("gone") + f"rm -rf /home/u{USER}/gone; "
+    _checkout("gone")
+    + f"rm -rf /home/u{USER}/gone; "
     # a checkout whose Nx has its entry loaded right now, last loaded (before that) 40 days ago
     + _checkout("busy")
-    + f"(cd /home/u{USER}/busy && exec {as_user_prefix()} node -e \"require('nx/src/native'); require('fs').writeFileSync('/tmp/.up', ''); "
-      f"setTimeout(() => {{}}, 600000)\" >/dev/null 2>&1) & holder=$!; {WAIT_FOR} /tmp/.up; "
+    + f"(cd /home/u{USER}/busy && exec {as_user_prefix()} node -e \"require('nx/src/native'); "
+      "require('fs').writeFileSync('/tmp/.up', ''); "
+    f"setTimeout(() => {{}}, 600000)\" >/dev/null 2>&1) & holder=$!; {WAIT_FOR} /tmp/.up; "
     # a peer's entry, as old
-    + f"echo theirs > {VERSION_DIR}/24.0.6-fedcbafedcba-nx.linux-x64-gnu.node; chown {PEER} {VERSION_DIR}/24.0.6-fedcbafedcba-*; "
+    + f"echo theirs > {VERSION_DIR}/24.0.6-fedcbafedcba-nx.linux-x64-gnu.node; chown {PEER} "
+      f"{VERSION_DIR}/24.0.6-fedcbafedcba-*; "
     # every entry last loaded 40 days ago, this checkout's own included
     + f"touch -a -d '40 days ago' {VERSION_DIR}/*.node"
 )
@@ -170,8 +190,12 @@ def test_unused_for_reclaims_a_deleted_checkouts_entry_and_keeps_the_busy_the_pe
     assert dry.returncode == 0 and dry.tree_before == dry.tree_after and planned["dry_run"] is True
     assert [r["reason"] for r in planned["removed"]] == ["not loaded for 40 days"]
     assert dry.post.count(".node") == 4  # this checkout's, the deleted one's, the busy one's, the peer's
-    result = run(["cache", "prune", "--json", "--unused-for", "30d"], extra=UNUSED_STATE,
-                 post=f"kill $holder; ls {VERSION_DIR}; cd {WS} && {as_user_prefix()} node -e \"require('nx/src/native')\" && echo NX-WORKS")
+    result = run(
+        ["cache", "prune", "--json", "--unused-for", "30d"],
+        extra=UNUSED_STATE,
+        post=f"kill $holder; ls {VERSION_DIR}; cd {WS} && {as_user_prefix()} node -e "
+             "\"require('nx/src/native')\" && echo NX-WORKS",
+    )
     report = doc(result)
     assert result.returncode == 0 and report["judged_by"] == "atime" and report["unused_for"] == 30 * 86400
     (removed,) = report["removed"]

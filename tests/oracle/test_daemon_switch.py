@@ -149,7 +149,8 @@ def _run(release: str, cells_full: list[Cell], cells_hidden: list[Cell]) -> dict
 
     def both(prefix: str, tag: str) -> str:
         return f"""cd /
-echo '<<<{tag} DOCKER'; {prefix} sh -c 'test -e /.dockerenv && echo dockerenv; grep -q docker /proc/self/cgroup && echo cgroup; true'
+echo '<<<{tag} DOCKER'
+{prefix} sh -c 'test -e /.dockerenv && echo dockerenv; grep -q docker /proc/self/cgroup && echo cgroup; true'
 echo '<<<{tag} NXSOCK'; {prefix} {as_user} {q(python)} {q(str(driver))} /tmp/cells.json
 echo '<<<{tag} NODE'; {prefix} {as_user} node {q(str(oracle))} {q(str(nx))} /tmp/cells.json
 """
@@ -209,7 +210,8 @@ def _check(mode: str, cells: list[Cell], sections: dict[str, str], release: str,
         expected = {
             "enabled": nx["enabled"],
             "ci": nx["ci"] and not forced,
-            "sandbox": "sandbox" in reasons and nx["sandbox"],  # backed by isSandbox(); the release decides if it counts
+            "sandbox": "sandbox" in reasons
+            and nx["sandbox"],  # backed by isSandbox(); the release decides if it counts
             "docker": bool(docker_here) and not forced,
             "disabled-marker": nx["disabled"],
             "no-nx-json": not nx["has_nx_json"],

@@ -31,14 +31,17 @@ PROVEN_ELSEWHERE = frozenset({"24.0.6/inotify-limit--client-log.txt"})
 
 
 def _proof_captures() -> list[str]:
-    """One capture per release and state (the quickest command that shows its messages); every one with NXSOCK_CORPUS_PROOF=all."""
+    """One capture per release and state (the quickest command that shows its messages); every one with
+    NXSOCK_CORPUS_PROOF=all."""
     if os.environ.get("NXSOCK_CORPUS_PROOF") == "all":
         return WITH_MESSAGES
     chosen: dict[tuple[str, str], str] = {}
     for file in (f for f in WITH_MESSAGES if f not in PROVEN_ELSEWHERE):
         entry, _ = CAPTURES[file]
         key = (entry["release"], entry["state"])
-        if key not in chosen or PREFERENCE.index(entry["command_id"]) < PREFERENCE.index(CAPTURES[chosen[key]][0]["command_id"]):
+        if key not in chosen or PREFERENCE.index(entry["command_id"]) < PREFERENCE.index(
+            CAPTURES[chosen[key]][0]["command_id"]
+        ):
             chosen[key] = file
     return sorted(chosen.values())
 
@@ -120,7 +123,9 @@ def test_the_remedy_given_for_each_message_makes_the_same_nx_command_stop_printi
         assert all(m["remedy_source"] in ("this machine", "general") for m in document["messages"])
         # a message gets a command, or (where the policy finds none safe) none and the reason: never neither
         withheld = {m["matched"] for m in document["messages"] if m["remedy"] is None}
-        assert all(m["remedy"] or (m["hint"] or "").startswith("No safe command") for m in document["messages"]), document["messages"]
+        assert all(m["remedy"] or (m["hint"] or "").startswith("No safe command") for m in document["messages"]), (
+            document["messages"]
+        )
         assert not _kinds(proof["after"]) & (expected - withheld), proof["after"][-3000:]
         if not withheld & expected:
             assert proof["after_rc"] == 0, proof["after"][-3000:]
@@ -134,7 +139,9 @@ class TestUnrecognisedTextOnRealStates:
         ("install -d -m 1777 -o {peer} /tmp/.nx", {}, 0),  # warnings
         ("install -d -m 0777 -o {peer} /tmp/peerdata", {"NX_WORKSPACE_DATA_DIRECTORY": "/tmp/peerdata"}, 1),  # an error
     ], ids=["warnings", "error"])
-    def test_every_check_runs_and_the_exit_code_is_plain_doctors(self, setup: str, env: dict[str, str], code: int) -> None:
+    def test_every_check_runs_and_the_exit_code_is_plain_doctors(
+        self, setup: str, env: dict[str, str], code: int
+    ) -> None:
         from harness import PEER, USER, run_as_user
 
         ws = f"/home/u{USER}/ws"
@@ -155,18 +162,24 @@ class TestWorkspaceDataFinding:
         from harness import USER, run_as_user
 
         ws = f"/home/u{USER}/ws"
-        setup = (f"install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; install -d -m 0755 /tmp/target/workspace-data; "
-                 f"ln -s /tmp/target {ws}/.nx")
+        setup = (
+            f"install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; install -d -m 0755 /tmp/target/workspace-data; "
+            f"ln -s /tmp/target {ws}/.nx"
+        )
         document = json.loads(run_as_user(setup, ["doctor", "--json", "--only", "workspace-data"], cwd=ws).stdout)
         [found] = document["findings"]
         assert found["severity"] == "error" and found["remedy"] is None and "link" in found["message"]
 
     def test_sudo_nx_leftovers_in_a_root_owned_dot_nx_get_no_command_and_say_why(self) -> None:
-        """Root's ``<ws>/.nx`` (``sudo nx``): the policy neither re-owns nor removes it, so no command is printed — and why not is."""
+        """Root's ``<ws>/.nx`` (``sudo nx``): the policy neither re-owns nor removes it, so no command is printed — and
+        why not is."""
         from harness import USER, run_as_user
 
         ws = f"/home/u{USER}/ws"
-        setup = f"install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; install -d -m 0755 {ws}/.nx {ws}/.nx/workspace-data"
+        setup = (
+            f"install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; install -d -m 0755 "
+            f"{ws}/.nx {ws}/.nx/workspace-data"
+        )
         result = run_as_user(setup, ["doctor", "--json", "--only", "workspace-data"], cwd=ws)
         [found] = json.loads(result.stdout)["findings"]
         assert found["severity"] == "error" and found["path"] == f"{ws}/.nx"
@@ -175,15 +188,22 @@ class TestWorkspaceDataFinding:
         assert "sudo" not in result.stdout  # not in the hint either: nothing to paste
 
     def test_sudo_nx_leftovers_under_your_own_dot_nx_are_removed_as_root(self) -> None:
-        """Only ``workspace-data`` is root's: it is Nx's own state, removed (and rebuilt by Nx); Nx then writes there again."""
+        """Only ``workspace-data`` is root's: it is Nx's own state, removed (and rebuilt by Nx); Nx then writes there
+        again."""
         from harness import USER, run_as_user
 
         ws = f"/home/u{USER}/ws"
-        setup = (f"install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; install -d -m 0755 -o {USER} -g {USER} {ws}/.nx; "
-                 f"install -d -m 0755 {ws}/.nx/workspace-data")
-        [found] = json.loads(run_as_user(setup, ["doctor", "--json", "--only", "workspace-data"], cwd=ws).stdout)["findings"]
+        setup = (
+            f"install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; install -d -m 0755 -o {USER} -g {USER} {ws}/.nx; "
+            f"install -d -m 0755 {ws}/.nx/workspace-data"
+        )
+        [found] = json.loads(run_as_user(setup, ["doctor", "--json", "--only", "workspace-data"], cwd=ws).stdout)[
+            "findings"
+        ]
         assert found["remedy"] == f"sudo rm -rf -- {ws}/.nx/workspace-data"
-        fixed = run_as_user(f"{setup}; {found['remedy'].replace('sudo ', '')}", ["doctor", "--json", "--only", "workspace-data"], cwd=ws)
+        fixed = run_as_user(
+            f"{setup}; {found['remedy'].replace('sudo ', '')}", ["doctor", "--json", "--only", "workspace-data"], cwd=ws
+        )
         assert json.loads(fixed.stdout)["findings"] == []
 
 
@@ -204,6 +224,13 @@ def test_the_disabled_markers_command_alone_fixes_its_cause_and_clears_the_marke
     assert not _kinds(proof["after"]), proof["after"][-3000:]
     assert proof["after_rc"] == 0, proof["after"][-3000:]
     assert (proof["marker_after"], proof["daemon_after"]) == (False, True)  # the client used a daemon again
+
+
+#: Reads the ``sysctl`` line out of the inotify-limit message's hint in ``doctor --explain --json`` on stdin.
+SYSCTL_LINE_OF_HINT = (
+    'import json, re, sys; [m] = [m for m in json.load(sys.stdin)["messages"] if m["matched"] == "inotify-limit"]; '
+    'print(re.search(r"`(sysctl user[.]max_inotify_watches=[0-9]+)`", m["hint"]).group(1))'
+)
 
 
 def test_the_inotify_limits_line_run_as_root_then_nx_reset_brings_the_daemon_back() -> None:
@@ -227,10 +254,11 @@ def test_the_inotify_limits_line_run_as_root_then_nx_reset_brings_the_daemon_bac
 {state.setup}
 set +e
 echo '<<<DOCTOR'
-printf %s {q(text)} | as_user env PYTHONPATH={q(pythonpath)} PYTHONDONTWRITEBYTECODE=1 {q(python)} -m nxsock doctor --explain - --json
+printf %s {q(text)} | as_user env PYTHONPATH={q(pythonpath)} PYTHONDONTWRITEBYTECODE=1 {q(python)} -m nxsock \\
+  doctor --explain - --json
 echo '<<<LINE'
 line=$(printf %s {q(text)} | as_user env PYTHONPATH={q(pythonpath)} {q(python)} -m nxsock doctor --explain - --json \\
-  | {q(python)} -c 'import json, re, sys; [m] = [m for m in json.load(sys.stdin)["messages"] if m["matched"] == "inotify-limit"]; print(re.search(r"`(sysctl user[.]max_inotify_watches=[0-9]+)`", m["hint"]).group(1))')
+  | {q(python)} -c {q(SYSCTL_LINE_OF_HINT)})
 echo "$line"
 echo '<<<ROOT'
 $line
@@ -244,7 +272,9 @@ echo '<<<END'
     out = capture.run_in_namespace(script, 400, capture._user_namespace(state))
     document = json.loads(capture.section(out, "DOCTOR"))
     inotify = [m for m in document["messages"] if m["matched"] == "inotify-limit"]
-    assert inotify and all(m["remedy"] is None and "sudo sysctl fs.inotify.max_user_watches=" in m["hint"] for m in inotify)
+    assert inotify and all(
+        m["remedy"] is None and "sudo sysctl fs.inotify.max_user_watches=" in m["hint"] for m in inotify
+    )
     assert re.fullmatch(r"sysctl user\.max_inotify_watches=\d+\n", capture.section(out, "LINE")), out[-3000:]
     assert "= 524288" in capture.section(out, "ROOT"), out[-3000:]
     again = capture.section(out, "AGAIN")

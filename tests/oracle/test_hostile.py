@@ -62,28 +62,43 @@ def _snapshot(roots: t.Sequence[str]) -> str:
     )
 
 
-def attack(setup: str, commands: t.Sequence[Command], attacked: t.Sequence[str], *, cwd: str = WS, before: str = "") -> list[Cell]:
-    """Build *setup* as root in a fresh namespace, run each command in turn; the cells, with *attacked* snapshotted around each."""
+def attack(
+    setup: str, commands: t.Sequence[Command], attacked: t.Sequence[str], *, cwd: str = WS, before: str = ""
+) -> list[Cell]:
+    """Build *setup* as root in a fresh namespace, run each command in turn; the cells, with *attacked* snapshotted
+    around each."""
     nx = install_nx("24.0.6")
     python, pylib = stage_nxsock()
     lines = [
-        "mount -t tmpfs -o mode=1777 tmpfs /tmp; mount -t tmpfs -o mode=0755 tmpfs /home; mount -t tmpfs -o mode=0755 tmpfs /srv",
+        "mount -t tmpfs -o mode=1777 tmpfs /tmp; mount -t tmpfs -o mode=0755 tmpfs /home; mount -t "
+        "tmpfs -o mode=0755 tmpfs /srv",
         "mount -t tmpfs tmpfs /mnt; mount -t tmpfs -o mode=0755 tmpfs /etc/tmpfiles.d",
         STALE,
-        f"install -d -o {U} -g {U} {HOME} {WS} {WS}/node_modules; echo '{{}}' > {WS}/nx.json; ln -s {nx}/node_modules/nx {WS}/node_modules/nx; chown -R -h {U}:{U} {WS}",
-        f"install -d -o {P} -g {P} /home/u{P} {PEER_WS} {PEER_WS}/node_modules; echo '{{}}' > {PEER_WS}/nx.json; ln -s {nx}/node_modules/nx {PEER_WS}/node_modules/nx; chown -R -h {P}:{P} {PEER_WS}",
+        f"install -d -o {U} -g {U} {HOME} {WS} {WS}/node_modules; echo '{{}}' > {WS}/nx.json; ln -s "
+        f"{nx}/node_modules/nx {WS}/node_modules/nx; chown -R -h {U}:{U} {WS}",
+        f"install -d -o {P} -g {P} /home/u{P} {PEER_WS} {PEER_WS}/node_modules; echo '{{}}' > {PEER_WS}/nx.json; ln -s "
+        f"{nx}/node_modules/nx {PEER_WS}/node_modules/nx; chown -R -h {P}:{P} {PEER_WS}",
         setup,
         before,
         f"cd {shlex.quote(cwd)}",
     ]
     snapshot = _snapshot(attacked)
     for i, command in enumerate(commands):
-        prefix = f"env -i {env_words(command.env, HOME if not command.as_root else '/root', uid=0 if command.as_root else U)}" if command.as_root else as_user_prefix(U, command.env)
-        run = f"{prefix} PYTHONPATH={shlex.quote(pylib)} PYTHONDONTWRITEBYTECODE=1 {shlex.quote(python)} -m nxsock {' '.join(map(shlex.quote, command.args))}"
+        prefix = (
+            "env -i "
+            f"{env_words(command.env, HOME if not command.as_root else '/root', uid=0 if command.as_root else U)}"
+            if command.as_root
+            else as_user_prefix(U, command.env)
+        )
+        run = (
+            f"{prefix} PYTHONPATH={shlex.quote(pylib)} PYTHONDONTWRITEBYTECODE=1 {shlex.quote(python)} -m nxsock "
+            f"{' '.join(map(shlex.quote, command.args))}"
+        )
         feed = f"printf '%s' {shlex.quote(command.stdin)} |" if command.stdin else "</dev/null"
         lines += [
             f"echo '<<<TREE {i}'; {snapshot}",
-            f"echo '<<<OUT {i}'; s=$(date +%s%N); {feed} timeout -s KILL {TIME_LIMIT} {run} 2>/mnt/err.{i}; rc=$?; e=$(date +%s%N)",
+            f"echo '<<<OUT {i}'; s=$(date +%s%N); {feed} timeout -s KILL {TIME_LIMIT} {run} "
+            f"2>/mnt/err.{i}; rc=$?; e=$(date +%s%N)",
             f"echo '<<<RC {i} '$rc' '$(( (e - s) / 1000000 ))",
             f"echo '<<<AFTER {i}'; {snapshot}",
         ]
@@ -139,7 +154,10 @@ def document(cell: Cell) -> t.Any:
 
 
 
-RESETS = (user("reset", "--legacy", "--force", "--daemon-marker", "--json"), user("reset", "--legacy", "--force", "--daemon-marker"))
+RESETS = (
+    user("reset", "--legacy", "--force", "--daemon-marker", "--json"),
+    user("reset", "--legacy", "--force", "--daemon-marker"),
+)
 
 
 class TestLinks:
@@ -154,41 +172,98 @@ class TestLinks:
         refused = document(cells[0])["refused"]
         assert [r["path"] for r in refused] == ["/tmp/claude"] and cells[0].rc == 1
 
-    @pytest.mark.parametrize(("setup", "env", "attacked"), [
-        pytest.param(f"install -d -m 0755 -o {P} /tmp/p; install -d -o {U} /tmp/p/t; " + _legacy_shapes("/tmp/p/t"),
-                     {"TMPDIR": "/tmp/p/t"}, ["/tmp/p"], id="temp dir beneath a level the attacker owns"),
-        pytest.param(f"install -d -m 0777 /tmp/ww; install -d -o {U} /tmp/ww/t; " + _legacy_shapes("/tmp/ww/t"),
-                     {"TMPDIR": "/tmp/ww/t"}, ["/tmp/ww"], id="temp dir beneath a world-writable non-sticky level"),
-        pytest.param(f"install -d -o {U} {HOME}/work; {_legacy_shapes(HOME + '/work')}; ln -s {HOME} /tmp/p-link; chown -h {P} /tmp/p-link",
-                     {"TMPDIR": "/tmp/p-link/work"}, [HOME], id="temp dir through the attacker's link one level up"),
-        pytest.param(f"install -d -m 0700 -o {U} {HOME}/socks; stale {HOME}/socks/keep.sock; chown -R {U} {HOME}/socks; "
-                     f"ln -s {HOME}/socks /tmp/socks; chown -h {P} /tmp/socks",
-                     {"NX_SOCKET_DIR": "/tmp/socks"}, [HOME], id="NX_SOCKET_DIR as the attacker's link"),
-        pytest.param(f"install -d -m 0700 -o {U} {HOME}/.nx {HOME}/.nx/sockets {HOME}/.nx/sockets/{HEX20}; "
-                     f"stale {HOME}/.nx/sockets/{HEX20}/d.sock; chown -R {U} {HOME}/.nx; {OLD} {HOME}/.nx/sockets/{HEX20}; "
-                     f"ln -s {HOME} /tmp/h; chown -h {P} /tmp/h",
-                     {"HOME": "/tmp/h"}, [HOME], id="HOME as the attacker's link"),
-        pytest.param(f"install -d -m 0700 -o {U} {HOME}/data {HOME}/data/d; echo why > {HOME}/data/d/disabled; "
-                     f"stale {HOME}/data/d/x.sock; chown -R {U} {HOME}/data; ln -s {HOME}/data /tmp/data; chown -h {P} /tmp/data",
-                     {"NX_WORKSPACE_DATA_DIRECTORY": "/tmp/data"}, [HOME], id="NX_WORKSPACE_DATA_DIRECTORY as the attacker's link"),
-        pytest.param(f"install -d -m 0700 -o {U} {HOME}/cache; touch {HOME}/cache/23.0.0-0123456789ab-nx.linux-x64-gnu.node; "
-                     f"chown -R {U} {HOME}/cache; ln -s {HOME}/cache /tmp/cache; chown -h {P} /tmp/cache",
-                     {"NX_NATIVE_FILE_CACHE_DIRECTORY": "/tmp/cache"}, [HOME], id="NX_NATIVE_FILE_CACHE_DIRECTORY as the attacker's link"),
-        pytest.param(f"install -d -m 0700 -o {U} {HOME}/c {HOME}/c/{U} {HOME}/c/{U}/sockets {HOME}/c/{U}/sockets/{HEX20} "
-                     f"{HOME}/c/{U}/native-cache {HOME}/c/{U}/native-cache/23.0.0; touch {HOME}/c/{U}/native-cache/23.0.0/23.0.0-0123456789ab-nx.linux-x64-gnu.node; "
-                     f"chown -R {U} {HOME}/c; {OLD} {HOME}/c/{U}/sockets/{HEX20}; ln -s {HOME}/c /tmp/.nx; chown -h {P} /tmp/.nx",
-                     {}, [HOME], id="the shared container as the attacker's link"),
-        pytest.param(f"install -d -m 1777 -o {P} /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U} {SOCKS} {SOCKS}/{HEX20}; "
-                     f"stale {SOCKS}/{HEX20}/d.sock; chown -R {U} /tmp/.nx/{U}; {OLD} {SOCKS}/{HEX20}",
-                     {}, ["/tmp/.nx"], id="the shared container owned by the attacker"),
-        pytest.param(f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} {HOME}/u {HOME}/u/sockets {HOME}/u/sockets/{HEX20}; "
-                     f"chown -R {U} {HOME}/u; {OLD} {HOME}/u/sockets/{HEX20}; ln -s {HOME}/u /tmp/.nx/{U}; chown -h {P} /tmp/.nx/{U}",
-                     {}, [HOME], id="the per-user level as the attacker's link"),
-        pytest.param(f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U} {SOCKS} {HOME}/keep; echo k > {HOME}/keep/k; "
-                     f"chown -R {U} {HOME}/keep; ln -s {HOME}/keep {SOCKS}/{HEX20}; chown -h {U} {SOCKS}/{HEX20}",
-                     {}, [HOME], id="a per-run directory as a link"),
-    ])
-    def test_no_link_or_foreign_level_is_acted_through(self, setup: str, env: dict[str, str], attacked: list[str]) -> None:
+    @pytest.mark.parametrize(
+        ("setup", "env", "attacked"),
+        [
+            pytest.param(
+                f"install -d -m 0755 -o {P} /tmp/p; install -d -o {U} /tmp/p/t; " + _legacy_shapes("/tmp/p/t"),
+                {"TMPDIR": "/tmp/p/t"},
+                ["/tmp/p"],
+                id="temp dir beneath a level the attacker owns",
+            ),
+            pytest.param(
+                f"install -d -m 0777 /tmp/ww; install -d -o {U} /tmp/ww/t; " + _legacy_shapes("/tmp/ww/t"),
+                {"TMPDIR": "/tmp/ww/t"},
+                ["/tmp/ww"],
+                id="temp dir beneath a world-writable non-sticky level",
+            ),
+            pytest.param(
+                f"install -d -o {U} {HOME}/work; {_legacy_shapes(HOME + '/work')}; ln -s {HOME} /tmp/p-link; "
+                f"chown -h {P} /tmp/p-link",
+                {"TMPDIR": "/tmp/p-link/work"},
+                [HOME],
+                id="temp dir through the attacker's link one level up",
+            ),
+            pytest.param(
+                f"install -d -m 0700 -o {U} {HOME}/socks; stale {HOME}/socks/keep.sock; chown -R {U} {HOME}/socks; "
+                f"ln -s {HOME}/socks /tmp/socks; chown -h {P} /tmp/socks",
+                {"NX_SOCKET_DIR": "/tmp/socks"},
+                [HOME],
+                id="NX_SOCKET_DIR as the attacker's link",
+            ),
+            pytest.param(
+                f"install -d -m 0700 -o {U} {HOME}/.nx {HOME}/.nx/sockets {HOME}/.nx/sockets/{HEX20}; "
+                f"stale {HOME}/.nx/sockets/{HEX20}/d.sock; chown -R {U} {HOME}/.nx; {OLD} {HOME}/.nx/sockets/{HEX20}; "
+                f"ln -s {HOME} /tmp/h; chown -h {P} /tmp/h",
+                {"HOME": "/tmp/h"},
+                [HOME],
+                id="HOME as the attacker's link",
+            ),
+            pytest.param(
+                f"install -d -m 0700 -o {U} {HOME}/data {HOME}/data/d; echo why > {HOME}/data/d/disabled; "
+                f"stale {HOME}/data/d/x.sock; chown -R {U} {HOME}/data; ln -s {HOME}/data "
+                f"/tmp/data; chown -h {P} /tmp/data",
+                {"NX_WORKSPACE_DATA_DIRECTORY": "/tmp/data"},
+                [HOME],
+                id="NX_WORKSPACE_DATA_DIRECTORY as the attacker's link",
+            ),
+            pytest.param(
+                f"install -d -m 0700 -o {U} {HOME}/cache; touch "
+                f"{HOME}/cache/23.0.0-0123456789ab-nx.linux-x64-gnu.node; "
+                f"chown -R {U} {HOME}/cache; ln -s {HOME}/cache /tmp/cache; chown -h {P} /tmp/cache",
+                {"NX_NATIVE_FILE_CACHE_DIRECTORY": "/tmp/cache"},
+                [HOME],
+                id="NX_NATIVE_FILE_CACHE_DIRECTORY as the attacker's link",
+            ),
+            pytest.param(
+                f"install -d -m 0700 -o {U} {HOME}/c {HOME}/c/{U} {HOME}/c/{U}/sockets {HOME}/c/{U}/sockets/{HEX20} "
+                f"{HOME}/c/{U}/native-cache {HOME}/c/{U}/native-cache/23.0.0; touch "
+                f"{HOME}/c/{U}/native-cache/23.0.0/23.0.0-0123456789ab-nx.linux-x64-gnu.node; "
+                f"chown -R {U} {HOME}/c; {OLD} {HOME}/c/{U}/sockets/{HEX20}; ln -s {HOME}/c "
+                f"/tmp/.nx; chown -h {P} /tmp/.nx",
+                {},
+                [HOME],
+                id="the shared container as the attacker's link",
+            ),
+            pytest.param(
+                f"install -d -m 1777 -o {P} /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U} {SOCKS} {SOCKS}/{HEX20}; "
+                f"stale {SOCKS}/{HEX20}/d.sock; chown -R {U} /tmp/.nx/{U}; {OLD} {SOCKS}/{HEX20}",
+                {},
+                ["/tmp/.nx"],
+                id="the shared container owned by the attacker",
+            ),
+            pytest.param(
+                f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} {HOME}/u {HOME}/u/sockets "
+                f"{HOME}/u/sockets/{HEX20}; "
+                f"chown -R {U} {HOME}/u; {OLD} {HOME}/u/sockets/{HEX20}; ln -s {HOME}/u /tmp/.nx/{U}; "
+                f"chown -h {P} /tmp/.nx/{U}",
+                {},
+                [HOME],
+                id="the per-user level as the attacker's link",
+            ),
+            pytest.param(
+                f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U} {SOCKS} {HOME}/keep; "
+                f"echo k > {HOME}/keep/k; "
+                f"chown -R {U} {HOME}/keep; ln -s {HOME}/keep {SOCKS}/{HEX20}; chown -h {U} {SOCKS}/{HEX20}",
+                {},
+                [HOME],
+                id="a per-run directory as a link",
+            ),
+        ],
+    )
+    def test_no_link_or_foreign_level_is_acted_through(
+        self, setup: str, env: dict[str, str], attacked: list[str]
+    ) -> None:
         commands = [c._replace(env=env) for c in RESETS] + [user("cache", "prune", "--json", **env)]
         assert violations(attack(setup, commands, attacked)) == []
 
@@ -220,28 +295,43 @@ class TestHostileDotenvAsRoot:
     @pytest.mark.parametrize("variable", sorted(HOSTILE_ENV_FILES))
     @pytest.mark.parametrize("file", [".env", ".local.env", ".env.local"])
     def test_root_never_acts_where_an_attackers_env_file_points(self, variable: str, file: str) -> None:
-        setup = f"{ROOT_THINGS}; echo {shlex.quote(HOSTILE_ENV_FILES[variable])} > {PEER_WS}/{file}; chown {P} {PEER_WS}/{file}"
+        setup = (
+            f"{ROOT_THINGS}; echo {shlex.quote(HOSTILE_ENV_FILES[variable])} > {PEER_WS}/{file}; "
+            f"chown {P} {PEER_WS}/{file}"
+        )
         cells = attack(setup, ROOT_ACTS, ["/srv"], cwd=PEER_WS)
         assert violations(cells) == []
 
     def test_an_attackers_env_file_in_roots_own_workspace_is_refused_too(self) -> None:
         """A .env root does not own, even in a directory root does, steers nothing."""
-        setup = (f"{ROOT_THINGS}; install -d -m 0755 /srv/rootws; echo '{{}}' > /srv/rootws/nx.json; "
-                 f"printf '%s\\n' {' '.join(shlex.quote(v) for v in HOSTILE_ENV_FILES.values())} > /srv/rootws/.env; chown {P} /srv/rootws/.env")
+        setup = (
+            f"{ROOT_THINGS}; install -d -m 0755 /srv/rootws; echo '{{}}' > /srv/rootws/nx.json; "
+            f"printf '%s\\n' {' '.join(shlex.quote(v) for v in HOSTILE_ENV_FILES.values())} > /srv/rootws/.env; "
+            f"chown {P} /srv/rootws/.env"
+        )
         cells = attack(setup, ROOT_ACTS, ["/srv/t", "/srv/s", "/srv/c", "/srv/w"], cwd="/srv/rootws")
         assert violations(cells) == []
 
     def test_roots_own_env_file_is_still_obeyed(self) -> None:
         """The rule refuses what others steer, not configuration: root's own .env is honoured."""
-        setup = ("install -d -m 0755 /srv/rootws; echo '{}' > /srv/rootws/nx.json; echo NX_SOCKET_DIR=/srv/s > /srv/rootws/.env; "
-                 "install -d -m 0700 /srv/s; stale /srv/s/root.sock")
+        setup = (
+            "install -d -m 0755 /srv/rootws; echo '{}' > /srv/rootws/nx.json; echo "
+            "NX_SOCKET_DIR=/srv/s > /srv/rootws/.env; "
+            "install -d -m 0700 /srv/s; stale /srv/s/root.sock"
+        )
         cells = attack(setup, [root("reset", "--json")], ["/home"], cwd="/srv/rootws")
         assert [r["path"] for r in document(cells[0])["removed"]] == ["/srv/s/root.sock"]
 
 
 SLOW_ENV_COMMANDS = (
-    user("paths", "--json"), user("paths"), user("doctor", "--json"), user("doctor"), user("reset", "--dry-run", "--json"),
-    user("cache", "list", "--json"), user("check-root", "--json"), root("doctor", "--user", str(U), "--json"),
+    user("paths", "--json"),
+    user("paths"),
+    user("doctor", "--json"),
+    user("doctor"),
+    user("reset", "--dry-run", "--json"),
+    user("cache", "list", "--json"),
+    user("check-root", "--json"),
+    root("doctor", "--user", str(U), "--json"),
 )
 DOTENV_SHAPES = {
     "60 kB of newlines": "'\\n%.0s' $(seq 60000)",
@@ -256,12 +346,17 @@ class TestSlowDotenv:
     @pytest.mark.parametrize("shape", sorted(DOTENV_SHAPES))
     def test_every_command_returns_promptly_whatever_the_env_file_holds(self, shape: str) -> None:
         # Nothing but blank lines (a key anywhere lets one match swallow them all); the other files are still read.
-        setup = (f"printf {DOTENV_SHAPES[shape]} > {WS}/.env; printf 'NX_SOCKET_DIR=/tmp/from-env\\n' > {WS}/.local.env; "
-                 f"chown {U} {WS}/.env {WS}/.local.env")
+        setup = (
+            f"printf {DOTENV_SHAPES[shape]} > {WS}/.env; printf 'NX_SOCKET_DIR=/tmp/from-env\\n' > {WS}/.local.env; "
+            f"chown {U} {WS}/.env {WS}/.local.env"
+        )
         cells = attack(setup, SLOW_ENV_COMMANDS, [WS])
         assert violations(cells) == []
-        assert document(cells[0])["variables"]["NX_SOCKET_DIR"] == {"value": "/tmp/from-env", "source": f"{WS}/.local.env",
-                                                                   "withheld": None}
+        assert document(cells[0])["variables"]["NX_SOCKET_DIR"] == {
+            "value": "/tmp/from-env",
+            "source": f"{WS}/.local.env",
+            "withheld": None,
+        }
 
     def test_a_megabyte_of_any_shape_parses_in_well_under_two_seconds_of_cpu(self) -> None:
         """Shapes that defeat backtracking patterns, each 1 MiB (the most read), in a subprocess with a deadline.
@@ -273,9 +368,10 @@ class TestSlowDotenv:
             import time
             from nxsock.core.dotenv import parse_dotenv
             n = 1 << 20
-            shapes = ["\\n" * n, " \\t\\n" * (n // 3), "\\r" * n, "a" + "\\n" * n, "export\\n" * (n // 7), "a='" + "x" * n,
-                      'a="' + "x\\n" * (n // 2), "a='" + "\\\\'" * (n // 2), "a='\\n" * (n // 4), "a='\\"`\\n" * (n // 6),
-                      "a:" + " " * n, ("a=" + " " * 100 + "\\n") * (n // 103), "a=b\\n" * (n // 4)]
+            shapes = ["\\n" * n, " \\t\\n" * (n // 3), "\\r" * n, "a" + "\\n" * n, "export\\n" * (n // 7),
+                      "a='" + "x" * n, 'a="' + "x\\n" * (n // 2), "a='" + "\\\\'" * (n // 2), "a='\\n" * (n // 4),
+                      "a='\\"`\\n" * (n // 6), "a:" + " " * n, ("a=" + " " * 100 + "\\n") * (n // 103),
+                      "a=b\\n" * (n // 4)]
             worst = 0.0
             for text in shapes:
                 runs = []
@@ -331,11 +427,15 @@ class TestStoppedChild:
 
     @pytest.mark.parametrize("signal_name", ["SIGSTOP", "SIGKILL"])
     @pytest.mark.parametrize("json_flag", [True, False])
-    def test_doctor_user_returns_with_a_clear_error_when_its_child_is_signalled(self, signal_name: str, json_flag: bool) -> None:
+    def test_doctor_user_returns_with_a_clear_error_when_its_child_is_signalled(
+        self, signal_name: str, json_flag: bool
+    ) -> None:
         python, _ = stage_nxsock()
         # Started, and then waited for until it has scanned /proc once: a loaded machine starts Python slowly.
-        stopper = (f"{as_user_prefix(U)} {shlex.quote(python)} -c {shlex.quote(STOPPER)} {signal_name} /tmp/.stopper-ready "
-                   ">/dev/null 2>&1 & for i in $(seq 400); do [ -e /tmp/.stopper-ready ] && break; sleep 0.05; done")
+        stopper = (
+            f"{as_user_prefix(U)} {shlex.quote(python)} -c {shlex.quote(STOPPER)} {signal_name} /tmp/.stopper-ready "
+            ">/dev/null 2>&1 & for i in $(seq 400); do [ -e /tmp/.stopper-ready ] && break; sleep 0.05; done"
+        )
         args = ("doctor", "--user", str(U), *(("--json",) if json_flag else ()))
         cells = attack("", [root(*args)], [WS], before=stopper)
         assert violations(cells) == []
@@ -347,19 +447,36 @@ class TestStoppedChild:
 
 DEEP = "python3 -c 'import sys; open(sys.argv[1], \"w\").write(\"[\" * 100000 + \"]\" * 100000)'"
 JSON_COMMANDS = (
-    user("paths", "--json"), user("paths"), user("doctor", "--json"), user("doctor"), user("cache", "list", "--json"), user("cache", "list"),
-    user("cache", "verify", "--json"), user("cache", "prune", "--dry-run", "--json"), user("reset", "--dry-run", "--json"),
-    user("reset", "--dry-run"), user("check-root", "--json"), root("doctor", "--user", str(U), "--json"),
+    user("paths", "--json"),
+    user("paths"),
+    user("doctor", "--json"),
+    user("doctor"),
+    user("cache", "list", "--json"),
+    user("cache", "list"),
+    user("cache", "verify", "--json"),
+    user("cache", "prune", "--dry-run", "--json"),
+    user("reset", "--dry-run", "--json"),
+    user("reset", "--dry-run"),
+    user("check-root", "--json"),
+    root("doctor", "--user", str(U), "--json"),
 )
 DAEMON_DIR = f"{WS}/.nx/workspace-data/d"
 OWN_NX = f"rm {WS}/node_modules/nx; install -d -o {U} {WS}/node_modules/nx"
 HOSTILE_JSON = {
-    "server-process.json nested 100,000 deep": f"install -d -o {U} {WS}/.nx {WS}/.nx/workspace-data {DAEMON_DIR}; {DEEP} {DAEMON_DIR}/server-process.json",
+    "server-process.json nested 100,000 deep": (
+        f"install -d -o {U} {WS}/.nx {WS}/.nx/workspace-data {DAEMON_DIR}; {DEEP} {DAEMON_DIR}/server-process.json"
+    ),
     "package.json nested 100,000 deep": f"{OWN_NX}; {DEEP} {WS}/node_modules/nx/package.json",
     "socketPath with a lone surrogate": f"install -d -o {U} {WS}/.nx {WS}/.nx/workspace-data {DAEMON_DIR}; "
-                                        f"echo '{{\"processId\": 1, \"socketPath\": \"/tmp/\\ud800/d.sock\", \"nxVersion\": \"\\udfff\"}}' > {DAEMON_DIR}/server-process.json",
-    "version with a lone surrogate": f"{OWN_NX}; echo '{{\"version\": \"24.0.6\\ud800\"}}' > {WS}/node_modules/nx/package.json",
-    "a 5,000-digit processId": f"install -d -o {U} {WS}/.nx {WS}/.nx/workspace-data {DAEMON_DIR}; echo \"{{\\\"processId\\\": $(printf '9%.0s' $(seq 5000))}}\" > {DAEMON_DIR}/server-process.json",
+    "echo '{\"processId\": 1, \"socketPath\": \"/tmp/\\ud800/d.sock\", \"nxVersion\": \"\\udfff\"}' > "
+    f"{DAEMON_DIR}/server-process.json",
+    "version with a lone surrogate": (
+        f"{OWN_NX}; echo '{{\"version\": \"24.0.6\\ud800\"}}' > {WS}/node_modules/nx/package.json"
+    ),
+    "a 5,000-digit processId": (
+        f"install -d -o {U} {WS}/.nx {WS}/.nx/workspace-data {DAEMON_DIR}; "
+        f"echo \"{{\\\"processId\\\": $(printf '9%.0s' $(seq 5000))}}\" > {DAEMON_DIR}/server-process.json"
+    ),
 }
 
 
@@ -372,11 +489,22 @@ class TestHostileJson:
         assert violations(cells) == []
 
     def test_markup_in_a_recorded_socket_path_crashes_none_of_the_acting_commands(self) -> None:
-        """A path like /tmp/[/x]/d.sock is data to reset, cache and doctor --user (paths' table is the output layer's)."""
-        setup = (f"install -d -o {U} {WS}/.nx {WS}/.nx/workspace-data {DAEMON_DIR}; "
-                 f"echo '{{\"processId\": 1, \"socketPath\": \"/tmp/[/x]/d.sock\"}}' > {DAEMON_DIR}/server-process.json; chown -R {U} {WS}")
-        commands = [user("reset"), user("reset", "--dry-run", "--json"), user("cache", "list"), user("cache", "prune", "--dry-run"),
-                    user("doctor"), root("doctor", "--user", str(U)), user("provision", "--dry-run")]
+        """A path like /tmp/[/x]/d.sock is data to reset, cache and doctor --user (paths' table is the output
+        layer's)."""
+        setup = (
+            f"install -d -o {U} {WS}/.nx {WS}/.nx/workspace-data {DAEMON_DIR}; "
+            "echo '{\"processId\": 1, \"socketPath\": \"/tmp/[/x]/d.sock\"}' > "
+            f"{DAEMON_DIR}/server-process.json; chown -R {U} {WS}"
+        )
+        commands = [
+            user("reset"),
+            user("reset", "--dry-run", "--json"),
+            user("cache", "list"),
+            user("cache", "prune", "--dry-run"),
+            user("doctor"),
+            root("doctor", "--user", str(U)),
+            user("provision", "--dry-run"),
+        ]
         cells = attack(setup, commands, [WS], cwd=WS)
         assert violations(cells) == []
 
@@ -385,18 +513,31 @@ INSTALL = root("provision", "--tmpfiles", "--install", "--json")
 
 
 class TestTmpfilesEdges:
-    """Finding 8: the drop-in is written only to a regular file in a trusted directory; success means a real container."""
+    """Finding 8: the drop-in is written only to a regular file in a trusted directory; success means a real
+    container."""
 
     def test_a_symlink_at_the_container_is_never_reported_as_success(self) -> None:
-        setup = f"install -d -m 0700 -o {P} /home/precious; echo keep > /home/precious/file; ln -s /home/precious /tmp/.nx; chown -h {P} /tmp/.nx"
+        setup = (
+            f"install -d -m 0700 -o {P} /home/precious; echo keep > /home/precious/file; ln -s /home/precious "
+            f"/tmp/.nx; chown -h {P} /tmp/.nx"
+        )
         cells = attack(setup, [INSTALL, root("provision", "--tmpfiles", "--install")], ["/home/precious", "/tmp"])
         assert violations(cells) == []
-        assert cells[0].rc == 1 and any(s["verb"] == "refuse" and s["path"] == "/tmp/.nx" for s in document(cells[0])["steps"])
+        assert cells[0].rc == 1 and any(
+            s["verb"] == "refuse" and s["path"] == "/tmp/.nx" for s in document(cells[0])["steps"]
+        )
 
-    @pytest.mark.parametrize(("case", "setup"), [
-        ("missing", "cp -a /etc /mnt/etc; umount /etc/tmpfiles.d 2>/dev/null; rm -rf /mnt/etc/tmpfiles.d; mount --bind /mnt/etc /etc"),
-        ("read-only", "mount -o remount,ro /etc/tmpfiles.d"),
-    ])
+    @pytest.mark.parametrize(
+        ("case", "setup"),
+        [
+            (
+                "missing",
+                "cp -a /etc /mnt/etc; umount /etc/tmpfiles.d 2>/dev/null; rm -rf /mnt/etc/tmpfiles.d; "
+                "mount --bind /mnt/etc /etc",
+            ),
+            ("read-only", "mount -o remount,ro /etc/tmpfiles.d"),
+        ],
+    )
     def test_an_unwritable_drop_in_directory_is_a_clean_error_exit_73(self, case: str, setup: str) -> None:
         cells = attack(setup, [INSTALL, root("provision", "--tmpfiles", "--install")], ["/tmp"])
         assert violations(cells) == []
@@ -405,10 +546,18 @@ class TestTmpfilesEdges:
 
     @pytest.mark.parametrize("what", ["a FIFO", "a link to a file of another user"])
     def test_a_fifo_or_link_at_the_drop_in_path_never_blocks_and_is_left_alone(self, what: str) -> None:
-        plant = ("mkfifo /etc/tmpfiles.d/nxsock.conf" if what == "a FIFO" else
-                 f"install -d -o {P} /home/precious; echo '# Written by nxsock provision --tmpfiles --install.' > /home/precious/file; "
-                 f"chown {P} /home/precious/file; ln -s /home/precious/file /etc/tmpfiles.d/nxsock.conf")
-        commands = [INSTALL, root("provision", "--tmpfiles", "--uninstall", "--json"), root("provision", "--tmpfiles", "--install", "--dry-run")]
+        plant = (
+            "mkfifo /etc/tmpfiles.d/nxsock.conf"
+            if what == "a FIFO"
+            else f"install -d -o {P} /home/precious; echo '# Written by nxsock provision --tmpfiles "
+                 "--install.' > /home/precious/file; "
+            f"chown {P} /home/precious/file; ln -s /home/precious/file /etc/tmpfiles.d/nxsock.conf"
+        )
+        commands = [
+            INSTALL,
+            root("provision", "--tmpfiles", "--uninstall", "--json"),
+            root("provision", "--tmpfiles", "--install", "--dry-run"),
+        ]
         cells = attack(plant, commands, ["/etc/tmpfiles.d", "/home", "/tmp"])
         assert violations(cells) == []
         assert all(c.rc == 1 for c in cells), [c.rc for c in cells]
@@ -428,13 +577,18 @@ class TestFloods:
     """Finding 11: 100,000 planted entries cost seconds at most and a summary, not a line each."""
 
     def test_reset_stays_fast_and_summarises_a_flood_of_other_users_entries(self) -> None:
-        setup = (f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U} {SOCKS}; "
-                 f"python3 -c {shlex.quote(FLOOD)} {SOCKS} {P} 100000; stale {SOCKS}/dead.sock; chown {U} {SOCKS}/dead.sock")
+        setup = (
+            f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U} {SOCKS}; "
+            f"python3 -c {shlex.quote(FLOOD)} {SOCKS} {P} 100000; stale {SOCKS}/dead.sock; chown {U} {SOCKS}/dead.sock"
+        )
         commands = [user("reset"), user("reset", "--json"), user("reset", "--dry-run")]
         cells = attack(setup, commands, ["/home"])
         assert violations(cells) == []
         human, machine = cells[0], cells[1]
-        print(f"flood: reset {human.elapsed_ms} ms, reset --json {machine.elapsed_ms} ms, {len(human.stdout.splitlines())} lines")
+        print(
+            f"flood: reset {human.elapsed_ms} ms, reset --json {machine.elapsed_ms} ms, "
+            f"{len(human.stdout.splitlines())} lines"
+        )
         # A hang guard, not a speed test: the flood costs about a second; a line a entry (quadratic) would be minutes.
         assert human.elapsed_ms < 30_000 and machine.elapsed_ms < 30_000
         assert len(human.stdout.splitlines()) < 50 and "99990 entries owned by other users" in human.stdout

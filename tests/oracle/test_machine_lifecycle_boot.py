@@ -1,4 +1,5 @@
-"""A booted tmpfiles.d rule that hands /tmp/.nx to one user, applied by the real systemd-tmpfiles, for 24.0.6 and 23.3.2.
+"""A booted tmpfiles.d rule that hands /tmp/.nx to one user, applied by the real systemd-tmpfiles, for 24.0.6 and
+23.3.2.
 
 The state is built for real in a private mount namespace: a scratch
 ``/etc/tmpfiles.d`` (a tmpfs over it) holding ``nx.conf`` with
@@ -27,12 +28,16 @@ BOOT = "systemd-tmpfiles --create --prefix=/tmp/.nx 2>&1"
 def _nxsock(args: str, user: bool = True) -> str:
     python, pythonpath = stage_nxsock()
     prefix = as_user_prefix(USER) + " " if user else ""
-    return f"{prefix}PYTHONPATH={shlex.quote(pythonpath)} PYTHONDONTWRITEBYTECODE=1 {shlex.quote(python)} -m nxsock {args}"
+    return (
+        f"{prefix}PYTHONPATH={shlex.quote(pythonpath)} PYTHONDONTWRITEBYTECODE=1 {shlex.quote(python)} -m nxsock {args}"
+    )
 
 
 @pytest.mark.tool("systemd-tmpfiles")
 @pytest.mark.parametrize("release", ["24.0.6", "23.3.2"])
-def test_a_boot_rule_that_hands_the_container_to_one_user_is_named_and_the_drop_in_wins_at_the_next_boot(release: str) -> None:
+def test_a_boot_rule_that_hands_the_container_to_one_user_is_named_and_the_drop_in_wins_at_the_next_boot(
+    release: str,
+) -> None:
     nx = install_nx(release)
     generation = "native" if release.startswith("24") else "ts"
     setup = (
@@ -43,12 +48,17 @@ def test_a_boot_rule_that_hands_the_container_to_one_user_is_named_and_the_drop_
         f"ln -s {nx}/node_modules/nx {WS}/node_modules/nx; chown -R {USER} {WS}"
     )
     oracle = oracle_command(generation)
-    post = (f"echo '@@STAT'; stat -c '%u %a' /tmp/.nx; echo '@@PATHS'; cd {WS} && {_nxsock('paths --json')}; "
-            f"echo '@@NX'; cd {WS} && {oracle}; "
-            f"echo '@@PASTE'; {_nxsock('provision --tmpfiles --install', user=False)}; echo \"RC $?\"; "
-            f"echo '@@BOOT'; rm -rf /tmp/.nx; {BOOT}; stat -c '%u %g %a' /tmp/.nx; "
-            f"echo '@@NX2'; cd {WS} && {oracle}; echo '@@DOCTOR2'; cd {WS} && {_nxsock('doctor --json --only boot-persistence')}")
-    run = run_as_user(setup, ["doctor", "--json", "--only", "boot-persistence", "--only", "container"], cwd=WS, post=post)
+    post = (
+        f"echo '@@STAT'; stat -c '%u %a' /tmp/.nx; echo '@@PATHS'; cd {WS} && {_nxsock('paths --json')}; "
+        f"echo '@@NX'; cd {WS} && {oracle}; "
+        f"echo '@@PASTE'; {_nxsock('provision --tmpfiles --install', user=False)}; echo \"RC $?\"; "
+        f"echo '@@BOOT'; rm -rf /tmp/.nx; {BOOT}; stat -c '%u %g %a' /tmp/.nx; "
+        f"echo '@@NX2'; cd {WS} && {oracle}; echo '@@DOCTOR2'; cd {WS} && "
+        f"{_nxsock('doctor --json --only boot-persistence')}"
+    )
+    run = run_as_user(
+        setup, ["doctor", "--json", "--only", "boot-persistence", "--only", "container"], cwd=WS, post=post
+    )
     parts = dict(part.split("\n", 1) for part in run.post.split("@@")[1:])
     assert parts["STAT"].split() == [str(PEER), "755"]  # the real systemd-tmpfiles made it the peer's
     findings = parsed(run.stdout, "doctor")["findings"]

@@ -1,4 +1,5 @@
-"""An untrusted ``NX_CACHE_DIRECTORY``, for every release: the real Nx stops where nxsock predicts, and the remedy works.
+"""An untrusted ``NX_CACHE_DIRECTORY``, for every release: the real Nx stops where nxsock predicts, and the remedy
+works.
 
 Nx 24.0.6 judges a configured task cache when ``utils/cache-directory.js`` is
 imported (every command): a directory someone other than the user, root or
@@ -37,8 +38,10 @@ def _state(release: str, nx_json: str = "{}") -> str:
 def _nx(env: dict[str, str], prefix: str = "") -> str:
     """The real ``nx show projects`` as the user, in the workspace, its last lines and exit code marked."""
     run = f"{prefix}node node_modules/nx/dist/bin/nx.js show projects"
-    return (f"cd {WS} && {as_user_prefix(USER, env)} sh -c {shlex.quote(run)} 2>&1 | grep -m1 -o 'UntrustedData[A-Za-z]*' ;"
-            f" echo \"NX-RC ${{PIPESTATUS[0]}}\"")
+    return (
+        f"cd {WS} && {as_user_prefix(USER, env)} sh -c {shlex.quote(run)} 2>&1 | grep -m1 -o 'UntrustedData[A-Za-z]*' ;"
+        f" echo \"NX-RC ${{PIPESTATUS[0]}}\""
+    )
 
 
 @pytest.mark.parametrize("release", KNOWN_RELEASES)
@@ -69,7 +72,8 @@ def test_an_untrusted_task_cache_stops_the_releases_that_judge_it_and_unsetting_
 
 
 def test_nx_json_cache_directory_is_judged_too_and_allowing_insecure_directories_is_not_an_error() -> None:
-    """24.0.6 reads nx.json's cacheDirectory the same way: an error with the file to change (nxsock edits no nx.json)."""
+    """24.0.6 reads nx.json's cacheDirectory the same way: an error with the file to change (nxsock edits no
+    nx.json)."""
     state = _state("24.0.6", '{"cacheDirectory": "/tmp/shared/cache"}')
     env = {"NX_DAEMON": "false"}
     result = run_as_user(state, ["doctor", "--json", "--only", "cache-directory"], env=env, cwd=WS,

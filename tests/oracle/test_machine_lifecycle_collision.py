@@ -1,4 +1,5 @@
-"""The shared-/tmp collision made deterministic (nrwl/nx#34233): two pid namespaces, one /tmp, one checkout path, one pid.
+"""The shared-/tmp collision made deterministic (nrwl/nx#34233): two pid namespaces, one /tmp, one checkout path, one
+pid.
 
 Each side is a container of its own: a private pid namespace
 (``unshare -p -f --mount-proc``) and mount namespace with its own ``/home``
@@ -29,7 +30,8 @@ from harness import USER, as_user_prefix, install_nx, stage_nxsock
 
 WS = f"/home/u{USER}/ws"
 CTL = "/mnt/ctl"
-#: the one per-run directory both sides compute: sha256(lower(workspace path) + "5000")[:20], under /tmp/.nx/<uid>/sockets
+#: the one per-run directory both sides compute: sha256(lower(workspace path) + "5000")[:20], under
+#: /tmp/.nx/<uid>/sockets
 PIN = 5000
 #: waits up to 2 minutes for a path (the real Nx under load can take seconds to start a task)
 WAIT = "_w() { for _ in $(seq 6000); do [ -e \"$1\" ] && return 0; sleep 0.02; done; echo \"TIMEOUT $1\"; return 1; }"
@@ -80,7 +82,10 @@ nxsock() {{ {nxsock} "$@"; }}
 def _scenario(release: str) -> str:
     nx = str(install_nx(release))
     python, pythonpath = stage_nxsock()
-    nxsock = f"{as_user_prefix(USER)} PYTHONPATH={shlex.quote(pythonpath)} PYTHONDONTWRITEBYTECODE=1 {shlex.quote(python)} -m nxsock"
+    nxsock = (
+        f"{as_user_prefix(USER)} PYTHONPATH={shlex.quote(pythonpath)} PYTHONDONTWRITEBYTECODE=1 "
+        f"{shlex.quote(python)} -m nxsock"
+    )
     side_a = _side(nx, nxsock, "A", f"""
 run_pinned A1; {PEERS} > {CTL}/A1.peers; touch {CTL}/A1.up
 _w {CTL}/A1.done; release A1; wait
@@ -120,7 +125,9 @@ echo '<<<END'
 
 
 def _peers(text: str) -> dict[str, tuple[int, str]]:
-    return {p: (int(i), ns) for p, i, ns in (line.split(" ", 2) for line in text.splitlines() if line.startswith("/tmp/"))}
+    return {
+        p: (int(i), ns) for p, i, ns in (line.split(" ", 2) for line in text.splitlines() if line.startswith("/tmp/"))
+    }
 
 
 @pytest.mark.parametrize("release", ["24.0.6", "23.3.2"])
@@ -150,7 +157,9 @@ def test_same_pid_same_checkout_shared_tmp_collides_and_the_printed_remedy_separ
     assert "NX_SOCKET_DIR" in remedy and "NX_DAEMON" not in remedy, remedy
     separate = sections["SEPARATE"]
     assert _peers(separate) == {a2_path: (a2_ino, "unseen")}, separate  # A's socket untouched, no pid in B
-    b2 = [line for line in separate.splitlines() if line.startswith("FOUND /home/") and line.endswith(f"/fp{PIN}-0.sock")]
+    b2 = [
+        line for line in separate.splitlines() if line.startswith("FOUND /home/") and line.endswith(f"/fp{PIN}-0.sock")
+    ]
     assert b2, separate  # B's own socket, pid 5000 too, in its own NX_SOCKET_DIR
     # reset --force and doctor --fix --yes in B remove nothing of A's.
     reset = parsed(sections["RESET"], "reset")

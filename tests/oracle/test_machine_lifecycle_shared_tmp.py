@@ -26,7 +26,10 @@ def _scenario(release: str) -> str:
     nx = install_nx(release)
     python, pythonpath = stage_nxsock()
     user = as_user_prefix(USER, {"NX_DAEMON": "true"})
-    nxsock = f"{as_user_prefix(USER)} PYTHONPATH={shlex.quote(pythonpath)} PYTHONDONTWRITEBYTECODE=1 {shlex.quote(python)} -m nxsock"
+    nxsock = (
+        f"{as_user_prefix(USER)} PYTHONPATH={shlex.quote(pythonpath)} PYTHONDONTWRITEBYTECODE=1 "
+        f"{shlex.quote(python)} -m nxsock"
+    )
     side_a = f"cd {WS} && {user} timeout 120 node node_modules/nx/dist/bin/nx.js daemon --start >/dev/null 2>&1; " \
              "touch /home/ctl/a-ready; read _ < /home/ctl/a-stop"
     side_b = (f"cd {WS}; echo '<<<DOCTOR'; {nxsock} doctor --json --only shared-tmp | tee /home/ctl/doctor.json; "
@@ -53,15 +56,22 @@ echo '<<<END'
 
 
 @pytest.mark.parametrize("release", ["24.0.6", "23.3.2"])
-def test_a_tmp_shared_with_another_pid_namespace_is_named_and_nothing_of_the_other_daemon_is_removed(release: str) -> None:
+def test_a_tmp_shared_with_another_pid_namespace_is_named_and_nothing_of_the_other_daemon_is_removed(
+    release: str,
+) -> None:
     proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", _scenario(release)],
                           cwd="/", capture_output=True, stdin=subprocess.DEVNULL, timeout=300, text=True)
-    sections = {s.split("\n", 1)[0].split(" ")[0]: s.split("\n", 1)[1] if "\n" in s else "" for s in proc.stdout.split("<<<")[1:]}
+    sections = {
+        s.split("\n", 1)[0].split(" ")[0]: s.split("\n", 1)[1] if "\n" in s else ""
+        for s in proc.stdout.split("<<<")[1:]
+    }
     assert "DOCTOR" in sections, proc.stdout + proc.stderr
     (finding,) = parsed(sections["DOCTOR"], "doctor")["findings"]
     assert finding["id"] == "shared-tmp" and finding["severity"] == "warn", finding
     assert "pid namespace nxsock cannot see" in finding["message"] and "--tmpfs /tmp" in finding["hint"]
-    assert (finding["remedy"] or "").startswith("export NX_SOCKET_DIR=") and "NX_DAEMON=false is not enough" in finding["hint"]
+    assert (finding["remedy"] or "").startswith("export NX_SOCKET_DIR=") and "NX_DAEMON=false is not enough" in finding[
+        "hint"
+    ]
     theirs = [p for p in sections["TREE"].splitlines() if p == RECORD or p.endswith("/d.sock")]
     assert len(theirs) == 2 and set(theirs) <= set(sections["TREE2"].splitlines()), sections  # nothing of A's removed
     reset = parsed(sections["RESET"], "reset")

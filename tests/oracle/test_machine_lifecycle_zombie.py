@@ -1,4 +1,5 @@
-"""A zombie daemon under a pid 1 that does not reap (a container without ``--init``): dead, and ``doctor --fix`` fixes it.
+"""A zombie daemon under a pid 1 that does not reap (a container without ``--init``): dead, and ``doctor --fix`` fixes
+it.
 
 The state is built for real: a private pid and mount namespace whose pid 1
 waits only for its own child (as a shell ``exec``-ed into a container's entry
@@ -60,7 +61,9 @@ def test_a_zombie_daemon_is_dead_and_doctor_fix_clears_it_and_nx_serves_again(re
     sections = {s.split("\n", 1)[0].split(" ")[0]: s for s in out.split("<<<")[1:]}
     assert sections["STAT"].split()[1] == "Z", out  # the daemon is a zombie: kill(pid, 0) still succeeds
     before = parsed(sections["BEFORE"].split("\n", 1)[1], "doctor")["findings"]
-    assert any(f["message"].startswith("The recorded daemon") and "is not running" in f["message"] for f in before), before
+    assert any(f["message"].startswith("The recorded daemon") and "is not running" in f["message"] for f in before), (
+        before
+    )
     assert "not fixed" not in sections["FIX"] and sections["FIXRC"].split()[1] == "0", sections["FIX"]
     after = parsed(sections["AFTER"].split("\n", 1)[1], "doctor")["findings"]
     assert not [f for f in after if f["severity"] in ("warn", "error")], after

@@ -59,7 +59,13 @@ COMMANDS: list[tuple[str, list[str], bool, bool, str | None]] = [
     ("provision --dry-run --json", ["provision", "--dry-run", "--json"], False, False, None),
     ("provision --check", ["provision", "--check"], False, False, None),
     ("doctor --user (root) --json", ["doctor", "--user", str(U), "--json"], False, True, None),
-    ("reset --force --legacy --daemon-marker --json", ["reset", "--force", "--legacy", "--daemon-marker", "--json"], True, False, None),
+    (
+        "reset --force --legacy --daemon-marker --json",
+        ["reset", "--force", "--legacy", "--daemon-marker", "--json"],
+        True,
+        False,
+        None,
+    ),
     ("cache prune --json", ["cache", "prune", "--json"], True, False, None),
     ("provision --json", ["provision", "--json"], True, False, None),
     ("provision --json (root)", ["provision", "--json"], True, True, None),
@@ -70,7 +76,11 @@ PRECIOUS = (
     f"install -d -m 0755 -o {P} /home/precious; echo keep > /home/precious/file; "
     f"install -d -m 0755 -o {U} {HOME}/precious; echo keep > {HOME}/precious/file; chown {U} {HOME}/precious/file"
 )
-STALE = "stale() { python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' \"$1\"; chown " + str(U) + " \"$1\"; }"
+STALE = (
+    "stale() { python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' \"$1\"; chown "
+    + str(U)
+    + " \"$1\"; }"
+)
 NOT_UTF8 = "$'\\xff\\xfe'"
 STATES: list[tuple[str, str, dict[str, str | None]]] = [
     ("fresh", "", {}),
@@ -90,20 +100,68 @@ STATES: list[tuple[str, str, dict[str, str | None]]] = [
     ("container 0777 root", "install -d -m 0777 /tmp/.nx", {}),
     ("container 0000 root", "install -d -m 0000 /tmp/.nx", {}),
     ("container 0700 root", "install -d -m 0700 /tmp/.nx", {}),
-    ("per-user directory planted by a peer", f"install -d -m 1777 /tmp/.nx; install -d -m 0777 -o {P} /tmp/.nx/{U}", {}),
+    (
+        "per-user directory planted by a peer",
+        f"install -d -m 1777 /tmp/.nx; install -d -m 0777 -o {P} /tmp/.nx/{U}",
+        {},
+    ),
     ("per-user directory 0755", f"install -d -m 1777 /tmp/.nx; install -d -m 0755 -o {U} /tmp/.nx/{U}", {}),
     ("per-user directory is a file", f"install -d -m 1777 /tmp/.nx; echo x > /tmp/.nx/{U}; chown {U} /tmp/.nx/{U}", {}),
-    ("per-user directory: a peer's link to the user's precious", f"install -d -m 1777 /tmp/.nx; ln -s {HOME}/precious /tmp/.nx/{U}; chown -h {P} /tmp/.nx/{U}", {}),
-    ("sockets: the user's link to precious", f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U}; ln -s {HOME}/precious {SOCKS}; chown -h {U} {SOCKS}", {}),
-    ("sockets: FIFO", f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U}; mkfifo {SOCKS}; chown {U} {SOCKS}", {}),
-    ("sockets: unreadable 0000", f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U}; install -d -m 0000 -o {U} {SOCKS}", {}),
-    ("native cache planted by a peer", f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U}; install -d -m 0777 -o {P} /tmp/.nx/{U}/native-cache", {}),
-    ("native cache: link to precious", f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U}; ln -s {HOME}/precious /tmp/.nx/{U}/native-cache; chown -h {U} /tmp/.nx/{U}/native-cache", {}),
-    ("dead per-run directory with a link to precious inside",
-     f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U} {SOCKS} {RUN}; stale {RUN}/d.sock; ln -s {HOME}/precious/file {RUN}/fp1-1.sock; chown -h {U} {RUN}/fp1-1.sock; touch -h -d 2000-01-01 {RUN}", {}),
-    ("a peer's per-run directory among the user's", f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U} {SOCKS}; install -d -m 0777 -o {P} {RUN}; touch -d 2000-01-01 {RUN}", {}),
-    ("HOME beneath a peer's directory", f"install -d -m 1777 -o {P} /tmp/.nx; install -d -m 0755 -o {P} /home/peer; install -d -o {U} /home/peer/u", {"HOME": "/home/peer/u"}),
-    ("HOME beneath a world-writable directory", f"install -d -m 1777 -o {P} /tmp/.nx; install -d -m 0777 /home/ww; install -d -o {U} /home/ww/u", {"HOME": "/home/ww/u"}),
+    (
+        "per-user directory: a peer's link to the user's precious",
+        f"install -d -m 1777 /tmp/.nx; ln -s {HOME}/precious /tmp/.nx/{U}; chown -h {P} /tmp/.nx/{U}",
+        {},
+    ),
+    (
+        "sockets: the user's link to precious",
+        f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U}; ln -s {HOME}/precious "
+        f"{SOCKS}; chown -h {U} {SOCKS}",
+        {},
+    ),
+    (
+        "sockets: FIFO",
+        f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U}; mkfifo {SOCKS}; chown {U} {SOCKS}",
+        {},
+    ),
+    (
+        "sockets: unreadable 0000",
+        f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U}; install -d -m 0000 -o {U} {SOCKS}",
+        {},
+    ),
+    (
+        "native cache planted by a peer",
+        f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U}; install -d -m 0777 -o {P} "
+        f"/tmp/.nx/{U}/native-cache",
+        {},
+    ),
+    (
+        "native cache: link to precious",
+        f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U}; ln -s {HOME}/precious "
+        f"/tmp/.nx/{U}/native-cache; chown -h {U} /tmp/.nx/{U}/native-cache",
+        {},
+    ),
+    (
+        "dead per-run directory with a link to precious inside",
+        f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U} {SOCKS} {RUN}; stale {RUN}/d.sock; ln -s "
+        f"{HOME}/precious/file {RUN}/fp1-1.sock; chown -h {U} {RUN}/fp1-1.sock; touch -h -d 2000-01-01 {RUN}",
+        {},
+    ),
+    (
+        "a peer's per-run directory among the user's",
+        f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U} {SOCKS}; install -d -m 0777 -o {P} "
+        f"{RUN}; touch -d 2000-01-01 {RUN}",
+        {},
+    ),
+    (
+        "HOME beneath a peer's directory",
+        f"install -d -m 1777 -o {P} /tmp/.nx; install -d -m 0755 -o {P} /home/peer; install -d -o {U} /home/peer/u",
+        {"HOME": "/home/peer/u"},
+    ),
+    (
+        "HOME beneath a world-writable directory",
+        f"install -d -m 1777 -o {P} /tmp/.nx; install -d -m 0777 /home/ww; install -d -o {U} /home/ww/u",
+        {"HOME": "/home/ww/u"},
+    ),
     ("/tmp 0777 without sticky", "chmod 0777 /tmp", {}),
     ("/tmp owned by a peer", f"chown {P} /tmp", {}),
     ("/tmp read-only", "install -d -m 1777 /tmp/.nx; mount -o remount,ro /tmp", {}),
@@ -115,15 +173,39 @@ STATES: list[tuple[str, str, dict[str, str | None]]] = [
     ("NX_SOCKET_DIR with glob characters and ~", "", {"NX_SOCKET_DIR": "~/nx*[?]{a}"}),
     ("NX_SOCKET_DIR under an unreadable level", "install -d -m 0700 /tmp/locked", {"NX_SOCKET_DIR": "/tmp/locked/s"}),
     ("a workspace name that is not UTF-8", f"mv {WS} {HOME}/{NOT_UTF8}; ln -s {HOME}/{NOT_UTF8} {WS}", {}),
-    ("a very long workspace path", f"D={HOME}/$(printf 'w%.0s' $(seq 200))/$(printf 'v%.0s' $(seq 200)); install -d -o {U} $D; cp -a {WS}/. $D/; rm -rf {WS}; ln -s $D {WS}", {}),
+    (
+        "a very long workspace path",
+        f"D={HOME}/$(printf 'w%.0s' $(seq 200))/$(printf 'v%.0s' $(seq 200)); install -d -o {U} $D; cp -a {WS}/. $D/; "
+        f"rm -rf {WS}; ln -s $D {WS}",
+        {},
+    ),
     (".env is a FIFO", f"mkfifo {WS}/.env; chown {U} {WS}/.env", {}),
-    (".env with binary garbage", f"head -c 4096 /dev/urandom > {WS}/.env; printf '\\nNX_SOCKET_DIR=/tmp/from-env\\n' >> {WS}/.env; chown {U} {WS}/.env", {}),
-    ("package.json of nx is a FIFO", f"rm {WS}/node_modules/nx; install -d -o {U} {WS}/node_modules/nx; mkfifo {WS}/node_modules/nx/package.json", {}),
-    ("daemon files are FIFOs and links", f"install -d -m 0700 -o {U} {WS}/.nx/workspace-data/d; mkfifo {WS}/.nx/workspace-data/d/server-process.json; ln -s {HOME}/precious/file {WS}/.nx/workspace-data/d/disabled; chown -R -h {U} {WS}/.nx", {}),
-    ("legacy leftovers among a peer's and links",
-     f"install -d -o {U} /tmp/0123456789abcdef0123; stale /tmp/0123456789abcdef0123/d.sock; touch -d 2000-01-01 /tmp/0123456789abcdef0123; "
-     f"install -d -m 0777 -o {P} /tmp/aaaaaaaaaaaaaaaaaaaa; ln -s {HOME}/precious /tmp/bbbbbbbbbbbbbbbbbbbb; chown -h {P} /tmp/bbbbbbbbbbbbbbbbbbbb; "
-     f"ln -s {HOME}/precious /tmp/nx-native-file-cache-1234567; chown -h {U} /tmp/nx-native-file-cache-1234567", {}),
+    (
+        ".env with binary garbage",
+        f"head -c 4096 /dev/urandom > {WS}/.env; printf '\\nNX_SOCKET_DIR=/tmp/from-env\\n' >> "
+        f"{WS}/.env; chown {U} {WS}/.env",
+        {},
+    ),
+    (
+        "package.json of nx is a FIFO",
+        f"rm {WS}/node_modules/nx; install -d -o {U} {WS}/node_modules/nx; mkfifo {WS}/node_modules/nx/package.json",
+        {},
+    ),
+    (
+        "daemon files are FIFOs and links",
+        f"install -d -m 0700 -o {U} {WS}/.nx/workspace-data/d; mkfifo {WS}/.nx/workspace-data/d/server-process.json; "
+        f"ln -s {HOME}/precious/file {WS}/.nx/workspace-data/d/disabled; chown -R -h {U} {WS}/.nx",
+        {},
+    ),
+    (
+        "legacy leftovers among a peer's and links",
+        f"install -d -o {U} /tmp/0123456789abcdef0123; stale /tmp/0123456789abcdef0123/d.sock; touch -d 2000-01-01 "
+        "/tmp/0123456789abcdef0123; "
+        f"install -d -m 0777 -o {P} /tmp/aaaaaaaaaaaaaaaaaaaa; ln -s {HOME}/precious /tmp/bbbbbbbbbbbbbbbbbbbb; chown "
+        f"-h {P} /tmp/bbbbbbbbbbbbbbbbbbbb; "
+        f"ln -s {HOME}/precious /tmp/nx-native-file-cache-1234567; chown -h {U} /tmp/nx-native-file-cache-1234567",
+        {},
+    ),
     ("TMPDIR names a missing directory", "", {"TMPDIR": "/tmp/claude"}),
     ("TMPDIR is a FIFO", "mkfifo -m 0666 /tmp/fifo-tmp", {"TMPDIR": "/tmp/fifo-tmp"}),
 ]
@@ -149,17 +231,24 @@ def _script(setup: str, env: t.Mapping[str, str | None], teardown: str = "") -> 
     lines = [
         "mount -t tmpfs -o mode=1777 tmpfs /tmp; mount -t tmpfs -o mode=0755 tmpfs /home; mount -t tmpfs tmpfs /mnt",
         f"mount -t tmpfs tmpfs /etc/tmpfiles.d; {STALE}",
-        f"install -d -o {U} -g {U} {HOME} {WS}/node_modules; echo '{{}}' > {WS}/nx.json; ln -s {nx}/node_modules/nx {WS}/node_modules/nx; chown -R {U} {WS}",
+        f"install -d -o {U} -g {U} {HOME} {WS}/node_modules; echo '{{}}' > {WS}/nx.json; ln -s {nx}/node_modules/nx "
+        f"{WS}/node_modules/nx; chown -R {U} {WS}",
         PRECIOUS,
         setup,
         f"cd {WS} 2>/dev/null || cd {HOME}",
         f"printf '%s' {config} > /mnt/commands.json; chmod 0644 /mnt/commands.json",
-        f"mkfifo -m 0600 /mnt/ask-user /mnt/told-user /mnt/ask-root /mnt/told-root; chown {U} /mnt/ask-user /mnt/told-user",
-        f"{user} {server} /mnt/commands.json /mnt/ask-user /mnt/told-user </dev/null >/dev/null 2>/mnt/server-user.err &",
-        f"{root} {server} /mnt/commands.json /mnt/ask-root /mnt/told-root </dev/null >/dev/null 2>/mnt/server-root.err &",
+        f"mkfifo -m 0600 /mnt/ask-user /mnt/told-user /mnt/ask-root /mnt/told-root; chown {U} "
+        "/mnt/ask-user /mnt/told-user",
+        f"{user} {server} /mnt/commands.json /mnt/ask-user /mnt/told-user </dev/null >/dev/null "
+        "2>/mnt/server-user.err &",
+        f"{root} {server} /mnt/commands.json /mnt/ask-root /mnt/told-root </dev/null >/dev/null "
+        "2>/mnt/server-root.err &",
         "exec 4>/mnt/ask-user 5</mnt/told-user 6>/mnt/ask-root 7</mnt/told-root",
     ]
-    snapshot = "find /tmp /home -xdev -path '*/node_modules/*' -prune -o -printf '%y %U %G %m %i %s %l %p\\n' 2>/dev/null | sort"
+    snapshot = (
+        "find /tmp /home -xdev -path '*/node_modules/*' -prune -o -printf '%y %U %G %m %i %s %l "
+        "%p\\n' 2>/dev/null | sort"
+    )
     for i, (_, _, _, as_root, _) in enumerate(COMMANDS):
         ask, told = (6, 7) if as_root else (4, 5)
         lines += [
@@ -209,7 +298,9 @@ def run_matrix_state(setup: str, env: t.Mapping[str, str | None], teardown: str 
     import subprocess
 
     script, _ = _script(setup, env, teardown)
-    proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], cwd="/", capture_output=True, timeout=600)
+    proc = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "bash", "-c", script], cwd="/", capture_output=True, timeout=600
+    )
     text = proc.stdout.decode("utf-8", "replace")
     sections: dict[tuple[str, int], str] = {}
     for chunk in text.split("<<<")[1:]:
@@ -270,7 +361,8 @@ def test_every_command_keeps_its_promises_in_this_state(setup: str, env: dict[st
 def test_every_command_keeps_its_promises_on_a_mount_that_ignores_modes(where: str) -> None:
     """bindfs forcing 0777: a chmod to 0700 never sticks, so Nx must refuse the level as not tightenable."""
     setup = (
-        f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U}; install -d -m 0700 -o {U} {where} /tmp/bf-source; "
+        f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {U} /tmp/.nx/{U}; install -d -m 0700 -o {U} "
+        f"{where} /tmp/bf-source; "
         f"bindfs -o allow_other -p 0777 -u {U} /tmp/bf-source {where}"
     )
     violations, _ = run_matrix_state(setup, {}, teardown=f"fusermount -u {where} || umount -l {where}")

@@ -51,7 +51,9 @@ class TestAsUser:
         assert run.tree_before == run.tree_after
 
     def test_a_planted_per_user_directory_needs_root(self) -> None:
-        run = run_as_user(f"install -d -m 1777 /tmp/.nx; install -d -m 0755 -o {PEER} /tmp/.nx/{USER}", ["provision", "--json"])
+        run = run_as_user(
+            f"install -d -m 1777 /tmp/.nx; install -d -m 0755 -o {PEER} /tmp/.nx/{USER}", ["provision", "--json"]
+        )
         assert run.returncode == 77 and doc(run)["refusal"]["kind"] == "foreign-owner"
         assert run.tree_before == run.tree_after
 

@@ -29,7 +29,8 @@ class TestTwoCheckouts:
         old_hash_entry = f"/tmp/.nx/{REAL_USER}/native-cache/23.3.2"
         setup.append(
             f"f=$(ls {old_hash_entry}); install -d -m 0700 -o {REAL_USER} /tmp/.nx/{REAL_USER}/native-cache/23.3.1; "
-            f"cp -p {old_hash_entry}/$f /tmp/.nx/{REAL_USER}/native-cache/23.3.1/$(echo $f | sed 's/^23.3.2-/23.3.1-/'); "
+            f"cp -p {old_hash_entry}/$f /tmp/.nx/{REAL_USER}/native-cache/23.3.1/$(echo $f | sed "
+            "'s/^23.3.2-/23.3.1-/'); "
             f"chown -R {REAL_USER} /tmp/.nx/{REAL_USER}/native-cache"
         )
         return run_as_user("; ".join(setup), args, cwd=f"{home}/{cwd}", post=post)
@@ -46,9 +47,13 @@ class TestTwoCheckouts:
     @pytest.mark.parametrize("checkout", ["old", "new"])
     def test_doctor_does_not_call_the_other_checkouts_entry_a_leftover(self, checkout: str) -> None:
         doc = parsed(self._run(["doctor", "--json"], checkout).stdout, "doctor")
-        leftovers = [f["message"] for f in doc["findings"] if f["id"] == "leftovers" and "binding cache" in f["message"]]
+        leftovers = [
+            f["message"] for f in doc["findings"] if f["id"] == "leftovers" and "binding cache" in f["message"]
+        ]
         # The old checkout has its own previous release to prune; the new one has nothing of its own.
-        assert leftovers == (["1 binding cache entry of other versions, interrupted or untrusted."] if checkout == "old" else [])
+        assert leftovers == (
+            ["1 binding cache entry of other versions, interrupted or untrusted."] if checkout == "old" else []
+        )
 
 
 class TestSocketModes:
@@ -63,8 +68,11 @@ class TestSocketModes:
 
         ws = f"/home/u{REAL_USER}/ws"
         nx = install_nx(release)
-        bind = ("/usr/bin/python3 -c 'import os,pathlib,socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); "
-                f"s.listen(); pathlib.Path(sys.argv[1] + sys.argv[2]).touch(); {WHILE_PARENT_LIVES}'")
+        bind = (
+            "/usr/bin/python3 -c 'import os,pathlib,socket,sys,time; "
+            "s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); "
+            f"s.listen(); pathlib.Path(sys.argv[1] + sys.argv[2]).touch(); {WHILE_PARENT_LIVES}'"
+        )
         if release == "23.1.1":
             daemon_dir, plugin_dir = "/tmp/0123456789abcdef0123", "/tmp"
             plugin = f"{plugin_dir}/plugin1-1-abcdef01.sock"
@@ -75,10 +83,16 @@ class TestSocketModes:
         setup = (
             f"install -d -o {REAL_USER} {ws}/node_modules; echo '{{}}' > {ws}/nx.json; "
             f"ln -s {nx}/node_modules/nx {ws}/node_modules/nx; chown -R {REAL_USER} {ws}; "
-            + ("" if release == "23.1.1" else f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {REAL_USER} /tmp/.nx/{REAL_USER} {sockets} {plugin_dir}; ")
+            + (
+                ""
+                if release == "23.1.1"
+                else f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {REAL_USER} /tmp/.nx/{REAL_USER} "
+                     f"{sockets} {plugin_dir}; "
+            )
             + f"install -d -m 0700 -o {REAL_USER} {daemon_dir}; "
             f"setpriv --reuid={REAL_USER} --regid={REAL_USER} --clear-groups {bind} {daemon_dir}/d.sock .up & "
-            f"setpriv --reuid={REAL_USER} --regid={REAL_USER} --clear-groups {bind} {plugin} .up & {WAIT_FOR} {daemon_dir}/d.sock.up && {WAIT_FOR} {plugin}.up; "
+            f"setpriv --reuid={REAL_USER} --regid={REAL_USER} --clear-groups {bind} {plugin} .up & {WAIT_FOR} "
+            f"{daemon_dir}/d.sock.up && {WAIT_FOR} {plugin}.up; "
             f"chmod 0666 {daemon_dir}/d.sock; chmod 0755 {plugin}"
         )
         run = run_as_user(setup, ["doctor", "--json", "--only", "sockets"], cwd=ws)

@@ -123,10 +123,14 @@ echo "@@SECONDS $(( $(date +%s) - start ))"
 [ -e {DATA_D}/disabled ] && echo "@@MARKER"
 true
 """
-RAW_CONNECT = ("const fs=require('fs'),net=require('net');let n=0;const go=()=>{let p;try{p=JSON.parse(fs.readFileSync(process.argv[1]))"
-               ".socketPath}catch(e){return retry('NORECORD')}net.connect(p).on('connect',()=>{console.log('@@RAW-CONNECT ok');"
-               "process.exit(0)}).on('error',e=>retry(e.code))};const retry=(c)=>{if(++n>(+process.env.RETRIES||100)){console.log('@@RAW-CONNECT '+c);"
-               "process.exit(1)}setTimeout(go,100)};go();")
+RAW_CONNECT = (
+    "const fs=require('fs'),net=require('net');let n=0;const go=()=>{let "
+    "p;try{p=JSON.parse(fs.readFileSync(process.argv[1]))"
+    ".socketPath}catch(e){return retry('NORECORD')}net.connect(p).on('connect',()=>{console.log('@@RAW-CONNECT ok');"
+    "process.exit(0)}).on('error',e=>retry(e.code))};const "
+    "retry=(c)=>{if(++n>(+process.env.RETRIES||100)){console.log('@@RAW-CONNECT '+c);"
+    "process.exit(1)}setTimeout(go,100)};go();"
+)
 # The client's window is counted from the moment its daemon listens (a plain connect answered), not from its
 # start: however slowly the daemon comes up, the client is then left CLIENT_BOUND seconds to be answered, and is
 # SIGKILLed (137) if still waiting.  The wait for the daemon is an event with a generous guard.
@@ -176,8 +180,12 @@ class Sandbox(t.NamedTuple):
 def _sandbox(name: str) -> Sandbox:
     if name == "bwrap":
         # The printed arguments are shell words (quoted where a path needs it): the shell splits them.
-        return Sandbox("bwrap", lambda config, env, script: f"env {env} {BWRAP} \"$@\" --chdir {WS} sh {script}",
-                       lambda script: f"{BWRAP} --chdir {WS} sh {script}", lambda config: f'eval "set -- $(cat {config})"')
+        return Sandbox(
+            "bwrap",
+            lambda config, env, script: f"env {env} {BWRAP} \"$@\" --chdir {WS} sh {script}",
+            lambda script: f"{BWRAP} --chdir {WS} sh {script}",
+            lambda config: f'eval "set -- $(cat {config})"',
+        )
     if name == "srt":
         if shutil.which("socat") is None or shutil.which("rg") is None:
             pytest.skip("srt needs socat and ripgrep (Debian packages socat, ripgrep) on Linux")
@@ -189,9 +197,15 @@ def _sandbox(name: str) -> Sandbox:
     codex = _install_tool("@openai/codex", CODEX_VERSION, "codex")
     if codex is None:
         pytest.skip("npm could not install @openai/codex")
-    return Sandbox("codex-profile",
-                   lambda config, env, script: f"env {env} CODEX_HOME={HOME}/with timeout -s KILL 90 {codex} sandbox -P nx -C {WS} -- sh {script}",
-                   lambda script: f"CODEX_HOME={HOME}/without timeout -s KILL 90 {codex} sandbox -P :workspace -C {WS} -- sh {script}")
+    return Sandbox(
+        "codex-profile",
+        lambda config, env, script: (
+            f"env {env} CODEX_HOME={HOME}/with timeout -s KILL 90 {codex} sandbox -P nx -C {WS} -- sh {script}"
+        ),
+        lambda script: (
+            f"CODEX_HOME={HOME}/without timeout -s KILL 90 {codex} sandbox -P :workspace -C {WS} -- sh {script}"
+        ),
+    )
 
 
 class Cell(t.NamedTuple):
@@ -245,13 +259,29 @@ grep -o 'mkdir -p [^`]*' {HOME}/advice | while read -r cmd; do {user} sh -c "$cm
 prefix=$(grep -o '`NX_DAEMON=false srt' {HOME}/advice >/dev/null && echo NX_DAEMON=false)
 {sandbox.prepare(config)}
 echo '@@WITH'; {user} {sandbox.run(config, '$prefix', f'{HOME}/run.sh')} 2>&1
-echo '@@REFUSED'; {user if refused_run else ': '} {sandbox.run(config, '$prefix', f'{HOME}/refused.sh') if refused_run else ''} 2>&1
+echo '@@REFUSED'
+{user if refused_run else ': '} {sandbox.run(config, '$prefix', f'{HOME}/refused.sh') if refused_run else ''} \\
+  2>&1
 echo '@@END'; [ -e {DATA_D}/disabled ] && echo '@@MARKER-AFTER'
 true
 """
     proc = subprocess.run(
-        ["unshare", "-m", "-p", "-f", "--mount-proc", "--kill-child", "--propagation", "private", "bash", "-c", outside],
-        capture_output=True, stdin=subprocess.DEVNULL, timeout=400,
+        [
+            "unshare",
+            "-m",
+            "-p",
+            "-f",
+            "--mount-proc",
+            "--kill-child",
+            "--propagation",
+            "private",
+            "bash",
+            "-c",
+            outside,
+        ],
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=400,
     )
     out = proc.stdout.decode("utf-8", "replace")
     raw = out + proc.stderr.decode("utf-8", "replace")
@@ -295,7 +325,10 @@ def _assert_cell(name: str, version: str, cell: Cell) -> None:
     assert "cannot use its daemon" in cell.advice and "uid 65534" in cell.advice, where
     assert "NX_DAEMON=false" in cell.advice and "nxsock reset --daemon-marker" in cell.advice, where
     assert f"{DATA_D}/disabled" in cell.advice, where
-    assert _value(cell.with_config, "NX_DAEMON=false") is not None, (where, cell.with_config)  # carried, or started with it
+    assert _value(cell.with_config, "NX_DAEMON=false") is not None, (
+        where,
+        cell.with_config,
+    )  # carried, or started with it
     assert _value(cell.with_config, "SHOW") == "0" and _lists_project(cell.with_config), (where, cell.with_config)
     assert int(_value(cell.with_config, "SECONDS") or 99) < 30, cell.with_config
     assert "denied permission to use its unix socket" not in cell.with_config, cell.with_config
@@ -305,7 +338,8 @@ def _assert_cell(name: str, version: str, cell: Cell) -> None:
 
 
 def _assert_refused(cell: Cell) -> None:
-    """The negative nxsock's words rest on: the daemon listens and answers a plain connect; Nx's client is never answered."""
+    """The negative nxsock's words rest on: the daemon listens and answers a plain connect; Nx's client is never
+    answered."""
     refused = cell.refused
     assert _value(refused, "SHOW") == "137", refused  # still waiting when the bound ended it
     assert _value(refused, "RAW-CONNECT") == "ok", refused
@@ -319,7 +353,9 @@ def _assert_refused(cell: Cell) -> None:
 @pytest.mark.parametrize("container", CONTAINERS)
 @pytest.mark.parametrize("version", RELEASES)
 @pytest.mark.parametrize("name", ["bwrap", "srt", "codex"])
-def test_the_real_client_is_answered_or_nxsock_says_why_not_and_what_works(name: str, version: str, container: str) -> None:
+def test_the_real_client_is_answered_or_nxsock_says_why_not_and_what_works(
+    name: str, version: str, container: str
+) -> None:
     """Configured only with nxsock's output: the daemon answers the client, or (24.0.5+) NX_DAEMON=false works as said.
 
     Once per sandbox and release whose client checks its socket (24.0.5 and 24.0.6, fresh) the real daemon and

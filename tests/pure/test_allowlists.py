@@ -13,7 +13,9 @@ from nxsock.audit.allowlists import plan_for, render, sandbox_kind
 
 
 def fmt(name: str, *extra: str) -> tuple[str, str]:
-    result = CliRunner().invoke(cli, ["paths", "--platform", "darwin", "--nx-version", "24.0.6", "--format", name, *extra])
+    result = CliRunner().invoke(
+        cli, ["paths", "--platform", "darwin", "--nx-version", "24.0.6", "--format", name, *extra]
+    )
     assert result.exit_code == 0, result.output
     return result.stdout, result.stderr
 
@@ -70,7 +72,12 @@ def test_a_provisioned_users_container_keeps_nx_23_in_tmp_inside_a_sandbox() -> 
 
     See docs/behaviour.md#user-namespace-sandboxes.
     """
-    levels = {"/tmp/.nx": mine(0o1777), "/tmp/.nx/1000": mine(), "/tmp/.nx/1000/sockets": mine(), "/tmp/.nx/1000/native-cache": mine()}
+    levels = {
+        "/tmp/.nx": mine(0o1777),
+        "/tmp/.nx/1000": mine(),
+        "/tmp/.nx/1000/sockets": mine(),
+        "/tmp/.nx/1000/native-cache": mine(),
+    }
     plan = plan_for(environment(nx_version="23.3.2"), machine(levels), user_namespace=True, binds=True)
     assert "/tmp/.nx/1000/sockets" in plan.write
     # The daemon's own files go to <workspace-data>/d whatever socket root it chose: its nearest existing level.
@@ -94,7 +101,9 @@ def test_sandbox_kinds() -> None:
 
 
 def test_codex_profile_extends_workspace_writes_the_entries_and_enables_network() -> None:
-    result = CliRunner().invoke(cli, ["paths", "--platform", "linux", "--nx-version", "24.0.6", "--format", "codex-profile"])
+    result = CliRunner().invoke(
+        cli, ["paths", "--platform", "linux", "--nx-version", "24.0.6", "--format", "codex-profile"]
+    )
     assert result.exit_code == 0
     text = result.stdout
     assert 'default_permissions = "nx"' in text and 'extends = ":workspace"' in text
@@ -109,7 +118,8 @@ def linux(name: str, version: str) -> tuple[str, str]:
 
 
 class TestDaemonInUserNamespaceSandboxes:
-    """Nx ≥ 24.0.5's client refuses every daemon socket in bwrap, srt and codex: each format says so and carries NX_DAEMON=false where it can."""
+    """Nx ≥ 24.0.5's client refuses every daemon socket in bwrap, srt and codex: each format says so and carries
+    NX_DAEMON=false where it can."""
 
     def test_every_user_namespace_format_says_the_daemon_cannot_be_used_and_how_to_clear_the_marker(self) -> None:
         for name in ("bwrap", "srt", "claude", "codex", "codex-profile", "flatpak"):

@@ -75,7 +75,12 @@ def test_optional_dependencies_skipped_is_an_error_with_the_npm_command(monkeypa
 def test_a_tree_copied_from_macos_names_what_is_there_instead(monkeypatch: pytest.MonkeyPatch) -> None:
     view = _tree("darwin-arm64")
     presence = binding_presence(environment(), view, "linux-x64-gnu", False)
-    assert (presence.state, presence.others, presence.lockfile, presence.manager) == ("missing", ("@nx/nx-darwin-arm64",), None, "npm")
+    assert (presence.state, presence.others, presence.lockfile, presence.manager) == (
+        "missing",
+        ("@nx/nx-darwin-arm64",),
+        None,
+        "npm",
+    )
     (finding,) = _findings(view, "linux-x64-gnu", monkeypatch)
     assert "@nx/nx-darwin-arm64" in finding.message and "another host" in finding.message
 
@@ -122,20 +127,37 @@ def test_a_workspace_beneath_another_users_level_gets_no_install_command() -> No
     view = machine({f"{WS}/package.json": _file(), "/home/ada/acme": Entry("dir", 1001, 1001, 0o755)})
     ctx = context_for(resolve(environment(), view), view)
     verdict = ctx.offer(Remedy((InstallPackage(PackageManager("npm"), "@nx/nx-linux-x64-gnu@24.0.6"),), "x"))
-    assert verdict.command is None and "package manager would run code beneath another user's level" in (verdict.hint or "")
+    assert verdict.command is None and "package manager would run code beneath another user's level" in (
+        verdict.hint or ""
+    )
 
 
 def test_the_check_is_registered_with_its_group() -> None:
     assert CHECKS["binding"][0] == "Binding" and FINDING_IDS["binding"] == ("binding",)
-    assert render(Remedy((InstallPackage(PackageManager("pnpm"), "@nx/nx-linux-x64-gnu@24.0.6"),), "")) == "pnpm install --force"
+    assert (
+        render(Remedy((InstallPackage(PackageManager("pnpm"), "@nx/nx-linux-x64-gnu@24.0.6"),), ""))
+        == "pnpm install --force"
+    )
 
 
-@pytest.mark.parametrize(("text", "matched"), [
-    ("TypeError: WorkspaceContext is not a constructor\n    at setupWorkspaceContext (x.js:49:11)", "native-binding-broken"),
-    (" NX   Missing Platform Dependency\n\nThe Nx CLI could not find or load the native binary", "missing-platform-dependency"),
-    ("Error: Cannot find module '@nx/nx-linux-x64-gnu'\nRequire stack:", "binding-module-missing"),
-    ("Error: Cannot find native binding. npm has a bug related to optional dependencies", "missing-platform-dependency"),
-])
+@pytest.mark.parametrize(
+    ("text", "matched"),
+    [
+        (
+            "TypeError: WorkspaceContext is not a constructor\n    at setupWorkspaceContext (x.js:49:11)",
+            "native-binding-broken",
+        ),
+        (
+            " NX   Missing Platform Dependency\n\nThe Nx CLI could not find or load the native binary",
+            "missing-platform-dependency",
+        ),
+        ("Error: Cannot find module '@nx/nx-linux-x64-gnu'\nRequire stack:", "binding-module-missing"),
+        (
+            "Error: Cannot find native binding. npm has a bug related to optional dependencies",
+            "missing-platform-dependency",
+        ),
+    ],
+)
 def test_explain_names_the_missing_binding_seen_here_and_never_skips_the_cache_for_it(
         text: str, matched: str, monkeypatch: pytest.MonkeyPatch) -> None:
     view = _tree("darwin-arm64")
@@ -149,7 +171,9 @@ def test_explain_names_the_missing_binding_seen_here_and_never_skips_the_cache_f
     assert answer.remedy == "npm install --no-save @nx/nx-linux-x64-gnu@24.0.6"
     assert answer.message.cause.startswith("On this machine: Nx needs @nx/nx-linux-x64-gnu")
     assert "cut-short" not in answer.message.cause
-    if matched != "native-binding-broken":  # with nothing seen here, a missing package is never answered by skipping the cache
+    if (
+        matched != "native-binding-broken"
+    ):  # with nothing seen here, a missing package is never answered by skipping the cache
         general = general_advice(messages[0], {}, "linux", context_for(resolve(environment(), machine()), machine()))
         assert general.command is None and "NX_SKIP_NATIVE_FILE_CACHE" not in (general.command or "")
 
@@ -162,9 +186,15 @@ def test_a_flood_of_other_packages_is_named_five_and_counted(monkeypatch: pytest
 def test_explain_names_a_noexec_cache_seen_here_as_the_cause_of_workspace_context() -> None:
     from nxsock.audit.findings import Finding
 
-    noexec = Finding("native-cache", "error", "/tmp/.nx/1000/native-cache",
-                     "/tmp/.nx/1000/native-cache lies on /tmp, mounted noexec: Nx 24.0.2 copies its binding there but cannot load it.",
-                     "export NX_SKIP_NATIVE_FILE_CACHE=true", "Nx then loads its binding in place.")
+    noexec = Finding(
+        "native-cache",
+        "error",
+        "/tmp/.nx/1000/native-cache",
+        "/tmp/.nx/1000/native-cache lies on /tmp, mounted noexec: Nx 24.0.2 copies its binding "
+        "there but cannot load it.",
+        "export NX_SKIP_NATIVE_FILE_CACHE=true",
+        "Nx then loads its binding in place.",
+    )
     messages = explain("TypeError: WorkspaceContext is not a constructor").messages
     ctx = context_for(resolve(environment(), machine()), machine())
     (answer,) = answer_all(messages, [noexec], FINDING_IDS, lambda m: general_advice(m, {}, "linux", ctx))

@@ -109,7 +109,11 @@ class TestTheVerdict:
         verdict = _verdict(_machine("linux-x64-musl", "darwin-arm64", lockfile=lock))
         assert verdict["state"] == "missing" and verdict["present"] is False and verdict["loadable"] is False
         assert verdict["instead"] == ["@nx/nx-darwin-arm64", "@nx/nx-linux-x64-musl"]
-        assert verdict["lockfile"] == "package-lock.json" and verdict["package_manager"] == "npm" and verdict["locked"] is True
+        assert (
+            verdict["lockfile"] == "package-lock.json"
+            and verdict["package_manager"] == "npm"
+            and verdict["locked"] is True
+        )
         assert verdict["path"] is None and verdict["loads_from"] is None and verdict["noexec"] is None
 
     def test_no_nx_installed_says_so_and_judges_nothing(self) -> None:
@@ -129,7 +133,11 @@ class TestTheVerdict:
 
     def test_node_modules_noexec_too_fails_even_the_release_that_falls_back(self) -> None:
         verdict = _verdict(_machine(GNU, noexec=("/tmp", NM)), "24.0.6")
-        assert verdict["noexec"] == "binding-noexec" and verdict["loadable"] is False and verdict["loads_from"] == "in-place"
+        assert (
+            verdict["noexec"] == "binding-noexec"
+            and verdict["loadable"] is False
+            and verdict["loads_from"] == "in-place"
+        )
         assert verdict["noexec_binding_mount"] == NM
 
     def test_a_skipped_cache_loads_in_place_and_only_the_bindings_mount_counts(self) -> None:
@@ -153,14 +161,17 @@ class TestTheVerdict:
 
 
 def _loaded_in(cwd: str, *args: str) -> tuple[set[str], str]:
-    probe = ("import sys, json\nfrom nxsock.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-             "sys.stderr.write('\\n@@' + json.dumps(sorted(sys.modules)))")
+    probe = (
+        "import sys, json\nfrom nxsock.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write('\\n@@' + json.dumps(sorted(sys.modules)))"
+    )
     proc = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=cwd)
     return set(json.loads(proc.stderr.rsplit("@@", 1)[1])), proc.stdout
 
 
 def test_paths_json_in_a_workspace_with_nx_loads_only_the_light_binding_module(tmp_path: t.Any) -> None:
-    """The verdict costs paths --json one small audit module and the mount table's parser: no remedy code, no hashlib."""
+    """The verdict costs paths --json one small audit module and the mount table's parser: no remedy code, no
+    hashlib."""
     (tmp_path / "nx.json").write_text("{}")
     package = tmp_path / "node_modules" / "@nx" / f"nx-{GNU}"
     package.mkdir(parents=True)
@@ -197,19 +208,32 @@ class TestExplainOnNodesDlopenError:
         assert (advice.hint or "").startswith("No safe command") and "noexec" in (advice.hint or "")
 
     CACHE = "/tmp/.nx/14001/native-cache"
-    NOEXEC_CACHE = Finding("native-cache", "error", CACHE,
-                           f"{CACHE} lies on /tmp, mounted noexec: Nx 24.0.2 copies its binding there but cannot load the copy.",
-                           "export NX_SKIP_NATIVE_FILE_CACHE=true", "Nx then loads its binding in place.")
-    NOEXEC_BINDING = Finding("native-cache", "error", CACHE,
-                             f"Nx's binding lies on {NM}, mounted noexec, and Nx loads it in place (its cached copy cannot "
-                             "load either).", None, "No safe command: nxsock does not remount filesystems or reinstall packages.")
+    NOEXEC_CACHE = Finding(
+        "native-cache",
+        "error",
+        CACHE,
+        f"{CACHE} lies on /tmp, mounted noexec: Nx 24.0.2 copies its binding there but cannot load the copy.",
+        "export NX_SKIP_NATIVE_FILE_CACHE=true",
+        "Nx then loads its binding in place.",
+    )
+    NOEXEC_BINDING = Finding(
+        "native-cache",
+        "error",
+        CACHE,
+        f"Nx's binding lies on {NM}, mounted noexec, and Nx loads it in place (its cached copy cannot load either).",
+        None,
+        "No safe command: nxsock does not remount filesystems or reinstall packages.",
+    )
 
     @pytest.mark.parametrize(("finding", "remedy", "says"), [
         (NOEXEC_CACHE, "export NX_SKIP_NATIVE_FILE_CACHE=true", "lies on /tmp, mounted noexec"),
         (NOEXEC_BINDING, None, "Nx's binding lies on"),
     ], ids=["noexec-cache", "noexec-node-modules"])
-    def test_the_cause_named_is_the_one_the_audit_sees_here(self, finding: Finding, remedy: str | None, says: str) -> None:
-        """The cached copy's text, or Nx's own, is answered by the finding that shows why here, the cache's or node_modules'."""
+    def test_the_cause_named_is_the_one_the_audit_sees_here(
+        self, finding: Finding, remedy: str | None, says: str
+    ) -> None:
+        """The cached copy's text, or Nx's own, is answered by the finding that shows why here, the cache's or
+        node_modules'."""
         ctx = context_for(resolve(environment(), machine()), machine())
         for text in (NOEXEC_CACHE_TEXT, "TypeError: WorkspaceContext is not a constructor"):
             messages = explain(text).messages
@@ -226,9 +250,16 @@ class TestExplainOnNodesDlopenError:
             assert answer.remedy is None and "noexec" in (answer.hint or ""), findings
 
 
-@pytest.mark.parametrize("text", ["/" * (1 << 20), "Error: /" * (1 << 17), "Error: /" + "a" * (1 << 20),
-                                  ("Error: /a.node: failed to map segment from shared object\n" + "x" * 300 + "\n") * 4000,
-                                  "ERR_DLOPEN_FAILED " * (1 << 16)])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/" * (1 << 20),
+        "Error: /" * (1 << 17),
+        "Error: /" + "a" * (1 << 20),
+        ("Error: /a.node: failed to map segment from shared object\n" + "x" * 300 + "\n") * 4000,
+        "ERR_DLOPEN_FAILED " * (1 << 16),
+    ],
+)
 def test_the_dlopen_patterns_read_a_hostile_text_in_linear_time(text: str) -> None:
     """A paste of slashes once made the path pattern start at every one and run 4096 characters from each."""
     import time

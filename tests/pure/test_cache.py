@@ -20,8 +20,14 @@ def test_an_untrusted_entry_says_what_this_release_does_with_it(release: str, sa
                       "nx.linux-x64-gnu.node")
     entry = CacheEntry("/c/nx.linux-x64-gnu.node", release, "", "nx.linux-x64-gnu.node", binding.path, 9, 1000,
                        trusted=False, fresh=False, in_use=None, partial=False)
-    verdict = verify(CacheListing("/c", None, binding, (entry,), None), lambda path: f"rm -- {path}", rules_for(release), release)
-    assert verdict.state == "untrusted" and verdict.message.endswith(says) and verdict.remedy == "rm -- /c/nx.linux-x64-gnu.node"
+    verdict = verify(
+        CacheListing("/c", None, binding, (entry,), None), lambda path: f"rm -- {path}", rules_for(release), release
+    )
+    assert (
+        verdict.state == "untrusted"
+        and verdict.message.endswith(says)
+        and verdict.remedy == "rm -- /c/nx.linux-x64-gnu.node"
+    )
 
 
 DAY = 86400.0
@@ -84,7 +90,9 @@ def test_unused_for_takes_another_checkouts_old_entry_and_keeps_what_is_recent_i
 def test_without_access_times_unused_is_judged_by_the_copy_and_says_so() -> None:
     from nxsock.audit.binding_cache import Unused, prune_plan
 
-    loaded_yesterday_copied_long_ago = _entry("24.0.6-0123456789ab-nx.linux-x64-gnu.node", loaded_days_ago=1, copied_days_ago=45)
+    loaded_yesterday_copied_long_ago = _entry(
+        "24.0.6-0123456789ab-nx.linux-x64-gnu.node", loaded_days_ago=1, copied_days_ago=45
+    )
     listing = _listing(loaded_yesterday_copied_long_ago, access_times=False)
     assert listing.judged_by == "mtime"
     assert prune_plan(listing, "24.0.6", 1000, Unused(30 * DAY, NOW)) == [
@@ -109,9 +117,15 @@ def test_the_listing_document_gives_the_total_and_what_prune_reclaims() -> None:
     from nxsock.output.report import cache_list_document
 
     old = _entry("23.3.2-0123456789ab-nx.linux-x64-gnu.node", loaded_days_ago=40)
-    document = cache_list_document(_listing(old, _entry(_mine(), loaded_days_ago=1, fresh=True)), [(old, "version 23.3.2")])
+    document = cache_list_document(
+        _listing(old, _entry(_mine(), loaded_days_ago=1, fresh=True)), [(old, "version 23.3.2")]
+    )
     checked(document, "cache-list")
-    assert (document["total_size"], document["reclaimable"], document["access_times"]) == (18, {"entries": 1, "size": 9}, True)
+    assert (document["total_size"], document["reclaimable"], document["access_times"]) == (
+        18,
+        {"entries": 1, "size": 9},
+        True,
+    )
     assert document["entries"][0]["last_loaded"] == NOW - 40 * DAY
 
 

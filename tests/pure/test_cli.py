@@ -28,7 +28,9 @@ def test_every_documented_key_is_present_on_every_platform(runner: CliRunner, pl
     doc, code = paths_json(runner, "--platform", platform, "--nx-version", "24.0.6")
     assert code == 0
     assert TOP_KEYS <= doc.keys() and doc["schema_version"] == 1
-    assert {"tier", "root", "demoted_from", "refused_configured_dir", "invalid", "refusals"} <= doc["socket_root"].keys()
+    assert {"tier", "root", "demoted_from", "refused_configured_dir", "invalid", "refusals"} <= doc[
+        "socket_root"
+    ].keys()
     for kind in ("daemon", "forked", "plugin", "console"):
         assert SOCKET_KEYS <= doc["sockets"][kind].keys()
     assert {"recorded", "alive"} <= doc["sockets"]["daemon"].keys()
@@ -109,11 +111,17 @@ def test_check_root_refuses_a_symlink_and_removes_nothing_that_is_not_nx(runner:
 
 def test_an_internal_error_is_exit_70_with_one_line_and_no_traceback() -> None:
     """A bug inside a command prints a short message; --debug shows the traceback."""
-    code = "import nxsock.core.resolver as r; r.resolve = lambda *a, **k: 1/0; from nxsock.cli import main; main({args})"
-    quiet = subprocess.run([sys.executable, "-c", code.format(args="['paths', '--json']")], capture_output=True, text=True)
+    code = (
+        "import nxsock.core.resolver as r; r.resolve = lambda *a, **k: 1/0; from nxsock.cli import main; main({args})"
+    )
+    quiet = subprocess.run(
+        [sys.executable, "-c", code.format(args="['paths', '--json']")], capture_output=True, text=True
+    )
     assert quiet.returncode == 70
     assert "internal error: ZeroDivisionError" in quiet.stderr and "Traceback" not in quiet.stderr
-    loud = subprocess.run([sys.executable, "-c", code.format(args="['--debug', 'paths', '--json']")], capture_output=True, text=True)
+    loud = subprocess.run(
+        [sys.executable, "-c", code.format(args="['--debug', 'paths', '--json']")], capture_output=True, text=True
+    )
     assert loud.returncode == 70 and "Traceback" in loud.stderr
 
 
@@ -123,7 +131,9 @@ def test_python_dash_m_runs_the_cli() -> None:
 
 
 def test_a_broken_pipe_is_not_an_error() -> None:
-    proc = subprocess.run(f"{sys.executable} -m nxsock paths --platform linux | head -c 1", shell=True, capture_output=True, text=True)
+    proc = subprocess.run(
+        f"{sys.executable} -m nxsock paths --platform linux | head -c 1", shell=True, capture_output=True, text=True
+    )
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
 
 
@@ -137,7 +147,12 @@ def test_hostile_variable_values_are_reported_not_raised(runner: CliRunner, tmp_
 
 def test_home_unset_is_handled(tmp_path: t.Any) -> None:
     env = {k: v for k, v in os.environ.items() if k != "HOME"}
-    proc = subprocess.run([sys.executable, "-m", "nxsock", "paths", "--json", "--workspace", str(tmp_path)], env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "nxsock", "paths", "--json", "--workspace", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode in (0, 73) and parsed(proc.stdout, "paths")["schema_version"] == 1
 
 
@@ -148,7 +163,9 @@ def test_the_click_free_paths_json_answers_exactly_as_the_click_command(
 ) -> None:
     """``nxsock paths --json`` skips click for speed; its bytes and exit code are the click command's."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NX_")} | variables
-    fast = subprocess.run([sys.executable, "-m", "nxsock", *form], cwd=tmp_path, env=env, capture_output=True, text=True)
+    fast = subprocess.run(
+        [sys.executable, "-m", "nxsock", *form], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
     monkeypatch.chdir(tmp_path)
     slow = runner.invoke(cli, ["paths", "--json"], env=variables)
     assert fast.stdout == slow.stdout
@@ -158,7 +175,9 @@ def test_the_click_free_paths_json_answers_exactly_as_the_click_command(
 def test_a_fifo_where_a_dotenv_file_belongs_never_blocks(tmp_path: t.Any) -> None:
     os.mkfifo(tmp_path / ".env")
     (tmp_path / "nx.json").write_text("{}")
-    proc = subprocess.run([sys.executable, "-m", "nxsock", "paths", "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=20)
+    proc = subprocess.run(
+        [sys.executable, "-m", "nxsock", "paths", "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=20
+    )
     assert proc.returncode == 0 and parsed(proc.stdout, "paths")["workspace_root"] == str(tmp_path)
 
 

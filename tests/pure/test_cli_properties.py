@@ -12,15 +12,47 @@ from hypothesis import strategies as st
 from nxsock.app import cli
 
 EXIT_CODES = {0, 1, 2, 73, 77, 78}
-pieces = st.sampled_from(["/", "..", ".", "~", "/tmp", "/tmp/.nx", "\n", "\t", "\x1b[31m", "\x00", "\udcff", "é", "*", "?", "[", "{", " ", "x" * 300])
+pieces = st.sampled_from(
+    [
+        "/",
+        "..",
+        ".",
+        "~",
+        "/tmp",
+        "/tmp/.nx",
+        "\n",
+        "\t",
+        "\x1b[31m",
+        "\x00",
+        "\udcff",
+        "é",
+        "*",
+        "?",
+        "[",
+        "{",
+        " ",
+        "x" * 300,
+    ]
+)
 values = st.one_of(
     st.text(min_size=0, max_size=40),
     st.lists(pieces, max_size=8).map("".join),
     st.just("x" * 5000),
     st.just("/tmp/" + "y" * 5000),
 )
-names = st.sampled_from(["NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR", "HOME", "TMPDIR", "NX_WORKSPACE_DATA_DIRECTORY",
-                         "NX_NATIVE_FILE_CACHE_DIRECTORY", "NX_WORKSPACE_ROOT_PATH", "NX_SKIP_NATIVE_FILE_CACHE", "XDG_RUNTIME_DIR"])
+names = st.sampled_from(
+    [
+        "NX_SOCKET_DIR",
+        "NX_DAEMON_SOCKET_DIR",
+        "HOME",
+        "TMPDIR",
+        "NX_WORKSPACE_DATA_DIRECTORY",
+        "NX_NATIVE_FILE_CACHE_DIRECTORY",
+        "NX_WORKSPACE_ROOT_PATH",
+        "NX_SKIP_NATIVE_FILE_CACHE",
+        "XDG_RUNTIME_DIR",
+    ]
+)
 environments = st.dictionaries(names, values, max_size=4)
 
 
@@ -66,5 +98,8 @@ def test_paths_answers_any_workspace_option(workspace: str, env: dict[str, str])
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(values)
 def test_doctor_explain_answers_any_text(text: str) -> None:
-    document = _check(CliRunner().invoke(cli, ["doctor", "--json", "--only", "outcome", "--explain", text.replace("\x00", "")]), "doctor")
+    document = _check(
+        CliRunner().invoke(cli, ["doctor", "--json", "--only", "outcome", "--explain", text.replace("\x00", "")]),
+        "doctor",
+    )
     assert "matched" in document

@@ -67,7 +67,10 @@ class TestStrings:
     def test_nx_daemon_false(self) -> None:
         assert verdict({"NX_DAEMON": "false"}) == (False, ("NX_DAEMON",))
         assert verdict({"NX_DAEMON": "false"}, nx_json='{"useDaemonProcess": true}') == (False, ("NX_DAEMON",))
-        assert verdict({"NX_DAEMON": "false"}, nx_json='{"useDaemonProcess": false}') == (False, ("NX_DAEMON", "useDaemonProcess"))
+        assert verdict({"NX_DAEMON": "false"}, nx_json='{"useDaemonProcess": false}') == (
+            False,
+            ("NX_DAEMON", "useDaemonProcess"),
+        )
         # A setting Nx compares with none of true, false or undefined: NX_DAEMON=false does not count either.
         assert verdict({"NX_DAEMON": "false"}, nx_json='{"useDaemonProcess": "false"}') == (True, ())
         assert verdict({"NX_DAEMON": "false"}, nx_json='{"useDaemonProcess": null}') == (True, ())
@@ -110,7 +113,10 @@ class TestNxJson:
         assert verdict(nx_json='{"extends": "./base.json"}', files=base) == (False, ("useDaemonProcess",))
         assert verdict(nx_json='{"extends": "./base.json", "useDaemonProcess": true}', files=base) == (True, ())
         package = {f"{WS}/node_modules/@acme/nx-config/nx.json": '{"useDaemonProcess": false}'}
-        assert verdict(nx_json='{"extends": "@acme/nx-config/nx.json"}', files=package) == (False, ("useDaemonProcess",))
+        assert verdict(nx_json='{"extends": "@acme/nx-config/nx.json"}', files=package) == (
+            False,
+            ("useDaemonProcess",),
+        )
         # readNxJson throws on a base it cannot resolve, and the client keeps no nx.json at all
         assert verdict(nx_json='{"extends": "./nowhere.json", "useDaemonProcess": false}') == (True, ())
 
@@ -137,7 +143,10 @@ class TestHost:
         assert verdict(nx_version_source="--nx-version") == (False, ("version-mismatch",))  # nothing installed
         installed = {f"{WS}/node_modules/nx/package.json": '{"version": "24.0.6"}'}
         assert verdict(files=installed, nx_version_source="--nx-version") == (True, ())
-        assert verdict(version="24.0.5", files=installed, nx_version_source="--nx-version") == (False, ("version-mismatch",))
+        assert verdict(version="24.0.5", files=installed, nx_version_source="--nx-version") == (
+            False,
+            ("version-mismatch",),
+        )
         hoisted = {"/home/ada/node_modules/nx/package.json": '{"version": "24.0.6"}'}
         assert verdict(files=hoisted, nx_version_source="--nx-version") == (True, ())
 
@@ -151,16 +160,26 @@ class TestReleases:
     @pytest.mark.parametrize("release", KNOWN_RELEASES)
     def test_sandboxes_count_in_23_1_1_to_23_1_3_only(self, release: str) -> None:
         old = release in ("23.1.1", "23.1.2", "23.1.3")
-        for name in ("SANDBOX_RUNTIME", "GEMINI_SANDBOX", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CURSOR_SANDBOX"):
+        for name in (
+            "SANDBOX_RUNTIME",
+            "GEMINI_SANDBOX",
+            "CODEX_SANDBOX",
+            "CODEX_SANDBOX_NETWORK_DISABLED",
+            "CURSOR_SANDBOX",
+        ):
             assert verdict({name: "1"}, version=release) == ((False, ("sandbox",)) if old else (True, ()))
             assert verdict({name: "1", "NX_DAEMON": "true"}, version=release) == (True, ())
         assert verdict({"SANDBOX_RUNTIME": ""}, version=release) == (True, ())
 
     def test_every_cause_is_listed_in_the_vocabulary_order(self) -> None:
-        enabled, reasons = verdict({"NX_DAEMON": "false", "CI": "1", "SANDBOX_RUNTIME": "1", "NAPI_RS_FORCE_WASI": "1"},
-                                   version="23.1.2", nx_json=None, extra={"/.dockerenv": ROOT_FILE},
-                                   files={f"{DAEMON_DIR}/disabled": "x", f"{WS}/node_modules/@nx/nx-wasm32-wasi/package.json": "{}"},
-                                   nx_version_source="--nx-version")
+        enabled, reasons = verdict(
+            {"NX_DAEMON": "false", "CI": "1", "SANDBOX_RUNTIME": "1", "NAPI_RS_FORCE_WASI": "1"},
+            version="23.1.2",
+            nx_json=None,
+            extra={"/.dockerenv": ROOT_FILE},
+            files={f"{DAEMON_DIR}/disabled": "x", f"{WS}/node_modules/@nx/nx-wasm32-wasi/package.json": "{}"},
+            nx_version_source="--nx-version",
+        )
         assert not enabled and reasons == ("NX_DAEMON", "ci", "docker", "sandbox", "disabled-marker", "no-nx-json",
                                            "version-mismatch", "wasm")
         assert set(reasons) <= set(REASONS)
@@ -196,7 +215,11 @@ class TestPathsAndDoctor:
 
     def test_doctor_says_off_why_and_how(self) -> None:
         finding = next(f for f in _doctor({"CI": "true"}, {"/.dockerenv": ROOT_FILE}) if f.id == "daemon-enabled")
-        assert finding.severity == "info" and "CI says this is CI" in finding.message and "/.dockerenv exists" in finding.message
+        assert (
+            finding.severity == "info"
+            and "CI says this is CI" in finding.message
+            and "/.dockerenv exists" in finding.message
+        )
         assert finding.remedy == "export NX_DAEMON=true" and finding.steps
 
     def test_doctor_off_for_a_cause_no_variable_overrides(self) -> None:
@@ -204,11 +227,16 @@ class TestPathsAndDoctor:
         finding = next(f for f in _doctor({"CI": "true"}, files={marker: "failed"}) if f.id == "daemon-enabled")
         assert finding.remedy == "nxsock reset --daemon-marker && export NX_DAEMON=true", finding
         marker_finding = next(f for f in _doctor({"CI": "true"}, files={marker: "failed"}) if f.id == "daemon-disabled")
-        assert marker_finding.severity == "warn" and "Removing it alone does not turn the daemon on" in marker_finding.message
+        assert (
+            marker_finding.severity == "warn"
+            and "Removing it alone does not turn the daemon on" in marker_finding.message
+        )
         alone = next(f for f in _doctor(files={marker: "failed"}) if f.id == "daemon-disabled")
         assert alone.severity == "warn"
 
-    def test_a_named_sandbox_is_no_warning_where_the_daemon_is_off_and_nx_daemon_false_is_not_advised_again(self) -> None:
+    def test_a_named_sandbox_is_no_warning_where_the_daemon_is_off_and_nx_daemon_false_is_not_advised_again(
+        self,
+    ) -> None:
         on = next(f for f in _doctor(sandbox="srt") if f.id == "sandbox-daemon")
         assert on.severity == "warn"
         off = next(f for f in _doctor({"NX_DAEMON": "false"}, sandbox="srt") if f.id == "sandbox-daemon")
@@ -220,12 +248,19 @@ class TestPathsAndDoctor:
         assert docker.severity == "info" and docker.remedy == "nxsock paths --format srt"
 
     def test_a_stale_record_is_a_note_where_the_daemon_is_off(self) -> None:
-        record = {f"{DAEMON_DIR}/server-process.json": '{"processId": 999999, "socketPath": "/tmp/x/d.sock", "nxVersion": "24.0.2"}'}
+        record = {
+            f"{DAEMON_DIR}/server-process.json": '{"processId": 999999, "socketPath": '
+                                                 '"/tmp/x/d.sock", "nxVersion": "24.0.2"}'
+        }
         dirs = {f"{WS}/.nx": mine(), f"{WS}/.nx/workspace-data": mine(), DAEMON_DIR: mine()}
         on = [f for f in _doctor(extra=dirs, files=record) if f.id == "daemon-record"]
         off = [f for f in _doctor({"NX_DAEMON": "false"}, extra=dirs, files=record) if f.id == "daemon-record"]
         assert on and any(f.severity == "warn" for f in on)
-        assert off and all(f.severity != "warn" for f in off) and all("matters only to a running daemon" in f.message for f in off)
+        assert (
+            off
+            and all(f.severity != "warn" for f in off)
+            and all("matters only to a running daemon" in f.message for f in off)
+        )
 
     def test_the_source_of_nx_daemon_is_named(self) -> None:
         env = environment()._replace(variables={"HOME": Variable("/home/ada", "environment"),

@@ -50,13 +50,19 @@ def test_the_readme_names_the_benchmark_and_the_test_command() -> None:
 MAIN_COMMAND = "python3 -m venv .venv && .venv/bin/python -m pip install . && .venv/bin/nxsock doctor"
 
 
-TEST_COMMAND = "python3 -m venv --clear .venv && .venv/bin/python -m pip install '.[test]' && .venv/bin/python -m pytest -n auto"
+TEST_COMMAND = (
+    "python3 -m venv --clear .venv && .venv/bin/python -m pip install '.[test]' && .venv/bin/python -m pytest -n auto"
+)
 
 
 def test_ci_runs_the_lowest_declared_dependencies_on_the_oldest_python() -> None:
     """CI's second run takes the lowest versions pyproject declares, on Python 3.10, in a venv of its own."""
     ci = (REPO / ".ci" / "run").read_text()
-    assert "--resolution lowest-direct" in ci and "(3, 10)" in ci and ".venv-lowest/bin/python -m pytest -n auto -m \"not oracle\"" in ci
+    assert (
+        "--resolution lowest-direct" in ci
+        and "(3, 10)" in ci
+        and ".venv-lowest/bin/python -m pytest -n auto -m \"not oracle\"" in ci
+    )
     assert 'requires-python = ">=3.10"' in (REPO / "pyproject.toml").read_text()
 
 
@@ -127,14 +133,26 @@ def test_every_exit_code_is_documented_in_the_man_page_the_readme_and_help() -> 
 #: A citation of a section of the project's own docs: ``docs/behaviour.md#socket-root-resolution``.
 _CITATION = re.compile(r"docs/([A-Za-z0-9_.-]+\.md)(?:#([A-Za-z0-9_-]+))?")
 #: Folders that are not the project's own text.
-_NOT_OURS = {".git", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache", ".hypothesis", "build", "dist"}
+_NOT_OURS = {
+    ".git",
+    ".venv",
+    "node_modules",
+    "__pycache__",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".hypothesis",
+    "build",
+    "dist",
+}
 
 
 def _text_files() -> list[Path]:
     """Every text file of the repository (a checkout or an unpacked sdist), the tools' caches left out."""
     found = []
     for top, folders, files in os.walk(REPO):
-        folders[:] = [f for f in folders if f not in _NOT_OURS and not f.startswith(".venv") and not f.endswith(".egg-info")]
+        folders[:] = [
+            f for f in folders if f not in _NOT_OURS and not f.startswith(".venv") and not f.endswith(".egg-info")
+        ]
         found += [Path(top, name) for name in files if not name.endswith((".pyc", ".png", ".gz"))]
     return found
 

@@ -33,20 +33,28 @@ EDITS: list[tuple[bytes, bytes]] = [
     (b'NX_SOCKET_DIR="/a\n/b"\nB=2\n', b"B=2\n"),  # its own multi-line value goes whole
     (b"NX_SOCKET_DIR: /tmp\nB=2\n", b"B=2\n"),  # dotenv's NAME: value form
     (b"  export NX_SOCKET_DIR = /x  # why\nB=2", b"B=2"),
-    (b"# NX_SOCKET_DIR=/tmp\nNX_SOCKET_DIRX=keep\nNX_SOCKET_DIR=/tmp\n", b"# NX_SOCKET_DIR=/tmp\nNX_SOCKET_DIRX=keep\n"),
+    (
+        b"# NX_SOCKET_DIR=/tmp\nNX_SOCKET_DIRX=keep\nNX_SOCKET_DIR=/tmp\n",
+        b"# NX_SOCKET_DIR=/tmp\nNX_SOCKET_DIRX=keep\n",
+    ),
     (b"NX_SOCKET_DIR=/tmp\n\n# about B\nB=2\n", b"\n# about B\nB=2\n"),  # the comment the match runs on into stays
     (b"\xef\xbb\xbfNX_SOCKET_DIR=/tmp\nA=1\n", b"\xef\xbb\xbfA=1\n"),  # a byte-order mark stays
-    (b"\xff\xfe=raw\nNX_SOCKET_DIR=/t\xe9mp\nC=\xc3\xa9\x80\n", b"\xff\xfe=raw\nC=\xc3\xa9\x80\n"),  # bytes not UTF-8, kept
+    (
+        b"\xff\xfe=raw\nNX_SOCKET_DIR=/t\xe9mp\nC=\xc3\xa9\x80\n",
+        b"\xff\xfe=raw\nC=\xc3\xa9\x80\n",
+    ),  # bytes not UTF-8, kept
     (b"A=1\nNX_SOCKET_DIR=/tmp", b"A=1\n"),
-    (b"NX_SOCKET_DIR=/a\nB=2\nNX_SOCKET_DIR=/b\n", b"B=2\n"),
-    (b"\xe3\x80\x80NX_SOCKET_DIR=/tmp\nB=2\n", b"B=2\n"),  # an ideographic space is blank to dotenv, to sed only in UTF-8  # every assignment: the last one is what dotenv keeps
+    (b"NX_SOCKET_DIR=/a\nB=2\nNX_SOCKET_DIR=/b\n", b"B=2\n"),  # every assignment: the last one is what dotenv keeps
+    # an ideographic space is blank to dotenv, to sed only in UTF-8
+    (b"\xe3\x80\x80NX_SOCKET_DIR=/tmp\nB=2\n", b"B=2\n"),
 ]
 
 
 class TestTheLineModel:
     @pytest.mark.parametrize(("before", "after"), EDITS)
     def test_only_the_assignment_goes_and_every_other_byte_stays(self, before: bytes, after: bytes | None) -> None:
-        """As dotenv reads lines (CRLF, CR, LF; quoted multi-line values; NAME: value; export): the variable's own lines."""
+        """As dotenv reads lines (CRLF, CR, LF; quoted multi-line values; NAME: value; export): the variable's own
+        lines."""
         edited = remove_assignments_from_bytes(before, V)
         if after is None:
             assert isinstance(edited, str) and "no assignment" in edited
@@ -67,7 +75,8 @@ class TestTheLineModel:
         assert parse_dotenv("\ufeffNX_SOCKET_DIR=/tmp\n") == {V: "/tmp"}
 
     def test_an_edit_that_would_change_how_the_rest_reads_is_not_made(self) -> None:
-        """Deleting the line (its quote keeps X's open quote from closing) would make X 'a\\nB=2': the file is left, and why is said."""
+        """Deleting the line (its quote keeps X's open quote from closing) would make X 'a\\nB=2': the file is left,
+        and why is said."""
         text = "X='a\nNX_SOCKET_DIR=it's\nB=2'\n"
         assert parse_dotenv(text) == {"X": "'a", V: "it's", "B": "2'"}
         edit = remove_assignments(text, V)
@@ -89,7 +98,9 @@ def _fix(tmp_path: Path, data: bytes) -> bytes:
 
 class TestThePrintedSed:
     @pytest.mark.parametrize(("before", "after"), [e for e in EDITS if e[1] is not None])
-    def test_the_printed_sed_makes_exactly_the_edit_fix_makes_or_none_is_printed(self, tmp_path: Path, before: bytes, after: bytes) -> None:
+    def test_the_printed_sed_makes_exactly_the_edit_fix_makes_or_none_is_printed(
+        self, tmp_path: Path, before: bytes, after: bytes
+    ) -> None:
         """Run the printed command on the same bytes: the file is what --fix writes, byte for byte."""
         edit = remove_assignments(before.decode("utf-8", "surrogateescape"), V)
         fixed = _fix(tmp_path, before)
@@ -123,8 +134,10 @@ def _finding(tmp_path: Path, text: bytes, size: int | None = None) -> t.Any:
     dotenv.write_bytes(text)
     env = environment()
     env = env._replace(variables={**env.variables, V: Variable("/tmp", str(dotenv))})
-    view = machine({str(dotenv): Entry("file", USER, USER, 0o644, len(text) if size is None else size), str(tmp_path): mine()},
-                   files={str(dotenv): text.decode("utf-8", "replace")})
+    view = machine(
+        {str(dotenv): Entry("file", USER, USER, 0o644, len(text) if size is None else size), str(tmp_path): mine()},
+        files={str(dotenv): text.decode("utf-8", "replace")},
+    )
     return remedy_for_invalid(V, context_for(resolve(env, view), view))
 
 
@@ -147,7 +160,9 @@ class TestTheFinding:
 
     def test_an_assignment_over_lines_is_named_by_its_lines(self, tmp_path: Path) -> None:
         advice = _finding(tmp_path, b'X="a\nNX_SOCKET_DIR=/x\nb"\nNX_SOCKET_DIR="/tmp\n"\n')
-        assert f"lines 4\u20135 of {tmp_path}/.env" in (advice.hint or "") and shlex.quote("4,5d") in (advice.command or "")
+        assert f"lines 4\u20135 of {tmp_path}/.env" in (advice.hint or "") and shlex.quote("4,5d") in (
+            advice.command or ""
+        )
 
 
 def test_a_file_built_to_be_slow_to_edit_is_not_edited() -> None:
@@ -159,11 +174,15 @@ def test_a_file_built_to_be_slow_to_edit_is_not_edited() -> None:
 class TestTheWriter:
     """``nxsock.act.writing.write_whole_file``, which the .env edit and the tmpfiles drop-in use."""
 
-    def test_short_writes_go_on_until_every_byte_is_written(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_short_writes_go_on_until_every_byte_is_written(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         from nxsock.act import writing
 
         real = os.write
-        monkeypatch.setattr(writing.os, "write", lambda fd, data: real(fd, bytes(data[:7])))  # a write of at most 7 bytes
+        monkeypatch.setattr(
+            writing.os, "write", lambda fd, data: real(fd, bytes(data[:7]))
+        )  # a write of at most 7 bytes
         data = bytes(range(256)) * 40
         fd = os.open(tmp_path, os.O_RDONLY)
         try:
@@ -172,8 +191,9 @@ class TestTheWriter:
             os.close(fd)
         assert (tmp_path / "f").read_bytes() == data and oct((tmp_path / "f").stat().st_mode & 0o777) == "0o640"
 
-    def test_a_write_that_makes_no_progress_is_a_full_disk_and_the_old_file_stays(self, tmp_path: Path,
-                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_a_write_that_makes_no_progress_is_a_full_disk_and_the_old_file_stays(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         from nxsock.act import writing
 
         (tmp_path / "f").write_bytes(b"old")
@@ -183,12 +203,18 @@ class TestTheWriter:
             problem = writing.write_whole_file(fd, "f", b"new text", 0o600)
         finally:
             os.close(fd)
-        assert problem is not None and not problem.refused and "ENOSPC" in problem.reason and "left as it was" in problem.reason
+        assert (
+            problem is not None
+            and not problem.refused
+            and "ENOSPC" in problem.reason
+            and "left as it was" in problem.reason
+        )
         assert (tmp_path / "f").read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["f"]
 
     @pytest.mark.parametrize("unnamed", [True, False])
-    def test_without_unnamed_files_a_temporary_name_is_used_and_never_left(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                           unnamed: bool) -> None:
+    def test_without_unnamed_files_a_temporary_name_is_used_and_never_left(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unnamed: bool
+    ) -> None:
         """A filesystem without O_TMPFILE: the same result, and a check that fails at the end leaves no name behind."""
         from nxsock.act import writing
 
@@ -197,7 +223,10 @@ class TestTheWriter:
         (tmp_path / "f").write_bytes(b"old")
         fd = os.open(tmp_path, os.O_RDONLY)
         try:
-            assert writing.write_whole_file(fd, "f", b"x", 0o600, unchanged=lambda: "was changed") == (True, "was changed")
+            assert writing.write_whole_file(fd, "f", b"x", 0o600, unchanged=lambda: "was changed") == (
+                True,
+                "was changed",
+            )
             assert [p.name for p in tmp_path.iterdir()] == ["f"] and (tmp_path / "f").read_bytes() == b"old"
             assert writing.write_whole_file(fd, "f", b"new", 0o600) is None
         finally:

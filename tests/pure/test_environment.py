@@ -15,7 +15,9 @@ def test_dotenv_parsing_follows_the_dotenv_package() -> None:
 
 
 def test_the_environment_wins_then_the_first_file() -> None:
-    view = machine(files={"/home/ada/acme/.local.env": "X=local\nY=${HOME}/y\n", "/home/ada/acme/.env": "X=plain\nZ=$X-z\n"})
+    view = machine(
+        files={"/home/ada/acme/.local.env": "X=local\nY=${HOME}/y\n", "/home/ada/acme/.env": "X=plain\nZ=$X-z\n"}
+    )
     found = load_dotenv_variables(view, "/home/ada/acme", {"HOME": "/home/ada", "Z": "env"})
     assert found["X"].value == "local" and found["X"].source == "/home/ada/acme/.local.env"
     assert found["Y"].value == "/home/ada/y"
@@ -29,13 +31,16 @@ def test_expansion_defaults() -> None:
 
 
 def test_an_expanded_value_keeps_what_was_written_and_what_it_drew_from_the_environment() -> None:
-    """What the reports need to show a refused file's value as written: the text, and the names read from the process."""
+    """What the reports need to show a refused file's value as written: the text, and the names read from the
+    process."""
     view = machine(files={"/home/ada/acme/.env": "A=/tmp/x-${TOKEN}-$B\nB=file\nC=${NONE:-d}\nD=plain\nE=${A}\n"})
     found = load_dotenv_variables(view, "/home/ada/acme", {"TOKEN": "s3cret"})
     assert found["A"] == ("/tmp/x-s3cret-file", "/home/ada/acme/.env", "/tmp/x-${TOKEN}-$B", ("TOKEN",))
     assert found["C"].expanded_from == () and found["C"].written == "${NONE:-d}"
     assert found["D"].written is None and found["D"].expanded_from == ()
-    assert found["E"].value == "/tmp/x-s3cret-file" and found["E"].expanded_from == ("TOKEN",)  # drawn through another key
+    assert found["E"].value == "/tmp/x-s3cret-file" and found["E"].expanded_from == (
+        "TOKEN",
+    )  # drawn through another key
 
 
 def test_workspace_root_markers_and_candidates() -> None:
@@ -55,13 +60,21 @@ def test_workspace_root_markers_and_candidates() -> None:
 def test_version_is_read_from_the_installed_package() -> None:
     view = machine(files={"/home/ada/acme/node_modules/nx/package.json": '{"name": "nx", "version": "24.0.6"}'})
     assert read_nx_version(view, "/home/ada/acme") == "24.0.6"
-    assert read_nx_version(machine(files={"/home/ada/acme/node_modules/nx/package.json": "[]"}), "/home/ada/acme") is None
+    assert (
+        read_nx_version(machine(files={"/home/ada/acme/node_modules/nx/package.json": "[]"}), "/home/ada/acme") is None
+    )
 
 
 def test_a_dotenv_that_is_a_link_is_read_through_it_as_node_reads_it() -> None:
-    """Found by the red team: O_NOFOLLOW skipped a linked .env, so the audit predicted other directories than Nx uses."""
-    view = machine({"/home/ada/envs": Entry("dir", USER, USER, 0o755)}, links={"/home/ada/acme/.env": "/home/ada/envs/acme"},
-                   files={"/home/ada/envs/acme": "NX_WORKSPACE_DATA_DIRECTORY=/home/ada/data\n"})
+    """Found by the red team: O_NOFOLLOW skipped a linked .env, so the audit predicted other directories than Nx
+    uses."""
+    view = machine(
+        {"/home/ada/envs": Entry("dir", USER, USER, 0o755)},
+        links={"/home/ada/acme/.env": "/home/ada/envs/acme"},
+        files={"/home/ada/envs/acme": "NX_WORKSPACE_DATA_DIRECTORY=/home/ada/data\n"},
+    )
     found = load_dotenv_variables(view, "/home/ada/acme", {"HOME": "/home/ada"})
     assert found["NX_WORKSPACE_DATA_DIRECTORY"].value == "/home/ada/data"
-    assert found["NX_WORKSPACE_DATA_DIRECTORY"].source == "/home/ada/acme/.env"  # the trust rule judges the link, then its target
+    assert (
+        found["NX_WORKSPACE_DATA_DIRECTORY"].source == "/home/ada/acme/.env"
+    )  # the trust rule judges the link, then its target

@@ -32,8 +32,11 @@ EXPECTED: dict[str, list[list[str | None]]] = json.loads((CORPUS / "expected.jso
 WITH_MESSAGES = sorted(f for f, messages in EXPECTED.items() if messages)
 
 
-def remedies(extra: t.Mapping[str, Entry] = {}, links: t.Mapping[str, str] = {}, variables: t.Mapping[str, str] = {}) -> RemedyContext:
-    """The remedy context of Ada (uid 1000) in /home/ada/acme on a machine of *extra*: what the policy checks a paste against."""
+def remedies(
+    extra: t.Mapping[str, Entry] = {}, links: t.Mapping[str, str] = {}, variables: t.Mapping[str, str] = {}
+) -> RemedyContext:
+    """The remedy context of Ada (uid 1000) in /home/ada/acme on a machine of *extra*: what the policy checks a paste
+    against."""
     view = machine(extra, links)
     return context_for(resolve(environment(variables), view), view)
 
@@ -62,8 +65,19 @@ def test_the_corpus_covers_every_release_and_state_the_issue_names() -> None:
     for entry, _ in CAPTURES.values():  # every capture says how it was made
         assert {"release", "state", "setup", "env", "command", "exit_code", "uid"} <= entry.keys()
     kinds = {m[0] for messages in EXPECTED.values() for m in messages}
-    assert {"socket-errno", "path-too-long", "invalid-shared", "invalid-os-temp", "invalid-nx-managed", "untrusted-data-dir",
-            "os-permission-denied", "daemon-disabled", "daemon-not-running", "native-cache-copy", "fallback"} <= kinds
+    assert {
+        "socket-errno",
+        "path-too-long",
+        "invalid-shared",
+        "invalid-os-temp",
+        "invalid-nx-managed",
+        "untrusted-data-dir",
+        "os-permission-denied",
+        "daemon-disabled",
+        "daemon-not-running",
+        "native-cache-copy",
+        "fallback",
+    } <= kinds
     errnos = {(m[0], m[1]) for messages in EXPECTED.values() for m in messages}
     assert {("socket-errno", "EACCES"), ("socket-errno", "EPERM"), ("native-cache-copy", "ENOSPC")} <= errnos
 
@@ -126,7 +140,8 @@ def test_patterns_stay_minimal() -> None:
 
 @pytest.mark.parametrize("file", WITH_MESSAGES)
 def test_every_recognised_message_gets_a_command_or_why_there_is_none_where_the_cause_is_not_visible(file: str) -> None:
-    """With no finding to go on (a CI log, another shell), each message gets its general remedy, labelled so — or the reason none is safe."""
+    """With no finding to go on (a CI log, another shell), each message gets its general remedy, labelled so — or the
+    reason none is safe."""
     _, text = CAPTURES[file]
     messages = explain(text).messages
     answers = answer_all(messages, [], {}, general())
@@ -168,18 +183,27 @@ def test_the_finding_that_shows_the_cause_wins_over_a_symptom_of_it() -> None:
                                   "/tmp/.nx/1000/./sockets/d.sock"])
 def test_a_pasted_path_that_does_not_say_what_it_names_gets_no_root_command(path: str) -> None:
     """The text is the user's paste, maybe crafted: ``..`` or ``//`` in it never reaches a ``sudo rm``."""
-    for text in (f"(connect EACCES {path}). Continuing", f"EACCES: permission denied, open '{path}/.nx/workspace-data/x'"):
+    for text in (
+        f"(connect EACCES {path}). Continuing",
+        f"EACCES: permission denied, open '{path}/.nx/workspace-data/x'",
+    ):
         for message in explain(text).messages:
             advice = general()(message)
             assert "rm " not in (advice.command or "") and "sudo" not in (advice.command or ""), (text, advice)
 
 
 RUN = "/tmp/.nx/1000/sockets/0123456789abcdef0123"
-NX_LEVELS = {"/tmp/.nx": Entry("dir", 0, 0, 0o1777), "/tmp/.nx/1000": mine(), "/tmp/.nx/1000/sockets": mine(), RUN: mine()}
+NX_LEVELS = {
+    "/tmp/.nx": Entry("dir", 0, 0, 0o1777),
+    "/tmp/.nx/1000": mine(),
+    "/tmp/.nx/1000/sockets": mine(),
+    RUN: mine(),
+}
 
 
 class TestPastedPaths:
-    """A path in the paste is a claim: acted on only where this machine shows it is one of the user's Nx levels, as it says."""
+    """A path in the paste is a claim: acted on only where this machine shows it is one of the user's Nx levels, as it
+    says."""
 
     def _socket_fix(self, ctx: RemedyContext, path: str = f"{RUN}/d.sock") -> Advice:
         [message] = explain(f"(connect EACCES {path}). Continuing").messages
@@ -190,12 +214,15 @@ class TestPastedPaths:
         assert self._socket_fix(ctx).command == f"rm -- {RUN}/d.sock"
 
     def test_a_socket_the_machine_does_not_have_is_not_removed(self) -> None:
-        """Gone (another shell, a CI log): no ``rm``; the socket directory of one's own is what is left to suggest, or why not."""
+        """Gone (another shell, a CI log): no ``rm``; the socket directory of one's own is what is left to suggest, or
+        why not."""
         advice = self._socket_fix(remedies(NX_LEVELS))
         assert "rm " not in (advice.command or "")
         assert "does not exist" in (advice.hint or "")
 
-    @pytest.mark.parametrize("path", ["/tmp/.nx/1001/sockets/0123456789abcdef0123/d.sock", "/run/user/1000/d.sock", "/etc/shadow"])
+    @pytest.mark.parametrize(
+        "path", ["/tmp/.nx/1001/sockets/0123456789abcdef0123/d.sock", "/run/user/1000/d.sock", "/etc/shadow"]
+    )
     def test_a_path_outside_your_nx_levels_is_never_removed(self, path: str) -> None:
         extra = {**NX_LEVELS, "/tmp/.nx/1001": mine(uid=PEER), "/tmp/.nx/1001/sockets": mine(uid=PEER),
                  "/tmp/.nx/1001/sockets/0123456789abcdef0123": mine(uid=PEER),
@@ -205,7 +232,8 @@ class TestPastedPaths:
         assert "rm " not in (advice.command or ""), advice
 
     def test_a_socket_reached_through_a_link_is_not_removed(self) -> None:
-        """``sockets`` swapped for a link to /etc: the pasted path names what it says only until the link is followed."""
+        """``sockets`` swapped for a link to /etc: the pasted path names what it says only until the link is
+        followed."""
         extra = {"/tmp/.nx": Entry("dir", 0, 0, 0o1777), "/tmp/.nx/1000": mine(), "/etc": Entry("dir", 0, 0, 0o755),
                  "/etc/0123456789abcdef0123": Entry("dir", 0, 0, 0o755),
                  "/etc/0123456789abcdef0123/d.sock": Entry("socket", 0, 0, 0o600)}
@@ -214,8 +242,12 @@ class TestPastedPaths:
 
     def test_another_workspaces_data_is_never_removed(self) -> None:
         [message] = explain("EACCES: permission denied, open '/home/bob/acme/.nx/workspace-data/d/daemon.log'").messages
-        extra = {"/home/bob": mine(0o755, PEER), "/home/bob/acme": mine(0o755, PEER), "/home/bob/acme/.nx": Entry("dir", 0, 0, 0o755),
-                 "/home/bob/acme/.nx/workspace-data": Entry("dir", 0, 0, 0o755)}
+        extra = {
+            "/home/bob": mine(0o755, PEER),
+            "/home/bob/acme": mine(0o755, PEER),
+            "/home/bob/acme/.nx": Entry("dir", 0, 0, 0o755),
+            "/home/bob/acme/.nx/workspace-data": Entry("dir", 0, 0, 0o755),
+        }
         advice = general_advice(message, {}, "linux", remedies(extra))
         assert advice.command is None and (advice.hint or "").startswith("No safe command"), advice
 
@@ -226,7 +258,8 @@ class TestPastedPaths:
         assert advice.command == "sudo rm -rf -- /home/ada/acme/.nx/workspace-data"
 
     def test_your_own_socket_refused_is_a_policy_not_something_to_remove(self) -> None:
-        """Modes that permit the connect leave a policy (SELinux, AppArmor, Landlock): the sandbox's allowlist, not ``rm``."""
+        """Modes that permit the connect leave a policy (SELinux, AppArmor, Landlock): the sandbox's allowlist, not
+        ``rm``."""
         ctx = remedies({**NX_LEVELS, f"{RUN}/d.sock": Entry("socket", 1000, 1000, 0o600)})
         assert self._socket_fix(ctx).command == "nxsock paths --format text"
 
@@ -237,20 +270,29 @@ class TestPastedPaths:
         assert advice.command is None and "yours now" in (advice.hint or "")
 
     @pytest.mark.parametrize(("tmpdir", "command"), [("/home/ada/gone", "mkdir -p -- /home/ada/gone"), (None, None)])
-    def test_a_missing_directory_is_created_only_where_tmpdir_names_it(self, tmpdir: str | None, command: str | None) -> None:
-        """``ENOENT … lstat '/x'``: only the TMPDIR this shell sets is made; a path the text alone names is not (root could be pasting)."""
+    def test_a_missing_directory_is_created_only_where_tmpdir_names_it(
+        self, tmpdir: str | None, command: str | None
+    ) -> None:
+        """``ENOENT … lstat '/x'``: only the TMPDIR this shell sets is made; a path the text alone names is not (root
+        could be pasting)."""
         [message] = explain("ENOENT: no such file or directory, lstat '/home/ada/gone'").messages
         ctx = remedies(variables={"TMPDIR": tmpdir} if tmpdir else {})
         assert general_advice(message, {}, "linux", ctx).command == command
 
     @pytest.mark.parametrize("name", ["d\x1b[2Jx.sock", "caf\u0085.sock", "bad\udcff.sock", "new\nline.sock"])
-    def test_a_control_c1_or_undecodable_byte_in_the_path_is_never_a_command_and_is_shown_escaped(self, name: str) -> None:
+    def test_a_control_c1_or_undecodable_byte_in_the_path_is_never_a_command_and_is_shown_escaped(
+        self, name: str
+    ) -> None:
         path = f"{RUN}/{name}"
         ctx = remedies({**NX_LEVELS, path: Entry("socket", PEER, PEER, 0o600)})
         for message in explain(f"connect EACCES {path} ").messages:
             advice = general_advice(message, {}, "linux", ctx)
             assert "rm " not in (advice.command or "")
-            assert (advice.hint or "").isprintable() and "\x1b" not in (advice.hint or "") and "\n" not in (advice.hint or "")
+            assert (
+                (advice.hint or "").isprintable()
+                and "\x1b" not in (advice.hint or "")
+                and "\n" not in (advice.hint or "")
+            )
 
 
 def test_a_message_that_carries_another_borrows_its_answer() -> None:
@@ -263,7 +305,10 @@ def test_a_message_that_carries_another_borrows_its_answer() -> None:
 
 
 class TestSandboxRemedy:
-    EPERM = "[plugin-worker] failed to listen on /tmp/.nx/1000/sockets/ab/p1.sock: listen EPERM: operation not permitted /tmp/.nx/1000/sockets/ab/p1.sock"
+    EPERM = (
+        "[plugin-worker] failed to listen on /tmp/.nx/1000/sockets/ab/p1.sock: listen EPERM: operation not permitted "
+        "/tmp/.nx/1000/sockets/ab/p1.sock"
+    )
 
     @pytest.mark.parametrize(("env", "platform", "fmt"), [
         ({"SANDBOX_RUNTIME": "1"}, "linux", "srt"),
@@ -283,7 +328,9 @@ class TestSandboxRemedy:
         assert plain.command == "nxsock paths --format text" and "srt" in (plain.hint or "")
 
     def test_the_cli_answers_eperm_with_the_sandbox_format(self, runner: CliRunner) -> None:
-        result = runner.invoke(cli, ["doctor", "--json", "--explain", self.EPERM], env={"SANDBOX_RUNTIME": "1", "CODEX_SANDBOX": None})
+        result = runner.invoke(
+            cli, ["doctor", "--json", "--explain", self.EPERM], env={"SANDBOX_RUNTIME": "1", "CODEX_SANDBOX": None}
+        )
         document = json.loads(result.stdout)
         assert document["matched"] == "socket-errno" and document["errno"] == "EPERM"
         assert document["remedy"] == "nxsock paths --format srt" and document["remedy_source"] == "general"
@@ -332,11 +379,21 @@ def test_eperm_takes_the_sandbox_doctor_was_told_of(runner: CliRunner) -> None:
 
 
 class TestHostilePaste:
-    """Whatever arrives — bytes that are not UTF-8, NUL and C1, a pipe nothing closes — a document or a one-line error, in seconds."""
+    """Whatever arrives — bytes that are not UTF-8, NUL and C1, a pipe nothing closes — a document or a one-line error,
+    in seconds."""
 
-    @pytest.mark.parametrize("data", [b"connect EACCES /tmp/.nx/1000/s\xff\xfe/d.sock). x\n", b"\x00" * 4096 + b"connect EACCES /a\x00b ",
-                                      "connect EACCES /tmp/caf\u0085/d\u009b2J.sock ok".encode(), bytes(range(256)) * 64])
-    def test_any_bytes_on_stdin_give_one_document_and_no_raw_control_in_the_human_output(self, runner: CliRunner, data: bytes) -> None:
+    @pytest.mark.parametrize(
+        "data",
+        [
+            b"connect EACCES /tmp/.nx/1000/s\xff\xfe/d.sock). x\n",
+            b"\x00" * 4096 + b"connect EACCES /a\x00b ",
+            "connect EACCES /tmp/caf\u0085/d\u009b2J.sock ok".encode(),
+            bytes(range(256)) * 64,
+        ],
+    )
+    def test_any_bytes_on_stdin_give_one_document_and_no_raw_control_in_the_human_output(
+        self, runner: CliRunner, data: bytes
+    ) -> None:
         result = runner.invoke(cli, ["doctor", "--json", "--explain", "-"], input=data)
         assert result.exit_code in (0, 1), result.output
         document = json.loads(result.stdout)
@@ -345,10 +402,19 @@ class TestHostilePaste:
         assert human.exit_code in (0, 1) and "Traceback" not in human.output
         assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", human.stdout), human.stdout
 
-    @pytest.mark.parametrize("text", ["connect EACCES /" + "a" * (1 << 20), "connect EACCES /" * (1 << 16), "fell back to /" * (1 << 16),
-                                      "EACCES: permission denied, open '/" + "a" * (1 << 20), "E" * (1 << 20),
-                                      # the red team's: each start's ":…" ran to the end of the text, then gave back every character
-                                      "connect EACCES:" * 64000, "listen EPERM: x" * 64000])
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "connect EACCES /" + "a" * (1 << 20),
+            "connect EACCES /" * (1 << 16),
+            "fell back to /" * (1 << 16),
+            "EACCES: permission denied, open '/" + "a" * (1 << 20),
+            "E" * (1 << 20),
+            # the red team's: each start's ":…" ran to the end of the text, then gave back every character
+            "connect EACCES:" * 64000,
+            "listen EPERM: x" * 64000,
+        ],
+    )
     def test_text_built_to_make_the_patterns_backtrack_is_read_in_seconds(self, text: str) -> None:
         """Backtracking would take hours on a mebibyte; linear reading takes well under a second of CPU.  Measured in
         this process's CPU time, not wall time, so a loaded machine (other suites, other workers) does not fail it."""
@@ -365,8 +431,14 @@ def _doctor_process(stdin: int, cwd: Path) -> tuple[int, str, str, float]:
     import time
 
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "nxsock", "doctor", "--json", "--explain", "-"], stdin=stdin, capture_output=True,
-                          timeout=60, cwd=cwd, env={**os.environ, "NXSOCK_TEST_UID_BASE": os.environ.get("NXSOCK_TEST_UID_BASE", "")})
+    proc = subprocess.run(
+        [sys.executable, "-m", "nxsock", "doctor", "--json", "--explain", "-"],
+        stdin=stdin,
+        capture_output=True,
+        timeout=60,
+        cwd=cwd,
+        env={**os.environ, "NXSOCK_TEST_UID_BASE": os.environ.get("NXSOCK_TEST_UID_BASE", "")},
+    )
     return proc.returncode, proc.stdout.decode(), proc.stderr.decode(), time.monotonic() - started
 
 
@@ -398,7 +470,8 @@ class TestStdinThatNeverEnds:
 
 
 class TestDaemonThatDied:
-    """``Daemon process terminated and closed the connection``: the daemon killed mid-request (tests/corpus, state daemon-killed)."""
+    """``Daemon process terminated and closed the connection``: the daemon killed mid-request (tests/corpus, state
+    daemon-killed)."""
 
     FILES = sorted(f for f in CAPTURES if "/daemon-killed--" in f)
     WHOLE = "nxsock reset --daemon-marker && nx daemon --start"
@@ -421,20 +494,40 @@ class TestDaemonThatDied:
         from nxsock.audit.doctor import FINDING_IDS
         from nxsock.audit.findings import Finding
 
-        findings = [Finding("daemon-record", "warn", "/w/d/server-process.json", "The recorded daemon (pid 38) is not running.",
-                            "nxsock reset"),
-                    Finding("daemon-disabled", "warn", "/w/d/disabled", "The daemon is disabled until `nx reset`; the reason it "
-                            "recorded:", "rm -- /w/d/disabled"),
-                    Finding("daemon-error", "info", "/w/d/daemon-error.log",
-                            "Last daemon error (other): Daemon process terminated and closed the connection")]
+        findings = [
+            Finding(
+                "daemon-record",
+                "warn",
+                "/w/d/server-process.json",
+                "The recorded daemon (pid 38) is not running.",
+                "nxsock reset",
+            ),
+            Finding(
+                "daemon-disabled",
+                "warn",
+                "/w/d/disabled",
+                "The daemon is disabled until `nx reset`; the reason it recorded:",
+                "rm -- /w/d/disabled",
+            ),
+            Finding(
+                "daemon-error",
+                "info",
+                "/w/d/daemon-error.log",
+                "Last daemon error (other): Daemon process terminated and closed the connection",
+            ),
+        ]
         text = CAPTURES["24.0.6/daemon-killed--client-log.txt"][1]
         answers = answer_all(explain(text).messages, findings, FINDING_IDS, general())
         died = next(a for a in answers if a.message.matched == "daemon-terminated")
         assert (died.remedy, died.source, died.finding) == (self.WHOLE, "this machine", "daemon-error")
-        assert died.message.cause.endswith("On this machine: Last daemon error (other): Daemon process terminated and closed "
-                                           "the connection. The daemon is disabled until `nx reset`. The recorded daemon "
-                                           "(pid 38) is not running.")
-        assert {a.remedy for a in answers} == {self.WHOLE}  # not the finding's half remedies (the marker alone, the record)
+        assert died.message.cause.endswith(
+            "On this machine: Last daemon error (other): Daemon process terminated and closed "
+            "the connection. The daemon is disabled until `nx reset`. The recorded daemon "
+            "(pid 38) is not running."
+        )
+        assert {a.remedy for a in answers} == {
+            self.WHOLE
+        }  # not the finding's half remedies (the marker alone, the record)
 
     def test_a_disabled_marker_alone_keeps_its_own_answer(self) -> None:
         """Without the dead daemon in the paste, the marker's message is answered as before."""
@@ -445,14 +538,15 @@ class TestDaemonThatDied:
 #: The daemon-side messages as the releases' sources spell them (nx/dist/src/…, 23.1.1–24.0.6), for those not yet in the
 #: corpus: each line is Nx's own sentence with a workspace's names in it.
 NX_SENTENCES = {
-    "plugin-worker-timeout": "The plugin worker for ./tools/slow.js is exiting as it was not connected to within 30 seconds. "
-                             "Plugin workers expect to receive a socket connection from the parent process shortly after "
-                             "being started.",
+    "plugin-worker-timeout": "The plugin worker for ./tools/slow.js is exiting as it was not "
+                             "connected to within 30 seconds. "
+    "Plugin workers expect to receive a socket connection from the parent process shortly after "
+    "being started.",
     "plugin-worker-never-listened": "Failed to start plugin worker for plugin ./tools/slow.js",
     "workspace-mismatch": "The Nx Daemon for '/home/ada/acme' received a message from a different workspace "
-                          "('/home/ada/other') and refused to process it. This usually means multiple workspaces are "
-                          "sharing a socket directory; ensure NX_SOCKET_DIR (or NX_DAEMON_SOCKET_DIR) is not set to a "
-                          "shared location.",
+    "('/home/ada/other') and refused to process it. This usually means multiple workspaces are "
+    "sharing a socket directory; ensure NX_SOCKET_DIR (or NX_DAEMON_SOCKET_DIR) is not set to a "
+    "shared location.",
     "version-changed": " NX   Nx version changed. Please restart your command.",
     "read-only-fs": " NX   Read-only file system (os error 30)",
     "inotify-limit": "Error: ENOSPC: System limit for number of file watchers reached, watch '/home/ada/acme'",
@@ -498,8 +592,10 @@ class TestDaemonMessages:
         assert "install" not in (advice.hint or "").replace("never create /tmp/.nx", "")
 
     def test_the_inotify_limit_gives_the_sysctl_line_root_runs_and_the_marker_it_leaves(self) -> None:
-        text = ("Unable to start Nx Daemon due to the limited amount of inotify watches, continuing without the daemon.\n"
-                'Nx Daemon is going to be disabled until you run "nx reset".')
+        text = (
+            "Unable to start Nx Daemon due to the limited amount of inotify watches, continuing without the daemon.\n"
+            'Nx Daemon is going to be disabled until you run "nx reset".'
+        )
         answers = answer_all(explain(text).messages, [], {}, general())
         assert [a.message.matched for a in answers] == ["inotify-limit", "daemon-disabled"]
         for item in answers:  # the marker's message is answered with its cause: nx reset alone would leave the limit

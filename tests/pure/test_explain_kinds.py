@@ -38,7 +38,8 @@ class TestOneRowPerKind:
 
     @pytest.mark.parametrize("name", sorted({kind.name for kind in _KINDS}))
     def test_every_kinds_builder_answers_with_values_the_policy_vets(self, name: str) -> None:
-        """A kind's builder, given a bare message of its kind, returns remedies or reasons: never text, never nothing."""
+        """A kind's builder, given a bare message of its kind, returns remedies or reasons: never text, never
+        nothing."""
         for errno, path in ((None, None), ("EACCES", "/home/ada/acme/.nx/workspace-data/d"), ("ENOENT", "/tmp/x")):
             message = Message(name, errno, path, "", (), 0, 0)
             answers = general_remedy(message, {}, "linux", remedies())
@@ -54,18 +55,27 @@ class TestOneRowPerKind:
 #: What Nx prints on Windows: its daemon's socket is a named pipe, its paths drive letters.
 WINDOWS = {
     "pipe-enoent": "Error: connect ENOENT \\\\.\\pipe\\nx\\C:\\Users\\ada\\acme\\.nx\\workspace-data\\d\\d.sock\n",
-    "pipe-eacces": "Error: connect EACCES \\\\.\\pipe\\nx\\C:\\Users\\ada\\acme\\d.sock. Continuing without the daemon.\n",
+    "pipe-eacces": "Error: connect EACCES \\\\.\\pipe\\nx\\C:\\Users\\ada\\acme\\d.sock. "
+                   "Continuing without the daemon.\n",
     "mkdir-eperm": "Error: EPERM: operation not permitted, mkdir 'C:\\Users\\ada\\acme\\.nx\\workspace-data'\n",
 }
 
 
 class TestWindowsPastes:
 
-    @pytest.mark.parametrize(("case", "kind", "errno", "path"), [
-        ("pipe-enoent", "socket-errno", "ENOENT", "\\\\.\\pipe\\nx\\C:\\Users\\ada\\acme\\.nx\\workspace-data\\d\\d.sock"),
-        ("pipe-eacces", "socket-errno", "EACCES", "\\\\.\\pipe\\nx\\C:\\Users\\ada\\acme\\d.sock"),
-        ("mkdir-eperm", "fs-errno", "EPERM", "C:\\Users\\ada\\acme\\.nx\\workspace-data"),
-    ])
+    @pytest.mark.parametrize(
+        ("case", "kind", "errno", "path"),
+        [
+            (
+                "pipe-enoent",
+                "socket-errno",
+                "ENOENT",
+                "\\\\.\\pipe\\nx\\C:\\Users\\ada\\acme\\.nx\\workspace-data\\d\\d.sock",
+            ),
+            ("pipe-eacces", "socket-errno", "EACCES", "\\\\.\\pipe\\nx\\C:\\Users\\ada\\acme\\d.sock"),
+            ("mkdir-eperm", "fs-errno", "EPERM", "C:\\Users\\ada\\acme\\.nx\\workspace-data"),
+        ],
+    )
     def test_the_path_or_pipe_is_read_as_nx_printed_it(self, case: str, kind: str, errno: str, path: str) -> None:
         [message] = explain(WINDOWS[case]).messages
         assert (message.matched, message.errno, message.path) == (kind, errno, path)
@@ -92,7 +102,11 @@ class TestDefaultDirectoryDemoted:
 
     def test_a_read_only_tmp_gets_a_socket_directory_of_your_own_never_install_d(self) -> None:
         [message] = explain(self.TEXT.format(errno="EROFS")).messages
-        assert (message.matched, message.errno, message.path) == ("default-dir-demoted", "EROFS", "/tmp/.nx/1000/sockets")
+        assert (message.matched, message.errno, message.path) == (
+            "default-dir-demoted",
+            "EROFS",
+            "/tmp/.nx/1000/sockets",
+        )
         assert "read-only" in message.cause
         advice = general()(message)
         assert (advice.command or "").startswith("export NX_SOCKET_DIR=") and "install" not in (advice.command or "")
@@ -149,7 +163,9 @@ class TestRealCapturesOfTheDaemonsMessages:
         ("24.0.6/plugin-host-busy--run.txt", "plugin-worker-timeout", "export NX_PLUGIN_NO_TIMEOUTS=true"),
         ("24.0.6/plugin-worker-hangs--run.txt", "plugin-worker-never-listened", "export NX_ISOLATE_PLUGINS=false"),
     ])
-    def test_each_plugin_worker_message_gets_the_variable_that_helps_it(self, file: str, kind: str, command: str) -> None:
+    def test_each_plugin_worker_message_gets_the_variable_that_helps_it(
+        self, file: str, kind: str, command: str
+    ) -> None:
         messages = [m for m in explain(self.text(file)).messages if m.matched == kind]
         assert messages and {general()(m).command for m in messages} == {command}
 

@@ -14,43 +14,83 @@ from nxsock.core.remedy import Chmod, NxsockCommand, Remove, RunNxsock, Unset
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "nxsock", *args], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "nxsock", *args], capture_output=True, text=True, stdin=subprocess.DEVNULL
+    )
 
 
 class TestPlan:
     def test_only_remedies_nxsock_can_do_itself_without_root_are_applied_and_the_rest_is_listed_with_why(self) -> None:
         """A sudo remedy and a shell line go to the user with the reason; a file removal is applied; one remedy once."""
-        remove = Finding("daemon-disabled", "warn", "/w/d/disabled", "disabled", "rm -- /w/d/disabled", None, (), (Remove("/w/d/disabled"),))
+        remove = Finding(
+            "daemon-disabled",
+            "warn",
+            "/w/d/disabled",
+            "disabled",
+            "rm -- /w/d/disabled",
+            None,
+            (),
+            (Remove("/w/d/disabled"),),
+        )
         again = remove._replace(id="other", message="same fix")
         root = Finding("container", "warn", "/tmp/.nx", "peer's", "sudo rm -- /tmp/.nx", None, (),
                        (Remove("/tmp/.nx", needs_root=True),))
-        shell = Finding("configuration", "error", "/tmp", "bad", "unset NX_SOCKET_DIR", None, (), (Unset(variable="NX_SOCKET_DIR"),))
+        shell = Finding(
+            "configuration", "error", "/tmp", "bad", "unset NX_SOCKET_DIR", None, (), (Unset(variable="NX_SOCKET_DIR"),)
+        )
         fine = Finding("outcome", "ok", "/x", "fine")
         bare = Finding("sockets", "error", "/s", "policy refuses", None, "No command: …")
         plan = make_plan([remove, root, shell, again, fine, bare])
         assert [i.command for i in plan.apply] == ["rm -- /w/d/disabled"]
         assert [f.id for f in plan.apply[0].findings] == ["daemon-disabled", "other"]
-        assert [(i.command, i.why) for i in plan.for_you] == [("sudo rm -- /tmp/.nx", NEEDS_ROOT), ("unset NX_SOCKET_DIR", SHELL)]
+        assert [(i.command, i.why) for i in plan.for_you] == [
+            ("sudo rm -- /tmp/.nx", NEEDS_ROOT),
+            ("unset NX_SOCKET_DIR", SHELL),
+        ]
         assert plan.without_command == (bare,)
 
     def test_a_remedy_whose_finding_is_still_there_after_the_re_audit_is_not_fixed(self) -> None:
         """The re-audit decides: the same id and path (without a path, the same remedy) still a problem is not fixed."""
-        gone = Finding("daemon-disabled", "warn", "/w/d/disabled", "disabled", "rm -- /w/d/disabled", None, (), (Remove("/w/d/disabled"),))
+        gone = Finding(
+            "daemon-disabled",
+            "warn",
+            "/w/d/disabled",
+            "disabled",
+            "rm -- /w/d/disabled",
+            None,
+            (),
+            (Remove("/w/d/disabled"),),
+        )
         stays = Finding("leftovers", "warn", None, "3 dead socket directories of yours.", "nxsock reset", None, (),
                         (RunNxsock(NxsockCommand.RESET),))
         plan = make_plan([gone, stays])
         done = [Applied(item, (), "done") for item in plan.apply]
         judged = verdicts(done, plan, [stays._replace(message="1 dead socket directory of yours.")])
-        assert [(j.item.command, j.outcome) for j in judged] == [("rm -- /w/d/disabled", "fixed"), ("nxsock reset", "not-fixed")]
+        assert [(j.item.command, j.outcome) for j in judged] == [
+            ("rm -- /w/d/disabled", "fixed"),
+            ("nxsock reset", "not-fixed"),
+        ]
         assert "still finds" in (judged[1].reason or "")
 
 
 class TestUsage:
-    @pytest.mark.parametrize("args", [
-        ["--yes"], ["--dry-run"], ["--no-redact"], ["--report", "--json"], ["--report", "--format", "github"],
-        ["--format", "github", "--json"], ["--fix", "--report"], ["--fix", "--format", "github"], ["--fix", "--nx-version", "24.0.6"],
-        ["--fix", "--explain", "EACCES"], ["--fix", "--user", "0"], ["--fix", "--home", "/"],
-    ])
+    @pytest.mark.parametrize(
+        "args",
+        [
+            ["--yes"],
+            ["--dry-run"],
+            ["--no-redact"],
+            ["--report", "--json"],
+            ["--report", "--format", "github"],
+            ["--format", "github", "--json"],
+            ["--fix", "--report"],
+            ["--fix", "--format", "github"],
+            ["--fix", "--nx-version", "24.0.6"],
+            ["--fix", "--explain", "EACCES"],
+            ["--fix", "--user", "0"],
+            ["--fix", "--home", "/"],
+        ],
+    )
     def test_options_that_do_not_go_together_are_a_usage_error(self, args: list[str]) -> None:
         result = run("doctor", *args)
         assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
@@ -66,10 +106,30 @@ class TestALongPlanIsSummarised:
         findings = []
         for n in range(3000):
             run = f"/tmp/.nx/1000/sockets/{n:020x}"
-            findings.append(Finding("sockets", "warn", f"{run}/d.sock", f"{run}/d.sock has mode 0755.", f"chmod 0600 -- {run}/d.sock",
-                                    None, (), (Chmod(f"{run}/d.sock", mode=0o600),)))
-            findings.append(Finding("sockets", "warn", f"{run}/p.sock", f"{run}/p.sock is a fifo, not a socket.", f"rm -- {run}/p.sock",
-                                    None, (), (Remove(f"{run}/p.sock"),)))
+            findings.append(
+                Finding(
+                    "sockets",
+                    "warn",
+                    f"{run}/d.sock",
+                    f"{run}/d.sock has mode 0755.",
+                    f"chmod 0600 -- {run}/d.sock",
+                    None,
+                    (),
+                    (Chmod(f"{run}/d.sock", mode=0o600),),
+                )
+            )
+            findings.append(
+                Finding(
+                    "sockets",
+                    "warn",
+                    f"{run}/p.sock",
+                    f"{run}/p.sock is a fifo, not a socket.",
+                    f"rm -- {run}/p.sock",
+                    None,
+                    (),
+                    (Remove(f"{run}/p.sock"),),
+                )
+            )
         return make_plan(findings)
 
     def test_the_human_plan_is_a_few_lines_that_count_each_kind(self, capsys: pytest.CaptureFixture[str]) -> None:
@@ -89,8 +149,15 @@ class TestALongPlanIsSummarised:
         from nxsock.output.render import render_fix_outcome
 
         plan = self.plan()
-        applied = [Applied(item, (StepResult(item.steps[0], "done"),), "done" if n % 2 else "failed", None if n % 2 else f"reason {n}")
-                   for n, item in enumerate(plan.apply)]
+        applied = [
+            Applied(
+                item,
+                (StepResult(item.steps[0], "done"),),
+                "done" if n % 2 else "failed",
+                None if n % 2 else f"reason {n}",
+            )
+            for n, item in enumerate(plan.apply)
+        ]
         render_fix_outcome(applied, [], "ok", interrupted=False)
         out = capsys.readouterr().out
         assert len(out.splitlines()) <= 10, out[:3000]

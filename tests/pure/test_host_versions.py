@@ -69,7 +69,8 @@ def _planted_node(directory: Path, marker: Path, body: str = "printf 'v20.11.1\\
 
 def test_a_relative_path_entry_never_runs_the_working_directory_s_node(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    """An empty PATH entry is the working directory: root's ``doctor --user --report`` in a peer's workspace ran its node."""
+    """An empty PATH entry is the working directory: root's ``doctor --user --report`` in a peer's workspace ran its
+    node."""
     marker = tmp_path / "ran"
     _planted_node(tmp_path / "peer-workspace", marker)
     monkeypatch.chdir(tmp_path / "peer-workspace")
@@ -94,7 +95,8 @@ def test_a_node_in_a_directory_others_can_write_is_not_run(tmp_path: Path, monke
 
 
 def test_a_node_that_floods_its_output_is_not_read_to_the_end(tmp_path: Path) -> None:
-    """Its answer is read to 64 bytes and the node stopped, not buffered whole until the timeout (2.4 GiB in 3 s before).
+    """Its answer is read to 64 bytes and the node stopped, not buffered whole until the timeout (2.4 GiB in 3 s
+    before).
 
     Run under a 512 MiB address-space limit: buffering the flood fails with MemoryError, reading 64 bytes does not.
     """

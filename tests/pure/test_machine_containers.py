@@ -41,31 +41,103 @@ def _mountinfo_with(root: str) -> str:
 MARKERS: list[tuple[str, dict[str, t.Any], dict[str, str], str, str, bool]] = [
     ("/.dockerenv", {"extra": {"/.dockerenv": FILE}}, {}, "docker", "/.dockerenv", True),
     ("/run/.containerenv", {"extra": {"/run/.containerenv": FILE}}, {}, "podman", "/run/.containerenv", False),
-    ("KUBERNETES_SERVICE_HOST", {}, {"KUBERNETES_SERVICE_HOST": "10.96.0.1"}, "kubernetes", "KUBERNETES_SERVICE_HOST", False),
-    ("service-account secrets", {"extra": {"/var/run/secrets/kubernetes.io": Entry("dir", 0, 0, 0o755)}}, {},
-     "kubernetes", "/var/run/secrets/kubernetes.io", False),
-    ("cgroup v1 kubepods", {"files": {"/proc/self/cgroup": "11:memory:/kubepods/burstable/pod1/abc\n"}}, {},
-     "kubernetes", "/proc/self/cgroup (kubepods)", False),
-    ("cgroup v1 docker", {"files": {"/proc/self/cgroup": "11:memory:/docker/0123abcd\n"}}, {},
-     "docker", "/proc/self/cgroup (docker)", True),
-    ("cgroup v1 libpod", {"files": {"/proc/self/cgroup": "11:memory:/machine.slice/libpod-0123.scope\n"}}, {},
-     "podman", "/proc/self/cgroup (libpod)", False),
-    ("cgroup v1 containerd", {"files": {"/proc/self/cgroup": "11:memory:/system.slice/containerd.service/x\n"}}, {},
-     "containerd", "/proc/self/cgroup (containerd)", False),
+    (
+        "KUBERNETES_SERVICE_HOST",
+        {},
+        {"KUBERNETES_SERVICE_HOST": "10.96.0.1"},
+        "kubernetes",
+        "KUBERNETES_SERVICE_HOST",
+        False,
+    ),
+    (
+        "service-account secrets",
+        {"extra": {"/var/run/secrets/kubernetes.io": Entry("dir", 0, 0, 0o755)}},
+        {},
+        "kubernetes",
+        "/var/run/secrets/kubernetes.io",
+        False,
+    ),
+    (
+        "cgroup v1 kubepods",
+        {"files": {"/proc/self/cgroup": "11:memory:/kubepods/burstable/pod1/abc\n"}},
+        {},
+        "kubernetes",
+        "/proc/self/cgroup (kubepods)",
+        False,
+    ),
+    (
+        "cgroup v1 docker",
+        {"files": {"/proc/self/cgroup": "11:memory:/docker/0123abcd\n"}},
+        {},
+        "docker",
+        "/proc/self/cgroup (docker)",
+        True,
+    ),
+    (
+        "cgroup v1 libpod",
+        {"files": {"/proc/self/cgroup": "11:memory:/machine.slice/libpod-0123.scope\n"}},
+        {},
+        "podman",
+        "/proc/self/cgroup (libpod)",
+        False,
+    ),
+    (
+        "cgroup v1 containerd",
+        {"files": {"/proc/self/cgroup": "11:memory:/system.slice/containerd.service/x\n"}},
+        {},
+        "containerd",
+        "/proc/self/cgroup (containerd)",
+        False,
+    ),
     ("container=podman", {}, {"container": "podman"}, "podman", "container=podman", False),
     ("container=lxc", {}, {"container": "lxc"}, "container", "container=lxc", False),
-    ("mountinfo kubelet", {"files": {MOUNTINFO: _mountinfo_with("/var/lib/kubelet/pods/p1/etc-hosts"),
-                                     "/proc/self/cgroup": CGROUP_V2}}, {},
-     "kubernetes", "/proc/self/mountinfo (var/lib/kubelet/pods)", False),
-    ("mountinfo docker", {"files": {MOUNTINFO: _mountinfo_with("/var/lib/docker/containers/0123/hosts"),
-                                    "/proc/self/cgroup": CGROUP_V2}}, {},
-     "docker", "/proc/self/mountinfo (var/lib/docker/containers)", False),
-    ("mountinfo podman", {"files": {MOUNTINFO: _mountinfo_with(
-        "/var/lib/containers/storage/overlay-containers/0123/userdata/hosts"), "/proc/self/cgroup": CGROUP_V2}}, {},
-     "podman", "/proc/self/mountinfo (containers/storage/overlay-containers)", False),
-    ("mountinfo containerd", {"files": {MOUNTINFO: _mountinfo_with("/var/lib/nerdctl/1935db59/etchosts/default/0123/hosts"),
-                                        "/proc/self/cgroup": CGROUP_V2}}, {},
-     "containerd", "/proc/self/mountinfo (var/lib/nerdctl)", False),
+    (
+        "mountinfo kubelet",
+        {"files": {MOUNTINFO: _mountinfo_with("/var/lib/kubelet/pods/p1/etc-hosts"), "/proc/self/cgroup": CGROUP_V2}},
+        {},
+        "kubernetes",
+        "/proc/self/mountinfo (var/lib/kubelet/pods)",
+        False,
+    ),
+    (
+        "mountinfo docker",
+        {
+            "files": {
+                MOUNTINFO: _mountinfo_with("/var/lib/docker/containers/0123/hosts"),
+                "/proc/self/cgroup": CGROUP_V2,
+            }
+        },
+        {},
+        "docker",
+        "/proc/self/mountinfo (var/lib/docker/containers)",
+        False,
+    ),
+    (
+        "mountinfo podman",
+        {
+            "files": {
+                MOUNTINFO: _mountinfo_with("/var/lib/containers/storage/overlay-containers/0123/userdata/hosts"),
+                "/proc/self/cgroup": CGROUP_V2,
+            }
+        },
+        {},
+        "podman",
+        "/proc/self/mountinfo (containers/storage/overlay-containers)",
+        False,
+    ),
+    (
+        "mountinfo containerd",
+        {
+            "files": {
+                MOUNTINFO: _mountinfo_with("/var/lib/nerdctl/1935db59/etchosts/default/0123/hosts"),
+                "/proc/self/cgroup": CGROUP_V2,
+            }
+        },
+        {},
+        "containerd",
+        "/proc/self/mountinfo (var/lib/nerdctl)",
+        False,
+    ),
 ]
 
 

@@ -57,19 +57,31 @@ class TestBootRuleFindings:
         ("d /tmp/.nx 1777 1000 1000 -", "hands /tmp/.nx to 1000:1000"),
         ("d /tmp/.nx 1777 root root 10d", "its age 10d"),
     ])
-    def test_a_bad_rule_for_the_container_is_a_warning_naming_file_and_line_with_the_drop_in(self, line: str, words: str) -> None:
+    def test_a_bad_rule_for_the_container_is_a_warning_naming_file_and_line_with_the_drop_in(
+        self, line: str, words: str
+    ) -> None:
         from nxsock.audit.checks_host import _judge_boot_rules
 
         ctx = _context(_view({"/etc/tmpfiles.d/nx.conf": f"# mine\n{line}\n"}))
         (finding,) = t.cast(list, _judge_boot_rules(ctx, systemd=True))
-        assert finding.severity == "warn" and finding.message.startswith("/etc/tmpfiles.d/nx.conf:2 ") and words in finding.message
+        assert (
+            finding.severity == "warn"
+            and finding.message.startswith("/etc/tmpfiles.d/nx.conf:2 ")
+            and words in finding.message
+        )
         assert finding.remedy == "sudo nxsock provision --tmpfiles --install"
 
     def test_lines_below_the_container_that_age_or_hand_over_a_level_are_warnings_and_exclusions_are_not(self) -> None:
         from nxsock.audit.checks_host import _judge_boot_rules
 
-        ctx = _context(_view({"/etc/tmpfiles.d/nx.conf": "d /tmp/.nx 1777 root root -\nx /tmp/.nx/*\n"
-                              "d /tmp/.nx/1000 0755 1001 1001 -\ne /tmp/.nx/1002 - - - 1d\nd /tmp/.nx/1003 0700 1003 1003 -\n"}))
+        ctx = _context(
+            _view(
+                {
+                    "/etc/tmpfiles.d/nx.conf": "d /tmp/.nx 1777 root root -\nx /tmp/.nx/*\n"
+                    "d /tmp/.nx/1000 0755 1001 1001 -\ne /tmp/.nx/1002 - - - 1d\nd /tmp/.nx/1003 0700 1003 1003 -\n"
+                }
+            )
+        )
         found = t.cast(list, _judge_boot_rules(ctx, systemd=True))
         assert [f.severity for f in found] == ["ok", "warn", "warn"]
         assert found[1].path == "/tmp/.nx/1000" and found[2].path == "/tmp/.nx/1002" and "age" in found[2].message

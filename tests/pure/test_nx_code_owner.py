@@ -32,4 +32,6 @@ def test_nx_through_a_link_into_a_cache_another_user_could_write_is_not_offered(
     """The link and nx are yours, but they lie in a directory another user owns (or anyone can write): they could
     rename ``node_modules`` away and put their own in its place before the paste."""
     verdict = vet(RUN_NX, _policy(owner, mode))
-    assert isinstance(verdict, Withheld) and "nx would run code beneath another user's level: /srv/cache" in verdict.reason
+    assert (
+        isinstance(verdict, Withheld) and "nx would run code beneath another user's level: /srv/cache" in verdict.reason
+    )

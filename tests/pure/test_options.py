@@ -68,7 +68,9 @@ def test_the_no_nx_hint_names_options_doctor_has() -> None:
     from nxsock.audit.checks_levels import check_environment
 
     env = environment(nx_version=None)
-    ctx = Context(resolve(env, machine()), machine(), plain_context(machine(), 1000, 1000, "/home/ada"), None, 0, (), ())
+    ctx = Context(
+        resolve(env, machine()), machine(), plain_context(machine(), 1000, 1000, "/home/ada"), None, 0, (), ()
+    )
     hint = next(f.hint for f in check_environment(ctx) if f.hint)
     assert hint is not None and "doctor's paths" not in hint
     import click
@@ -151,7 +153,9 @@ def test_the_last_daemon_error_is_the_error_not_the_more_information_line() -> N
     log = ("Error: Daemon process terminated and closed the connection\n\nMessages from the log:\n"
            "[NX Daemon Server] - EACCES: permission denied, open '/x'\n\n\nMore information: /ws/.nx/d/daemon.log\n")
     view = machine(files={"/home/ada/acme/.nx/workspace-data/d/daemon-error.log": log})
-    ctx = Context(resolve(environment(), view), view, plain_context(machine(), 1000, 1000, "/home/ada"), None, 0, (), ())
+    ctx = Context(
+        resolve(environment(), view), view, plain_context(machine(), 1000, 1000, "/home/ada"), None, 0, (), ()
+    )
     error = next(f for f in check_daemon(ctx) if f.id == "daemon-error")
     assert error.message == ("Last daemon error (refused by a permission or policy): "
                              "Error: Daemon process terminated and closed the connection")
@@ -166,7 +170,9 @@ AGEING = {"/usr/lib/tmpfiles.d/tmp.conf": "# ageing\nq /tmp 1777 root root 10d\n
 def _boot(extra: t.Mapping[str, Entry], files: t.Mapping[str, str]) -> list[t.Any]:
     dirs = {"/usr/lib/tmpfiles.d": Entry("dir", 0, 0, 0o755), **ROOT_CONTAINER, **extra}
     view = machine(dirs, files=files)
-    ctx = Context(resolve(environment(), view), view, plain_context(machine(), 1000, 1000, "/home/ada"), None, 0, (), ())
+    ctx = Context(
+        resolve(environment(), view), view, plain_context(machine(), 1000, 1000, "/home/ada"), None, 0, (), ()
+    )
     return check_boot_persistence(ctx)
 
 
@@ -174,12 +180,17 @@ def test_without_systemd_an_ageing_rule_is_named_not_claimed_to_run() -> None:
     [finding] = _boot({}, AGEING)
     assert finding.severity == "info"
     assert "`q /tmp 1777 root root 10d` in /usr/lib/tmpfiles.d/tmp.conf" in finding.message
-    assert "systemd does not run here" in finding.message and "is cleared or aged by systemd-tmpfiles" not in finding.message
+    assert (
+        "systemd does not run here" in finding.message
+        and "is cleared or aged by systemd-tmpfiles" not in finding.message
+    )
 
 
 def test_with_systemd_running_the_same_rule_is_a_warning_that_says_so() -> None:
     [finding] = _boot({"/run/systemd/system": Entry("dir", 0, 0, 0o755)}, AGEING)
-    assert finding.severity == "warn" and finding.message.startswith("systemd runs here and the tmpfiles.d rule `q /tmp")
+    assert finding.severity == "warn" and finding.message.startswith(
+        "systemd runs here and the tmpfiles.d rule `q /tmp"
+    )
     assert finding.remedy == "sudo nxsock provision --tmpfiles --install"
 
 
@@ -219,7 +230,9 @@ def test_any_bad_value_is_one_escaped_line(args: list[str]) -> None:
     ({"/tmp/claude": Entry("link", 1002, 1002, 0o777)}, "a link owned by uid"),
     ({"/tmp/claude": Entry("dir", 1002, 1002, 0o777)}, "a directory owned by uid"),
 ])
-def test_a_tmpdir_another_user_owns_is_a_warning_with_the_configuration_fix(planted: dict[str, Entry], what: str) -> None:
+def test_a_tmpdir_another_user_owns_is_a_warning_with_the_configuration_fix(
+    planted: dict[str, Entry], what: str
+) -> None:
     """Found by the red team: after a peer's /tmp/claude race, the re-audit said nothing although TMPDIR names it."""
     from nxsock.audit.checks_levels import check_tmpdir
     from nxsock.core.wording import context_for
@@ -266,9 +279,16 @@ def test_a_healthy_doctor_is_its_verdict_and_a_summary_and_a_broken_one_leads_wi
     out = _captured(lambda: render.render_doctor(healthy, "ok")).splitlines()
     assert out[0] == "✓ Nx works here. Nx uses /tmp/.nx/1000/sockets (shared)." and len(out) <= 6, out
     fix = "sudo chown -h root:root -- /tmp/.nx"
-    broken = [*healthy, ("Outcome", Finding("configuration", "error", None, "NX_SOCKET_DIR is refused.", "unset NX_SOCKET_DIR")),
-              *[(g, Finding(i, "warn", "/tmp/.nx", f"{i}: a peer's /tmp/.nx", fix)) for g, i in
-                (("Shared container", "container"), ("Native cache", "native-cache"))]]
+    broken = [
+        *healthy,
+        ("Outcome", Finding("configuration", "error", None, "NX_SOCKET_DIR is refused.", "unset NX_SOCKET_DIR")),
+        *[
+            (g, Finding(i, "warn", "/tmp/.nx", f"{i}: a peer's /tmp/.nx", fix))
+            for g, i in (("Shared container", "container"), ("Native cache", "native-cache"))
+        ],
+    ]
     out = _captured(lambda: render.render_doctor(broken, "error")).splitlines()
-    assert out[0].startswith("✗ Nx fails here: NX_SOCKET_DIR is refused.") and "fix:  unset NX_SOCKET_DIR" in out[1], out
+    assert out[0].startswith("✗ Nx fails here: NX_SOCKET_DIR is refused.") and "fix:  unset NX_SOCKET_DIR" in out[1], (
+        out
+    )
     assert sum(fix in line for line in out) == 1, out  # the two findings it fixes, under one command

@@ -19,7 +19,9 @@ from nxsock.output import render
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "nxsock", *args], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "nxsock", *args], capture_output=True, text=True, stdin=subprocess.DEVNULL
+    )
 
 
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])
@@ -40,17 +42,24 @@ def test_the_fast_path_leaves_a_bad_version_to_click_and_takes_a_good_one() -> N
 
 @pytest.mark.parametrize(("command", "flag"), [("paths", "--uid"), ("doctor", "--user")])
 @pytest.mark.parametrize("value", ["abc", "-1", "4294967295", "١٢"])
-def test_a_uid_that_is_not_one_says_what_a_uid_is(command: str, flag: str, value: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_uid_that_is_not_one_says_what_a_uid_is(
+    command: str, flag: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``--uid abc`` said "'abc' is not a valid integer range"."""
     assert run([command, flag, value]) == 2
-    assert capsys.readouterr().err == (f"nxsock {command}: invalid {flag}: {value!r} is not a uid: a whole number from 0 to "
-                                       f"4294967294 (see nxsock {command} --help)\n")
+    assert capsys.readouterr().err == (
+        f"nxsock {command}: invalid {flag}: {value!r} is not a uid: a whole number from 0 to "
+        f"4294967294 (see nxsock {command} --help)\n"
+    )
 
 
 def test_an_unknown_check_id_points_once_at_the_list(capsys: pytest.CaptureFixture[str]) -> None:
     """``--only nope`` said "see --list-checks (see nxsock doctor --help)": two pointers, one inside the other."""
     assert run(["doctor", "--only", "nope"]) == 2
-    assert capsys.readouterr().err == "nxsock doctor: invalid --only: unknown check id 'nope'; nxsock doctor --list-checks lists them\n"
+    assert (
+        capsys.readouterr().err
+        == "nxsock doctor: invalid --only: unknown check id 'nope'; nxsock doctor --list-checks lists them\n"
+    )
 
 
 def test_a_value_that_merely_mentions_nxsock_keeps_its_pointer(capsys: pytest.CaptureFixture[str]) -> None:
@@ -71,7 +80,9 @@ def test_list_checks_describes_every_id_in_one_line_each() -> None:
 def test_cache_help_summaries_are_whole() -> None:
     result = CliRunner().invoke(cli, ["cache", "--help"], terminal_width=80)
     commands = result.stdout.split("Commands:", 1)[1]
-    assert "..." not in commands and {"list", "path", "prune", "verify"} <= {w.split()[0] for w in commands.split("\n") if w.strip()}
+    assert "..." not in commands and {"list", "path", "prune", "verify"} <= {
+        w.split()[0] for w in commands.split("\n") if w.strip()
+    }
 
 
 @pytest.mark.parametrize("words", [["paths", "--workspace", ""], ["doctor", "--home", ""], ["check-root", ""]])
@@ -102,7 +113,9 @@ class TestNxsockForRoot:
 
     def test_a_venv_script_is_named_by_its_absolute_path_quoted(self, tmp_path: Path) -> None:
         script = _script(tmp_path / "my venv" / "bin")
-        assert program.nxsock_for_root(str(script), "/", secure_path=(str(tmp_path / "empty"),)) == shlex.quote(str(script))
+        assert program.nxsock_for_root(str(script), "/", secure_path=(str(tmp_path / "empty"),)) == shlex.quote(
+            str(script)
+        )
 
     def test_a_relative_argv0_is_made_absolute_against_the_working_directory(self, tmp_path: Path) -> None:
         script = _script(tmp_path / ".venv" / "bin")
@@ -128,14 +141,19 @@ class TestNxsockForRoot:
         provision = Remedy((RunNxsock(NxsockCommand.PROVISION_TMPFILES, needs_root=True),), "")
         reset = Remedy((RunNxsock(NxsockCommand.RESET),), "")
         assert remedy.render(provision) == "sudo nxsock provision --tmpfiles --install"
-        assert remedy.render(provision, "'/opt/my venv/bin/nxsock'") == "sudo '/opt/my venv/bin/nxsock' provision --tmpfiles --install"
+        assert (
+            remedy.render(provision, "'/opt/my venv/bin/nxsock'")
+            == "sudo '/opt/my venv/bin/nxsock' provision --tmpfiles --install"
+        )
         assert remedy.render(reset, "'/opt/my venv/bin/nxsock'") == "nxsock reset"
 
     def test_the_line_root_is_given_runs_this_nxsock(self) -> None:
         """The line for this checkout's own console script starts this nxsock (root runs it the same way)."""
         script = Path(sys.executable).parent / "nxsock"
         if not script.is_file():
-            pytest.skip(f"no nxsock script beside {sys.executable}: nxsock is not installed in this interpreter's environment")
+            pytest.skip(
+                f"no nxsock script beside {sys.executable}: nxsock is not installed in this interpreter's environment"
+            )
         line = program.nxsock_for_root(str(script), "/", secure_path=())
         assert line == shlex.quote(str(script))
         version = subprocess.run([*shlex.split(line), "--version"], capture_output=True, text=True, timeout=60)
@@ -144,10 +162,18 @@ class TestNxsockForRoot:
 
 def test_a_message_that_introduces_quoted_lines_carries_the_first_of_them() -> None:
     """The ``--fix`` plan showed "…the reason it recorded:" and then nothing."""
-    with_reason = Finding("daemon-disabled", "warn", "/w/.nx/d/disabled", "The daemon is disabled; the reason it recorded:",
-                          detail=("", "Daemon process terminated\x1b[31m", "second"))
-    assert render._one_line(with_reason) == \
-        "The daemon is disabled; the reason it recorded: \u201cDaemon process terminated\\x1b[31m\u201d (and 1 more line)"
+    with_reason = Finding(
+        "daemon-disabled",
+        "warn",
+        "/w/.nx/d/disabled",
+        "The daemon is disabled; the reason it recorded:",
+        detail=("", "Daemon process terminated\x1b[31m", "second"),
+    )
+    assert (
+        render._one_line(with_reason)
+        == "The daemon is disabled; the reason it recorded: \u201cDaemon process "
+           "terminated\\x1b[31m\u201d (and 1 more line)"
+    )
     bare = with_reason._replace(detail=())
     assert render._one_line(bare) == "The daemon is disabled; the reason it recorded."
 
@@ -160,8 +186,21 @@ def test_a_message_that_introduces_quoted_lines_carries_the_first_of_them() -> N
 def test_portable_shell_entries_are_spelled_for_the_shell(tmp_path: Path, fmt: str, expected: str) -> None:
     """bwrap rejects ``./`` destinations ("Can't mkdir parents for ./.nx/workspace-data"); docker a relative one."""
     (tmp_path / "nx.json").write_text("{}")
-    result = CliRunner().invoke(cli, ["paths", "--platform", "linux", "--nx-version", "24.0.6", "--workspace", str(tmp_path),
-                                      "--format", fmt, "--portable"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "paths",
+            "--platform",
+            "linux",
+            "--nx-version",
+            "24.0.6",
+            "--workspace",
+            str(tmp_path),
+            "--format",
+            fmt,
+            "--portable",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert expected in result.stdout and "./" not in result.stdout and " . " not in result.stdout
 
@@ -216,8 +255,10 @@ def test_check_root_of_a_path_it_cannot_create_does_not_advise_nx_s_workspace_da
     refusal = document["refusal"]
     assert refusal["remedy"] is None and "NX_WORKSPACE_DATA_DIRECTORY" not in refusal["hint"]
     assert "NX_SOCKET_DIR" not in refusal["hint"]
-    assert refusal["hint"] == "You may not write in / (owner root, mode 0755), so Nx cannot create /nope. / is not Nx's, " \
-                              "and nxsock changes nothing there."
+    assert (
+        refusal["hint"] == "You may not write in / (owner root, mode 0755), so Nx cannot create /nope. / is not Nx's, "
+        "and nxsock changes nothing there."
+    )
 
 
 def test_a_sandbox_that_fails_as_the_host_does_is_not_told_to_allow_nowhere() -> None:

@@ -31,14 +31,50 @@ PROVISIONED = {"/tmp/.nx": Entry("dir", 0, 0, 0o1777)}
 
 
 class TestTheVersionGrammar:
-    @pytest.mark.parametrize("text", ["24.0.6", "23.1.1", "0.0.0", "v24.0.6", "=24.0.6", "25.0.0-beta.1", "1.2.3-rc.0+build.7",
-                                      "1.2.3-x-y", "24.0.6+sha.0a1b"])
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "24.0.6",
+            "23.1.1",
+            "0.0.0",
+            "v24.0.6",
+            "=24.0.6",
+            "25.0.0-beta.1",
+            "1.2.3-rc.0+build.7",
+            "1.2.3-x-y",
+            "24.0.6+sha.0a1b",
+        ],
+    )
     def test_a_version_npm_accepts_is_one(self, text: str) -> None:
         assert is_version(text)
 
-    @pytest.mark.parametrize("text", ["../..", "..", ".", "", "24.0.6/../..", "24.0.6/x", "/etc", "24.0.6\n", " 24.0.6",
-                                      "24.0.6 ", "01.2.3", "1.2", "1.2.3-01", "1.2.3-", "1.2.3+", "1.2.3+..", "24.0.6\\..",
-                                      "24.0.6\x1b[2J", "24.0.6\0", "v", "1.2.3-" + "a" * 300, "1" * 20 + ".0.0"])
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "../..",
+            "..",
+            ".",
+            "",
+            "24.0.6/../..",
+            "24.0.6/x",
+            "/etc",
+            "24.0.6\n",
+            " 24.0.6",
+            "24.0.6 ",
+            "01.2.3",
+            "1.2",
+            "1.2.3-01",
+            "1.2.3-",
+            "1.2.3+",
+            "1.2.3+..",
+            "24.0.6\\..",
+            "24.0.6\x1b[2J",
+            "24.0.6\0",
+            "v",
+            "1.2.3-" + "a" * 300,
+            "1" * 20 + ".0.0",
+        ],
+    )
     def test_anything_else_is_not(self, text: str) -> None:
         assert not is_version(text)
 
@@ -52,9 +88,14 @@ class TestTheVersionGrammar:
 
 def _checkout(version: str) -> dict[str, object]:
     manifest = f"{WS}/node_modules/nx/package.json"
-    return {"extra": {f"{WS}/node_modules/nx": Entry("dir", PEER, PEER, 0o755), manifest: Entry("file", PEER, PEER, 0o644),
-                      **PROVISIONED},
-            "files": {manifest: json.dumps({"name": "nx", "version": version})}}
+    return {
+        "extra": {
+            f"{WS}/node_modules/nx": Entry("dir", PEER, PEER, 0o755),
+            manifest: Entry("file", PEER, PEER, 0o644),
+            **PROVISIONED,
+        },
+        "files": {manifest: json.dumps({"name": "nx", "version": version})},
+    }
 
 
 class TestAVersionThatIsNoneIsAFinding:
@@ -85,9 +126,16 @@ class TestAVersionThatIsNoneIsAFinding:
 
 
 def _policy(uid: int = USER, **variables: str):  # type: ignore[no-untyped-def]
-    view = machine({**PROVISIONED, "/tmp/.nx/1000": Entry("dir", USER, USER, 0o700),
-                    "/home/ada/.ssh": Entry("dir", USER, USER, 0o700), "/etc": Entry("dir", 0, 0, 0o755),
-                    "/etc/x.sock": Entry("socket", USER, USER, 0o600), "/tmp/x.sock": Entry("socket", USER, USER, 0o600)})
+    view = machine(
+        {
+            **PROVISIONED,
+            "/tmp/.nx/1000": Entry("dir", USER, USER, 0o700),
+            "/home/ada/.ssh": Entry("dir", USER, USER, 0o700),
+            "/etc": Entry("dir", 0, 0, 0o755),
+            "/etc/x.sock": Entry("socket", USER, USER, 0o600),
+            "/tmp/x.sock": Entry("socket", USER, USER, 0o600),
+        }
+    )
     env = environment({"HOME": "/home/ada", **variables}, uid=uid, gid=uid)
     return context_for(resolve(env, view), view).policy
 
@@ -117,7 +165,9 @@ class TestThePolicyKnowsTheSharedContainer:
         def reached(*args: object, **kwargs: object) -> t.NoReturn:
             raise AssertionError(f"the acting code went to the disk: {args}")
 
-        monkeypatch.setattr(acting, "_on_the_entry", reached)  # a regression fails here, never on the machine's /tmp/.nx
+        monkeypatch.setattr(
+            acting, "_on_the_entry", reached
+        )  # a regression fails here, never on the machine's /tmp/.nx
         monkeypatch.setattr(acting, "_parent_of", reached)
         assert isinstance(acting.change_mode("/tmp/.nx", 0o700, 0), Refused)
         assert isinstance(acting.change_owner("/tmp/.nx", USER, USER, 0), Refused)
@@ -126,7 +176,9 @@ class TestThePolicyKnowsTheSharedContainer:
 
 
 class TestACreateIsVettedLikeEveryStep:
-    @pytest.mark.parametrize("path", ["/etc/nologin", "/home/ada/.ssh/authorized_keys", "/root/x", "/usr/local/x", "/srv/x"])
+    @pytest.mark.parametrize(
+        "path", ["/etc/nologin", "/home/ada/.ssh/authorized_keys", "/root/x", "/usr/local/x", "/srv/x"]
+    )
     @pytest.mark.parametrize("uid", [0, USER])
     def test_never_outside_nx_s_levels(self, path: str, uid: int) -> None:
         for step in (Create(path), Create(path, mode=0o700)):
@@ -145,16 +197,24 @@ class TestACreateIsVettedLikeEveryStep:
 
 
 class TestTheDaemonsRecordNamesNoPlace:
-    """``server-process.json`` is written by whoever can write ``<workspace-data>/d``: its fields are data, not places."""
+    """``server-process.json`` is written by whoever can write ``<workspace-data>/d``: its fields are data, not
+    places."""
 
     D = f"{WS}/.nx/workspace-data/d"
 
     def _resolved(self, record: dict[str, object], uid: int = USER, **variables: str):  # type: ignore[no-untyped-def]
-        view = machine({**PROVISIONED, f"{WS}/.nx": Entry("dir", USER, USER, 0o755),
-                        f"{WS}/.nx/workspace-data": Entry("dir", USER, USER, 0o755), self.D: Entry("dir", USER, USER, 0o700),
-                        "/etc": Entry("dir", 0, 0, 0o755), "/etc/x.sock": Entry("socket", PEER, PEER, 0o600),
-                        f"{self.D}/server-process.json": Entry("file", USER, USER, 0o644)},
-                       files={f"{self.D}/server-process.json": json.dumps(record)})
+        view = machine(
+            {
+                **PROVISIONED,
+                f"{WS}/.nx": Entry("dir", USER, USER, 0o755),
+                f"{WS}/.nx/workspace-data": Entry("dir", USER, USER, 0o755),
+                self.D: Entry("dir", USER, USER, 0o700),
+                "/etc": Entry("dir", 0, 0, 0o755),
+                "/etc/x.sock": Entry("socket", PEER, PEER, 0o600),
+                f"{self.D}/server-process.json": Entry("file", USER, USER, 0o644),
+            },
+            files={f"{self.D}/server-process.json": json.dumps(record)},
+        )
         return resolve(environment({"HOME": "/home/ada", **variables}, uid=uid, gid=uid), view), view
 
     @pytest.mark.parametrize("socket_path", ["/tmp/.nx/1000/sockets/../../../../etc/x.sock", "/etc/x", "/etc//x.sock"])

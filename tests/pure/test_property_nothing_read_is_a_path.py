@@ -52,7 +52,9 @@ CLIMBS = [
 versions = st.one_of(
     st.sampled_from(CLIMBS),
     st.sampled_from(["24.0.6", "23.3.2", "23.1.1", "25.0.0-beta.1+b7"]),
-    st.lists(st.sampled_from(["..", ".", "etc", "nologin", "x", "24.0.6", "", ".ssh"]), min_size=1, max_size=7).map("/".join),
+    st.lists(st.sampled_from(["..", ".", "etc", "nologin", "x", "24.0.6", "", ".ssh"]), min_size=1, max_size=7).map(
+        "/".join
+    ),
     st.text(alphabet="./-+v=0123456789abe\\\n", max_size=24),
 )
 #: Values a variable could hold, from the environment or the user's own .env: climbs, system paths, Nx's own levels.
@@ -78,14 +80,20 @@ def view_of(version: str | None, record: tuple[str | None, int, str] | None, lin
             container: int | None, container_owner: int) -> MemoryView:
     """The machine: a provisioned (or odd) container, the user's levels, precious targets, the hostile files."""
     entries = {
-        "/etc": Entry("dir", 0, 0, 0o755), "/etc/passwd": Entry("file", 0, 0, 0o644),
-        "/home/ada/.ssh": Entry("dir", USER, USER, 0o700), "/home/ada/.ssh/authorized_keys": Entry("file", USER, USER, 0o600),
-        "/srv/victim": Entry("dir", USER, USER, 0o755), "/root": Entry("dir", 0, 0, 0o700),
-        "/tmp/.nx/1000/native-cache": Entry("dir", USER, USER, 0o700), "/tmp/.nx/1000/sockets": Entry("dir", USER, USER, 0o700),
+        "/etc": Entry("dir", 0, 0, 0o755),
+        "/etc/passwd": Entry("file", 0, 0, 0o644),
+        "/home/ada/.ssh": Entry("dir", USER, USER, 0o700),
+        "/home/ada/.ssh/authorized_keys": Entry("file", USER, USER, 0o600),
+        "/srv/victim": Entry("dir", USER, USER, 0o755),
+        "/root": Entry("dir", 0, 0, 0o700),
+        "/tmp/.nx/1000/native-cache": Entry("dir", USER, USER, 0o700),
+        "/tmp/.nx/1000/sockets": Entry("dir", USER, USER, 0o700),
         "/tmp/.nx/1000": Entry("dir", USER, USER, 0o700),
-        f"{WS}/.nx": Entry("dir", USER, USER, 0o755), f"{WS}/.nx/workspace-data": Entry("dir", USER, USER, 0o755),
+        f"{WS}/.nx": Entry("dir", USER, USER, 0o755),
+        f"{WS}/.nx/workspace-data": Entry("dir", USER, USER, 0o755),
         f"{WS}/.nx/workspace-data/d": Entry("dir", USER, USER, 0o700),
-        f"{WS}/node_modules": Entry("dir", PEER, PEER, 0o755), f"{WS}/node_modules/nx": Entry("dir", PEER, PEER, 0o755),
+        f"{WS}/node_modules": Entry("dir", PEER, PEER, 0o755),
+        f"{WS}/node_modules/nx": Entry("dir", PEER, PEER, 0o755),
     }
     if container is not None:
         entries["/tmp/.nx"] = Entry("dir", container_owner, container_owner, container)
@@ -121,7 +129,9 @@ def judge(step: Step, policy: Policy) -> list[str]:
     path = step.path or ""
     problems = []
     own = [f"/tmp/.nx/{policy.uid}", policy.daemon_dir, f"{WS}/.nx"] + ([policy.home_nx] if policy.home_nx else [])
-    in_configured = any(dirname(path) in (d, real) and path.endswith((".sock", ".node")) for _, d, real in policy.configured)
+    in_configured = any(
+        dirname(path) in (d, real) and path.endswith((".sock", ".node")) for _, d, real in policy.configured
+    )
     temp = step.verb == "create" and path == policy.temp_dir and step.owner is None
     if not (path == "/tmp/.nx" or any(_beneath(path, top) for top in own) or in_configured or temp):
         problems.append(f"{step.verb} outside the user's Nx levels: {path!r}")
@@ -170,7 +180,9 @@ def test_no_remedy_and_no_act_names_a_path_read_from_disk(
             environ[name] = value
     env = host_environment(view, environ=environ, cwd=WS, uid=uid, username="ada")
     if from_dotenv:  # the user's own .env set them: read the same, judged the same
-        env = env._replace(variables={k: Variable(v.value, f"{WS}/.env") if k != "HOME" else v for k, v in env.variables.items()})
+        env = env._replace(
+            variables={k: Variable(v.value, f"{WS}/.env") if k != "HOME" else v for k, v in env.variables.items()}
+        )
     if version is not None and env.nx_version is not None:
         assert env.nx_version == version and "/" not in version and ".." not in version
     if past_the_snapshot and version:  # a caller's own Environment: the resolver and the policy must hold without it
@@ -182,8 +194,21 @@ def test_no_remedy_and_no_act_names_a_path_read_from_disk(
         resolution = resolve(env, view)
         remedies = wording.context_for(resolution, view)
         ctx = Context(resolution, view, remedies, None, 0, (), (), survey_sockets(resolution, view))
-        findings = [f for check in (check_environment, check_tmpdir, check_container, check_levels, check_outcome,
-                                    check_configuration, check_path_budget, check_sockets, check_daemon) for f in check(ctx)]
+        findings = [
+            f
+            for check in (
+                check_environment,
+                check_tmpdir,
+                check_container,
+                check_levels,
+                check_outcome,
+                check_configuration,
+                check_path_budget,
+                check_sockets,
+                check_daemon,
+            )
+            for f in check(ctx)
+        ]
     finally:
         wording.vet = original  # type: ignore[assignment]
     cache = resolution.native_cache

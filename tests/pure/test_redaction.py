@@ -26,9 +26,13 @@ SECRETS = st.one_of(
     st.sampled_from(["AKIA", "ASIA"]).flatmap(lambda p: _token(p, string.ascii_uppercase + string.digits, 16, 16)),
     _token("npm_", ALNUM, 36, 36),
     st.sampled_from("abpr").flatmap(lambda k: _token(f"xox{k}-", ALNUM + "-", 10, 50)),
-    st.tuples(*(st.text(ALNUM + "-_", min_size=8, max_size=40) for _ in range(3))).map(lambda p: f"eyJ{p[0]}.eyJ{p[1]}.{p[2]}"),
+    st.tuples(*(st.text(ALNUM + "-_", min_size=8, max_size=40) for _ in range(3))).map(
+        lambda p: f"eyJ{p[0]}.eyJ{p[1]}.{p[2]}"
+    ),
     # an AWS secret access key: 40 of base64, with upper, lower case and a digit
-    st.tuples(st.text(B64, min_size=37, max_size=37), st.permutations("Aa1")).map(lambda p: "x" + "".join(p[1]) + p[0][1:]),
+    st.tuples(st.text(B64, min_size=37, max_size=37), st.permutations("Aa1")).map(
+        lambda p: "x" + "".join(p[1]) + p[0][1:]
+    ),
 )
 #: What may stand around a secret in a log line: words, paths, punctuation, other lines.
 AROUND = st.text(string.ascii_letters + string.digits + " /.:-=\n'\"()[]@#", max_size=40)
@@ -48,8 +52,12 @@ class TestRedact:
         shown = redact(_separated(before, after, secret))
         assert secret not in shown and REDACTED in shown
 
-    @given(AROUND, st.text(ALNUM + "-._~", min_size=1, max_size=20), st.text(ALNUM + "-._~!$&*+;=%", min_size=1, max_size=30),
-           st.sampled_from(["https", "http", "git+ssh", "redis", "postgres"]))
+    @given(
+        AROUND,
+        st.text(ALNUM + "-._~", min_size=1, max_size=20),
+        st.text(ALNUM + "-._~!$&*+;=%", min_size=1, max_size=30),
+        st.sampled_from(["https", "http", "git+ssh", "redis", "postgres"]),
+    )
     def test_the_credentials_of_a_url_are_hidden(self, before: str, user: str, password: str, scheme: str) -> None:
         shown = redact(f"{before} {scheme}://{user}:{password}@example.com/x")
         assert f":{password}@" not in shown and f"{scheme}://{REDACTED}@example.com/x" in shown
@@ -75,12 +83,21 @@ class TestRedact:
     def test_nx_s_own_paths_and_commands_are_unchanged(self, text: str) -> None:
         assert redact(text) == text
 
-    @pytest.mark.parametrize(("text", "secret"), [
-        ("https://x-access-token:ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/o/r.git", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
-        ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
-        ("//registry.npmjs.org/:_authToken=0123abcd-ef45-6789", "0123abcd-ef45-6789"),
-        ("NX_SOCKET_DIR=/tmp/leak-ghs_abcdefghijklmnopqrstuvwxyz0123456789", "ghs_abcdefghijklmnopqrstuvwxyz"),
-    ])
+    @pytest.mark.parametrize(
+        ("text", "secret"),
+        [
+            (
+                "https://x-access-token:ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/o/r.git",
+                "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            ),
+            (
+                "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            ),
+            ("//registry.npmjs.org/:_authToken=0123abcd-ef45-6789", "0123abcd-ef45-6789"),
+            ("NX_SOCKET_DIR=/tmp/leak-ghs_abcdefghijklmnopqrstuvwxyz0123456789", "ghs_abcdefghijklmnopqrstuvwxyz"),
+        ],
+    )
     def test_secrets_in_nx_s_logs_and_variables(self, text: str, secret: str) -> None:
         assert secret not in redact(text)
 
@@ -100,10 +117,17 @@ class TestWithhold:
         pairs = [("abc", "${A}"), ("/tmp/leak-abcdef", "/tmp/leak-${B}")]
         assert withhold("/tmp/leak-abcdef/d.sock and abc", pairs) == "/tmp/leak-${B}/d.sock and ${A}"
 
-    @given(st.text(ALNUM, min_size=4, max_size=12), st.sampled_from("\n\t\r\\\x1b\x07\u200e'\""), st.text(ALNUM, min_size=4, max_size=12))
-    def test_a_value_holding_an_escaped_character_is_withheld_as_a_finding_quotes_it(self, head: str, odd: str, tail: str) -> None:
-        """Red team: ``doctor``'s environment note shows ``NX_SOCKET_DIR='…'`` by ``repr`` (and other texts by the terminal's
-        escapes), so a secret holding a newline (a private key) was shown, escaped, whole, in ``--report`` and ``--format github``."""
+    @given(
+        st.text(ALNUM, min_size=4, max_size=12),
+        st.sampled_from("\n\t\r\\\x1b\x07\u200e'\""),
+        st.text(ALNUM, min_size=4, max_size=12),
+    )
+    def test_a_value_holding_an_escaped_character_is_withheld_as_a_finding_quotes_it(
+        self, head: str, odd: str, tail: str
+    ) -> None:
+        """Red team: ``doctor``'s environment note shows ``NX_SOCKET_DIR='…'`` by ``repr`` (and other texts by the
+        terminal's escapes), so a secret holding a newline (a private key) was shown, escaped, whole, in ``--report``
+        and ``--format github``."""
         head, tail = "Qz" + head, "Qz" + tail  # never a piece of the text around it
         secret = head + odd + tail
         for text in (f"NX_SOCKET_DIR={f'/tmp/s-{secret}'!r} (from /w/.env)", f"dir /tmp/s-{printable(secret)}/d.sock"):

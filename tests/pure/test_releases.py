@@ -40,7 +40,9 @@ class TestTheTable:
             ("not a version", NEWEST_KNOWN, True),
         ],
     )
-    def test_a_version_gets_the_rules_of_the_nearest_known_release(self, version: str | None, release: str, assumed: bool) -> None:
+    def test_a_version_gets_the_rules_of_the_nearest_known_release(
+        self, version: str | None, release: str, assumed: bool
+    ) -> None:
         rules = rules_for(version)
         assert (rules.release, rules.assumed) == (release, assumed)
 
@@ -83,7 +85,10 @@ def _walkable(extra: t.Mapping[str, Entry]) -> t.Any:
 class TestPerReleasePredictions:
     """The same state, predicted release by release."""
 
-    @pytest.mark.parametrize(("release", "tier"), [("23.3.2", "home"), ("24.0.0", "home"), ("24.0.2", "home"), ("24.0.5", "workspace"), ("24.0.6", "workspace")])
+    @pytest.mark.parametrize(
+        ("release", "tier"),
+        [("23.3.2", "home"), ("24.0.0", "home"), ("24.0.2", "home"), ("24.0.5", "workspace"), ("24.0.6", "workspace")],
+    )
     def test_a_home_beneath_a_peers_directory(self, release: str, tier: str) -> None:
         state = _walkable({"/home/peer": Entry("dir", PEER, PEER, 0o755), "/home/peer/u": mine(0o755)})
         assert resolve(environment({"HOME": "/home/peer/u"}, nx_version=release), state).socket_root.tier == tier
@@ -144,7 +149,11 @@ class TestTheClientsCheck:
 
     def test_a_peer_owned_level_above_is_refused(self) -> None:
         refusal = client_socket_refusal(self._state(container=Entry("dir", PEER, PEER, 0o1777)), USER, self.SOCKET)
-        assert refusal is not None and (refusal.kind, refusal.dir, refusal.uid) == ("foreign-ancestor", "/tmp/.nx", PEER)
+        assert refusal is not None and (refusal.kind, refusal.dir, refusal.uid) == (
+            "foreign-ancestor",
+            "/tmp/.nx",
+            PEER,
+        )
 
     def test_inside_a_user_namespace_the_root_itself_is_foreign(self) -> None:
         """Every foreign owner shows as 65534 there, / included: the client refuses any socket.
@@ -195,14 +204,21 @@ class TestPreviews:
     def test_darwin_legacy_uses_the_per_user_tmpdir(self) -> None:
         """On macOS os.tmpdir() is the user's own $TMPDIR under /var/folders, resolved to /private/var/folders."""
         doc = self._doc("--platform", "darwin", "--nx-version", "23.1.1")
-        assert doc["socket_root"]["root"].startswith("/private/var/folders/") and doc["socket_root"]["root"].endswith("/T")
+        assert doc["socket_root"]["root"].startswith("/private/var/folders/") and doc["socket_root"]["root"].endswith(
+            "/T"
+        )
         assert doc["native_cache"]["dir"].startswith("/var/folders/")
         assert not [p for p in doc["allowlist"]["write"] if p.startswith("/private/tmp")]
 
     @pytest.mark.parametrize("version", ["23.1.1", "23.3.2", "24.0.6"])
     def test_win32_paths_use_one_separator(self, version: str) -> None:
         doc = self._doc("--platform", "win32", "--nx-version", version, "--workspace", "C:/Users/ada/work")
-        texts = [doc["workspace_root"], doc["workspace_data"]["dir"], doc["workspace_data"]["daemon_dir"], doc["native_cache"]["dir"]]
+        texts = [
+            doc["workspace_root"],
+            doc["workspace_data"]["dir"],
+            doc["workspace_data"]["daemon_dir"],
+            doc["native_cache"]["dir"],
+        ]
         texts += [s["pattern"] for s in doc["sockets"].values() if s["pattern"]]
         assert not [p for p in texts if "/" in p], texts
 

@@ -42,7 +42,18 @@ from nxsock.output.paths_json import paths_document
 
 WS = "/home/ada/acme"
 SYSTEM = {"/", "/usr", "/etc", "/srv", "/tmp", "/home", "/bin", "/lib", "/var", "/home/ada", "/home/bob"}
-HOSTILE = ["x\u0085y", "\x1b]8;;http://e/\x1b\\", "o'brien", "a b", "caf\udce9", "$(id)", "`x`", "\n", "\u202e", "\\x41"]
+HOSTILE = [
+    "x\u0085y",
+    "\x1b]8;;http://e/\x1b\\",
+    "o'brien",
+    "a b",
+    "caf\udce9",
+    "$(id)",
+    "`x`",
+    "\n",
+    "\u202e",
+    "\\x41",
+]
 
 names = st.sampled_from(HOSTILE)
 levels = [
@@ -58,8 +69,20 @@ entries = st.one_of(
 )
 configured = st.one_of(
     st.none(),
-    st.sampled_from(["/", "/usr", "/srv/data", "/tmp", "/home/bob", "/tmp/.nx/1000/sockets", f"{WS}/.nx/workspace-data/d",
-                     f"{WS}/.nx/link/s", "/home/ada/.nx", "/tmp/.nx"]),
+    st.sampled_from(
+        [
+            "/",
+            "/usr",
+            "/srv/data",
+            "/tmp",
+            "/home/bob",
+            "/tmp/.nx/1000/sockets",
+            f"{WS}/.nx/workspace-data/d",
+            f"{WS}/.nx/link/s",
+            "/home/ada/.nx",
+            "/tmp/.nx",
+        ]
+    ),
     names.map(lambda n: f"/tmp/{n}"),
     names.map(lambda n: f"/home/ada/{n}/s"),
 )
@@ -121,11 +144,20 @@ def judge(remedy: Remedy, policy: Policy) -> list[str]:
         acts = step.verb != "create" or step.owner is not None
         if acts:
             workspace_nx = f"{WS}/.nx"
-            ok = path == "/tmp/.nx" or any(_beneath(path, r) for r in nx_roots(policy)) or (
-                step.verb in ("remove", "remove-tree") and _beneath(path, workspace_nx) and not policy.data_dir_configured
-                and _beneath(policy.data_dir, path)
+            ok = (
+                path == "/tmp/.nx"
+                or any(_beneath(path, r) for r in nx_roots(policy))
+                or (
+                    step.verb in ("remove", "remove-tree")
+                    and _beneath(path, workspace_nx)
+                    and not policy.data_dir_configured
+                    and _beneath(policy.data_dir, path)
+                )
             )
-            in_configured_dir = any(os.path.dirname(path) in (d, real) and path.endswith((".sock", ".node")) for _, d, real in policy.configured)
+            in_configured_dir = any(
+                os.path.dirname(path) in (d, real) and path.endswith((".sock", ".node"))
+                for _, d, real in policy.configured
+            )
             if not ok and not (step.verb == "remove" and in_configured_dir):
                 problems.append(f"{step.verb} outside Nx's levels: {path!r}")
             if path in SYSTEM:
@@ -141,7 +173,11 @@ def judge(remedy: Remedy, policy: Policy) -> list[str]:
         for depth in range(1, len(parts)):
             level = "/" + "/".join(parts[:depth])
             entry = view.lstat(level)
-            if isinstance(entry, Entry) and entry.is_link and (entry.uid not in (0, policy.uid) or level.startswith(("/tmp/.nx", WS + "/.nx", "/home/ada/.nx"))):
+            if (
+                isinstance(entry, Entry)
+                and entry.is_link
+                and (entry.uid not in (0, policy.uid) or level.startswith(("/tmp/.nx", WS + "/.nx", "/home/ada/.nx")))
+            ):
                 problems.append(f"{step.verb} {path!r} passes through the link {level!r}")
             if isinstance(entry, Entry) and entry.uid not in (0, policy.uid):
                 problems.append(f"{step.verb} {path!r} lies beneath {level!r} of uid {entry.uid}")
@@ -153,12 +189,29 @@ def judge(remedy: Remedy, policy: Policy) -> list[str]:
         if step.needs_root and policy.uid == 0:
             problems.append("sudo for root")
         if step.verb in ("chown", "chmod") and isinstance(target, Entry) and policy.uid != 0:
-            owner = next((s.owner for s in reversed(remedy.steps[: remedy.steps.index(step)]) if s.verb == "chown" and s.path == path), target.uid)
+            owner = next(
+                (
+                    s.owner
+                    for s in reversed(remedy.steps[: remedy.steps.index(step)])
+                    if s.verb == "chown" and s.path == path
+                ),
+                target.uid,
+            )
             if owner != policy.uid and not step.needs_root:
                 problems.append(f"{step.verb} of {_who(owner)}'s {path!r} without sudo")
-        if step.verb in ("remove", "remove-tree") and isinstance(target, Entry) and target.uid != policy.uid and policy.uid != 0:
+        if (
+            step.verb in ("remove", "remove-tree")
+            and isinstance(target, Entry)
+            and target.uid != policy.uid
+            and policy.uid != 0
+        ):
             parent = view.lstat(os.path.dirname(path))
-            if isinstance(parent, Entry) and parent.mode & 0o1000 and policy.uid not in (parent.uid,) and not step.needs_root:
+            if (
+                isinstance(parent, Entry)
+                and parent.mode & 0o1000
+                and policy.uid not in (parent.uid,)
+                and not step.needs_root
+            ):
                 problems.append(f"removes another user's {path!r} from a sticky directory without sudo")
     return problems
 
@@ -181,7 +234,8 @@ def test_no_remedy_shown_breaks_the_policy(
     state: dict[str, Entry | None], socket_dir: str | None, cache_dir: str | None, data_dir: str | None, hostile: str,
     home: str, xdg: str | None, version: str, by_root: bool, from_dotenv: bool, uid: int,
 ) -> None:
-    """Over any state: every remedy a user is shown stays on Nx's own levels, off links and off configured directories."""
+    """Over any state: every remedy a user is shown stays on Nx's own levels, off links and off configured
+    directories."""
     view = build(state, hostile)
     if xdg == "/run/user/1000":
         view = MemoryView({**view._entries, "/run": Entry("dir", 0, 0, 0o755), "/run/user": Entry("dir", 0, 0, 0o755),
@@ -212,12 +266,18 @@ def test_no_remedy_shown_breaks_the_policy(
         from nxsock.audit.findings import Context
 
         doctor = Context(resolution, view, context, None, 0, (), (), ())
-        findings = [f for check in (check_container, check_levels, check_outcome, check_configuration, check_path_budget) for f in check(doctor)]
+        findings = [
+            f
+            for check in (check_container, check_levels, check_outcome, check_configuration, check_path_budget)
+            for f in check(doctor)
+        ]
     finally:
         wording.vet = original  # type: ignore[assignment]
     for remedy, policy in recorder.shown:
         assert judge(remedy, policy) == [], (render(remedy), judge(remedy, policy))
-    shown = [r["remedy"] for r in document["socket_root"]["refusals"] if r["remedy"]] + [f.remedy for f in findings if f.remedy]
+    shown = [r["remedy"] for r in document["socket_root"]["refusals"] if r["remedy"]] + [
+        f.remedy for f in findings if f.remedy
+    ]
     for text in shown:
         assert "/tmp/nx-" not in text and "\n" not in text
     for finding in findings:
@@ -230,8 +290,17 @@ def test_no_remedy_shown_breaks_the_policy(
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(["\udc80", "\udcff", "\udce9"]), min_size=1, max_size=12),
-                min_size=1, max_size=20))
+@given(
+    st.lists(
+        st.text(
+            alphabet=st.characters(codec="utf-8") | st.sampled_from(["\udc80", "\udcff", "\udce9"]),
+            min_size=1,
+            max_size=12,
+        ),
+        min_size=1,
+        max_size=20,
+    )
+)
 def test_the_shell_text_names_exactly_the_bytes(paths: list[str]) -> None:
     """Quoted, any name — control, C1, format and undecodable bytes, quotes — evaluates in bash to its exact bytes."""
     texts = ["/tmp/" + p.replace("\0", "") for p in paths]
@@ -245,20 +314,41 @@ def test_the_shell_text_names_exactly_the_bytes(paths: list[str]) -> None:
 @settings(max_examples=300, deadline=None)
 @given(
     verb=st.sampled_from(["remove", "remove-tree", "chown", "chmod", "create"]),
-    path=st.sampled_from(["/", "/usr", "/tmp", "/tmp/.nx", "/tmp/.nx/1000", "/home/ada", "/home/ada/.nx", f"{WS}/.nx/link/d",
-                          "/srv/data", "/etc/passwd", f"{WS}/.nx/workspace-data/d", "/home/bob/.nx"]) | names.map(lambda n: f"/tmp/.nx/1000/{n}"),
+    path=st.sampled_from(
+        [
+            "/",
+            "/usr",
+            "/tmp",
+            "/tmp/.nx",
+            "/tmp/.nx/1000",
+            "/home/ada",
+            "/home/ada/.nx",
+            f"{WS}/.nx/link/d",
+            "/srv/data",
+            "/etc/passwd",
+            f"{WS}/.nx/workspace-data/d",
+            "/home/bob/.nx",
+        ]
+    )
+    | names.map(lambda n: f"/tmp/.nx/1000/{n}"),
     needs_root=st.booleans(),
     state=st.fixed_dictionaries(dict.fromkeys(levels, entries)),
     hostile=names,
 )
-def test_any_step_the_policy_passes_is_safe(verb: t.Any, path: str, needs_root: bool, state: dict[str, Entry | None], hostile: str) -> None:
+def test_any_step_the_policy_passes_is_safe(
+    verb: t.Any, path: str, needs_root: bool, state: dict[str, Entry | None], hostile: str
+) -> None:
     """Whatever a builder asks for, what :func:`vet` lets through obeys the written-out policy."""
     view = build(state, hostile)
     resolution = resolve(environment(), view)
     policy = wording.context_for(resolution, view).policy
-    step = {"remove": Remove(path, needs_root=needs_root), "remove-tree": RemoveTree(path, needs_root=needs_root),
-            "chown": Chown(path, owner=0, group=0, needs_root=needs_root), "chmod": Chmod(path, mode=0o1777, needs_root=needs_root),
-            "create": Create(path, mode=0o1777, owner=0, group=0, needs_root=needs_root)}[verb]
+    step = {
+        "remove": Remove(path, needs_root=needs_root),
+        "remove-tree": RemoveTree(path, needs_root=needs_root),
+        "chown": Chown(path, owner=0, group=0, needs_root=needs_root),
+        "chmod": Chmod(path, mode=0o1777, needs_root=needs_root),
+        "create": Create(path, mode=0o1777, owner=0, group=0, needs_root=needs_root),
+    }[verb]
     verdict = vet(Remedy((step,), "x"), policy)
     if isinstance(verdict, Remedy):
         assert judge(verdict, policy) == [], (render(verdict), judge(verdict, policy))

@@ -60,12 +60,18 @@ class TestEscaping:
     def test_a_report_gives_each_command_once(self) -> None:
         """Issue 25: a peer's /tmp/.nx printed the same ``sudo chown`` for the container, the outcome and the cache."""
         fix = "sudo chown -h root:root -- /tmp/.nx && test ! -L /tmp/.nx && sudo chmod 1777 -- /tmp/.nx"
-        results = [("g", Finding(i, "warn", "/tmp/.nx", f"{i} is demoted", fix)) for i in ("container", "outcome", "native-cache")]
+        results = [
+            ("g", Finding(i, "warn", "/tmp/.nx", f"{i} is demoted", fix))
+            for i in ("container", "outcome", "native-cache")
+        ]
         report = doctor_markdown(results, "warn", [], [])
         assert report.count("sudo chown") == 1 and report.count("Fix: the same command as above.") == 2
 
     def test_a_report_folds_what_is_fine_and_keeps_the_problems_open(self) -> None:
-        results = [("g", Finding("outcome", "ok", None, "fine")), ("g", Finding("sockets", "warn", "/x", "stale", "nxsock reset"))]
+        results = [
+            ("g", Finding("outcome", "ok", None, "fine")),
+            ("g", Finding("sockets", "warn", "/x", "stale", "nxsock reset")),
+        ]
         report = doctor_markdown(results, "warn", [], [("Workspace", "/w", "")])
         problems, folded = report.split("<details><summary>Other checks (1)</summary>")
         assert "stale" in problems and "nxsock reset" in problems and "fine" in folded
@@ -73,15 +79,22 @@ class TestEscaping:
 
     def test_ok_findings_make_no_annotation_and_a_masked_report_says_so(self) -> None:
         assert github_annotations([("g", Finding("outcome", "ok", "/x", "fine"))]) == ""
-        report = doctor_markdown([("g", Finding("outcome", "ok", "/home/bo/x", "fine in /home/bo/x and /tmp/bo-w, bo"))], "ok",
-                                 [], [], Masks(("/home/bo",), ("bo",)))
+        report = doctor_markdown(
+            [("g", Finding("outcome", "ok", "/home/bo/x", "fine in /home/bo/x and /tmp/bo-w, bo"))],
+            "ok",
+            [],
+            [],
+            Masks(("/home/bo",), ("bo",)),
+        )
         assert "/home/bo" not in report and "in \\~/x and /tmp/\\<user\\>-w, bo" in report and "--no-redact" in report
 
     def test_a_report_printed_in_an_actions_log_holds_no_workflow_command(self) -> None:
         # The runner trims a line's leading blanks and reads "::" there as a workflow command.
         planted = ("::error title=x::planted", "  ::add-mask::secret", "\t::stop-commands::t", " ##[error]planted",
                    "foo ##[stop-commands]tok")
-        finding = Finding("daemon-disabled", "warn", "/w/.nx/workspace-data/d/disabled", "m", "nx reset", detail=planted)
+        finding = Finding(
+            "daemon-disabled", "warn", "/w/.nx/workspace-data/d/disabled", "m", "nx reset", detail=planted
+        )
         report = doctor_markdown([("g", finding)], "warn", [], [])
         assert [line for line in report.splitlines() if line.lstrip().startswith("::") or "##[" in line] == []
         # and a path shown in a code span, which Markdown shows verbatim
@@ -99,9 +112,26 @@ class TestGitHubMeaning:
     """Finding 10: attacker text in ``--report`` keeps no mention, reference, emoji or math (links, images and HTML
     were neutralised before)."""
 
-    @pytest.mark.parametrize("name", ["@octocat", "cc @org/team", "fixes #123", "GH-123", "gh-9", "nrwl/nx#1", ":tada: :+1:",
-                                      "$x^2$", "$$\\sum$$", "a $ b $ c", "/w/node_modules/@nx/nx-linux-x64-gnu", "@@GH-1 #1#2",
-                                      "`@x`", "\\@x", "price $5 at 12:30:45"])
+    @pytest.mark.parametrize(
+        "name",
+        [
+            "@octocat",
+            "cc @org/team",
+            "fixes #123",
+            "GH-123",
+            "gh-9",
+            "nrwl/nx#1",
+            ":tada: :+1:",
+            "$x^2$",
+            "$$\\sum$$",
+            "a $ b $ c",
+            "/w/node_modules/@nx/nx-linux-x64-gnu",
+            "@@GH-1 #1#2",
+            "`@x`",
+            "\\@x",
+            "price $5 at 12:30:45",
+        ],
+    )
     def test_text_keeps_no_github_meaning_and_shows_the_same_characters(self, name: str) -> None:
         import re
 
@@ -128,22 +158,31 @@ class TestMasks:
 
     @pytest.mark.parametrize("name", ["nx", "node", "sockets", "d"])
     def test_nx_s_own_names_are_never_masked(self, name: str) -> None:
-        own = ("/tmp/.nx/1001/sockets/92e40815/nx-console.sock /tmp/.nx/1001/sockets/e2615158/d.sock "
-               "/w/node_modules/@nx/nx-linux-x64-gnu/nx.linux-x64-gnu.node 24.0.6-008320a42b4e-nx.linux-x64-gnu.node "
-               "/w/nx.json nx reset /w/.nx/workspace-data/d/daemon.log, nothing recreates /tmp/.nx: (/tmp/.nx). /w/x.node.")
+        own = (
+            "/tmp/.nx/1001/sockets/92e40815/nx-console.sock /tmp/.nx/1001/sockets/e2615158/d.sock "
+            "/w/node_modules/@nx/nx-linux-x64-gnu/nx.linux-x64-gnu.node 24.0.6-008320a42b4e-nx.linux-x64-gnu.node "
+            "/w/nx.json nx reset /w/.nx/workspace-data/d/daemon.log, nothing recreates /tmp/.nx: (/tmp/.nx). /w/x.node."
+        )
         assert Masks((), (name,)).apply(own) == own
 
     @pytest.mark.parametrize("name", ["nx", "node", "ada", "a"])
     def test_the_users_name_is_masked_as_a_whole_part_of_a_path(self, name: str) -> None:
         masks = Masks((f"/home/{name}",), (name,))
         assert masks.apply(f"/tmp/{name}-work/{name}_x/{name}.bak") == "/tmp/<user>-work/<user>_x/<user>.bak"
-        assert masks.apply(f"by {name}, /tmp/{name}x/x{name}") == f"by {name}, /tmp/{name}x/x{name}"  # prose and parts of words kept
-        assert masks.apply(f"/home/{name}/ws and /x/home/{name}-y /home/{name}2") == f"~/ws and /x/home/<user>-y /home/{name}2"
+        assert (
+            masks.apply(f"by {name}, /tmp/{name}x/x{name}") == f"by {name}, /tmp/{name}x/x{name}"
+        )  # prose and parts of words kept
+        assert (
+            masks.apply(f"/home/{name}/ws and /x/home/{name}-y /home/{name}2")
+            == f"~/ws and /x/home/<user>-y /home/{name}2"
+        )
 
     def test_root_stays_root_and_a_shared_home_is_not_a_home(self) -> None:
         from nxsock.core.environment import Environment, Variable
 
-        env = Environment("linux", 0, 0, (), "root", "/root", "/w", "/w", "cwd", None, None, {"HOME": Variable("/tmp", "environment")})
+        env = Environment(
+            "linux", 0, 0, (), "root", "/root", "/w", "/w", "cwd", None, None, {"HOME": Variable("/tmp", "environment")}
+        )
         from types import SimpleNamespace
 
         masks = masks_for(t.cast(t.Any, SimpleNamespace(environment=env)), {"USER": "root", "HOME": "/tmp"})

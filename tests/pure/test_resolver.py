@@ -53,7 +53,11 @@ class TestTiers:
     def test_nx_24_walks_the_ancestry_of_home_and_23_does_not(self) -> None:
         """A HOME beneath a peer's directory is refused by Nx 24's ancestry walk only."""
         view = machine(
-            {"/tmp/.nx": Entry("dir", PEER, PEER, 0o1777), "/srv": Entry("dir", PEER, PEER, 0o755), "/srv/ada": mine(0o755)}
+            {
+                "/tmp/.nx": Entry("dir", PEER, PEER, 0o1777),
+                "/srv": Entry("dir", PEER, PEER, 0o755),
+                "/srv/ada": mine(0o755),
+            }
         )
         env24 = environment({"HOME": "/srv/ada"})
         assert resolve(env24, view).socket_root.refusals[-1] == Refusal("foreign-ancestor", "/srv", uid=PEER)
@@ -85,13 +89,18 @@ class TestTiers:
         assert Refusal("not-tightenable", "/tmp/.nx/1000", mode=0o755) in result.socket_root.refusals
 
     def test_a_symlinked_container_is_refused_as_a_symlink(self) -> None:
-        view = machine({"/tmp/x": Entry("dir", PEER, PEER, 0o777), "/tmp/.nx": Entry("link", PEER, PEER, 0o777)}, links={"/tmp/.nx": "/tmp/x"})
+        view = machine(
+            {"/tmp/x": Entry("dir", PEER, PEER, 0o777), "/tmp/.nx": Entry("link", PEER, PEER, 0o777)},
+            links={"/tmp/.nx": "/tmp/x"},
+        )
         refusal = resolve(environment(), view).socket_root.refusals[0]
         assert (refusal.kind, refusal.symlink, refusal.uid) == ("not-a-directory", True, PEER)
 
     def test_nothing_establishable_is_a_failure_with_its_refusal(self) -> None:
         """When the workspace fallback is refused too, every kind fails and the refusal is kept."""
-        view = machine({"/tmp/.nx": Entry("dir", PEER, PEER, 0o1777), "/home/ada/acme/.nx": Entry("dir", PEER, PEER, 0o755)})
+        view = machine(
+            {"/tmp/.nx": Entry("dir", PEER, PEER, 0o1777), "/home/ada/acme/.nx": Entry("dir", PEER, PEER, 0o755)}
+        )
         result = resolve(environment({"HOME": None}, passwd_home=None), view)
         assert result.socket_root.tier is None
         assert result.socket_root.failure is not None
@@ -122,8 +131,13 @@ class TestConfiguredDirectory:
         assert reason(environment({"NX_SOCKET_DIR": "/home/ada/.nx/sockets"})) == "nx-managed"
 
     def test_an_alias_through_a_symlink_is_refused_like_the_real_path(self) -> None:
-        view = machine({"/var": Entry("dir", 0, 0, 0o755), "/var/t": Entry("link", 0, 0, 0o777)}, links={"/var/t": "/tmp"})
-        assert resolve(environment({"NX_SOCKET_DIR": "/var/t"}), view).socket_root.invalid.reason == "shared-with-other-users"  # type: ignore[union-attr]
+        view = machine(
+            {"/var": Entry("dir", 0, 0, 0o755), "/var/t": Entry("link", 0, 0, 0o777)}, links={"/var/t": "/tmp"}
+        )
+        assert (
+            resolve(environment({"NX_SOCKET_DIR": "/var/t"}), view).socket_root.invalid.reason
+            == "shared-with-other-users"
+        )  # type: ignore[union-attr]
 
     def test_a_refused_configured_directory_falls_back_and_is_named(self) -> None:
         view = machine({"/srv": Entry("dir", PEER, PEER, 0o755)})
@@ -159,7 +173,9 @@ class TestBudget:
         assert sockets["forked"].windows_max_username == 23
         legacy_ts = resolve(fresh_environment("win32", nx_version="23.3.2"), MemoryView({})).sockets
         assert legacy_ts["forked"].windows_max_username == 29
-        assert sockets["daemon"].pattern is not None and sockets["daemon"].pattern.startswith("\\\\.\\pipe\\nx\\C:\\Users\\user\\")
+        assert sockets["daemon"].pattern is not None and sockets["daemon"].pattern.startswith(
+            "\\\\.\\pipe\\nx\\C:\\Users\\user\\"
+        )
 
 
 class TestGenerations:
@@ -213,11 +229,18 @@ class TestReleaseRules:
     def test_only_24_0_6_refuses_an_untrusted_workspace_data_directory(self) -> None:
         state = machine({"/tmp/shared": Entry("dir", 0, 0, 0o777)})
         data = {"NX_WORKSPACE_DATA_DIRECTORY": "/tmp/shared/data"}
-        refused = {v: resolve(environment(data, nx_version=v), state).workspace_data.refused for v in ("24.0.5", "24.0.6")}
+        refused = {
+            v: resolve(environment(data, nx_version=v), state).workspace_data.refused for v in ("24.0.5", "24.0.6")
+        }
         assert refused == {"24.0.5": False, "24.0.6": True}
 
     def test_the_client_check_arrives_with_24_0_5(self) -> None:
-        assert [rules_for(v).client_socket_check for v in ("23.3.2", "24.0.2", "24.0.5", "24.0.6")] == [False, False, True, True]
+        assert [rules_for(v).client_socket_check for v in ("23.3.2", "24.0.2", "24.0.5", "24.0.6")] == [
+            False,
+            False,
+            True,
+            True,
+        ]
 
 
 class TestViews:
@@ -248,7 +271,10 @@ class TestViews:
 
 class TestDaemonRecord:
     def test_a_recorded_daemon_socket_is_reported_with_its_liveness(self) -> None:
-        record = '{"processId": 4321, "socketPath": "/tmp/.nx/1000/sockets/0123456789abcdef0123/d.sock", "nxVersion": "24.0.6"}'
+        record = (
+            '{"processId": 4321, "socketPath": '
+            '"/tmp/.nx/1000/sockets/0123456789abcdef0123/d.sock", "nxVersion": "24.0.6"}'
+        )
         view = machine(files={"/home/ada/acme/.nx/workspace-data/d/server-process.json": record})
         result = resolve(environment(), view)
         assert result.daemon_record is not None and result.daemon_record.pid == 4321

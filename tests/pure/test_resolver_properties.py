@@ -27,12 +27,16 @@ entries = st.one_of(
               st.sampled_from([USER, PEER, 0]), st.sampled_from([USER, PEER, 0]), st.sampled_from(MODES)),
 )
 states = st.fixed_dictionaries(dict.fromkeys(LEVELS, entries))
-envs = st.fixed_dictionaries({
-    "HOME": st.sampled_from(["/home/ada", None, "", "/tmp", "relative", "/srv/s", "/home/ada/"]),
-    "NX_SOCKET_DIR": st.sampled_from([None, "", "/tmp", "/srv/s", "/tmp/.nx", "s/../t", "/home/ada/.nx/sockets", "/srv/s/deep"]),
-    "TMPDIR": st.sampled_from([None, "/tmp/missing", "/tmp", "/srv/s"]),
-    "NX_SKIP_NATIVE_FILE_CACHE": st.sampled_from([None, "true"]),
-})
+envs = st.fixed_dictionaries(
+    {
+        "HOME": st.sampled_from(["/home/ada", None, "", "/tmp", "relative", "/srv/s", "/home/ada/"]),
+        "NX_SOCKET_DIR": st.sampled_from(
+            [None, "", "/tmp", "/srv/s", "/tmp/.nx", "s/../t", "/home/ada/.nx/sockets", "/srv/s/deep"]
+        ),
+        "TMPDIR": st.sampled_from([None, "/tmp/missing", "/tmp", "/srv/s"]),
+        "NX_SKIP_NATIVE_FILE_CACHE": st.sampled_from([None, "true"]),
+    }
+)
 versions = st.sampled_from(["23.1.1", "23.3.2", "24.0.6", None])
 
 

@@ -45,7 +45,10 @@ class TestVerdict:
         assert judge_sandbox(machine(), USER, USER, "24.0.2", "/home/ada/acme/.nx/workspace-data/d").usable
 
     def test_inside_it_reads_the_live_view_and_knows_it_is_inside(self) -> None:
-        inside = machine({"/": OVERFLOW, "/tmp": Entry("dir", 65534, 65534, 0o1777)}, files={"/proc/self/uid_map": f"{USER} {USER} 1\n"})
+        inside = machine(
+            {"/": OVERFLOW, "/tmp": Entry("dir", 65534, 65534, 0o1777)},
+            files={"/proc/self/uid_map": f"{USER} {USER} 1\n"},
+        )
         verdict = judge_sandbox(inside, USER, USER, "24.0.6", "/home/ada/acme/.nx/workspace-data/d")
         assert verdict.inside and not verdict.usable
 
@@ -105,7 +108,11 @@ class TestDoctorOutside:
 
     def test_a_named_sandbox_is_a_warning_whose_fix_prints_its_configuration(self) -> None:
         daemon = next(f for f in self._findings("24.0.6", "srt") if f.id == "sandbox-daemon")
-        assert daemon.severity == "warn" and daemon.remedy == "nxsock paths --format srt" and "inside srt" in daemon.message
+        assert (
+            daemon.severity == "warn"
+            and daemon.remedy == "nxsock paths --format srt"
+            and "inside srt" in daemon.message
+        )
         assert not any(f.id == "sandbox-daemon" for f in self._findings("24.0.6", "docker"))
 
 
@@ -115,7 +122,9 @@ class TestPathsDocument:
         sandbox = parsed(run.stdout, "paths")["user_namespace_sandbox"]
         assert sandbox["daemon_usable"] is False and sandbox["run_inside"] == "NX_DAEMON=false"
         assert sandbox["clear_marker"] == "nxsock reset --daemon-marker" and sandbox["refusal"]["uid"] == 65534
-        assert sandbox["refusal"]["remedy"] == "export NX_DAEMON=false" and "cannot use its daemon" in sandbox["message"]
+        assert (
+            sandbox["refusal"]["remedy"] == "export NX_DAEMON=false" and "cannot use its daemon" in sandbox["message"]
+        )
         older = CliRunner().invoke(cli, ["paths", "--platform", "linux", "--nx-version", "24.0.2", "--json"])
         assert parsed(older.stdout, "paths")["user_namespace_sandbox"]["daemon_usable"] is True
         mac = CliRunner().invoke(cli, ["paths", "--platform", "darwin", "--nx-version", "24.0.6", "--json"])

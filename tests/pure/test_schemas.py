@@ -67,7 +67,10 @@ class TestTheSchemas:
         Draft202012Validator.check_schema(schema)
         assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
         assert schema["$id"] == f"https://nxsock.invalid/schema/v1/{name}.schema.json"
-        assert schema["properties"]["schema_version"] == {"description": schema["properties"]["schema_version"]["description"], "const": 1}
+        assert schema["properties"]["schema_version"] == {
+            "description": schema["properties"]["schema_version"]["description"],
+            "const": 1,
+        }
         assert schema["required"][0] == "schema_version" and schema["type"] == "object"
 
     @pytest.mark.parametrize("name", NAMES)
@@ -97,7 +100,11 @@ class TestTheSchemas:
     def test_the_shared_definitions_are_the_same_in_every_schema(self) -> None:
         """A refusal and a remedy step read the same whichever document carries them."""
         for definition in ("refusal", "remedy_step"):
-            found = {name: schemas.load(name)["$defs"][definition] for name in NAMES if definition in schemas.load(name).get("$defs", {})}
+            found = {
+                name: schemas.load(name)["$defs"][definition]
+                for name in NAMES
+                if definition in schemas.load(name).get("$defs", {})
+            }
             assert len(found) >= 2 and all(value == next(iter(found.values())) for value in found.values()), definition
 
     def test_the_rules_and_the_step_verbs_are_those_of_the_code(self) -> None:
@@ -106,7 +113,9 @@ class TestTheSchemas:
         from nxsock.core.remedy import Remove, Verb, step_json
 
         paths = schemas.load("paths")
-        assert list(paths["properties"]["rules"]["properties"]) == [f for f in ReleaseRules._fields if f not in ("release", "assumed")]
+        assert list(paths["properties"]["rules"]["properties"]) == [
+            f for f in ReleaseRules._fields if f not in ("release", "assumed")
+        ]
         step = paths["$defs"]["remedy_step"]
         assert step["properties"]["verb"]["enum"] == list(t.get_args(Verb))
         assert list(step["properties"]) == list(step_json(Remove("/x")))
@@ -140,7 +149,10 @@ class TestTheSchemas:
             (enum(*paths, "socket_root", "properties", "invalid", "anyOf", "0", "properties", "reason"), InvalidReason),
             (enum("doctor", "properties", "findings", "items", "properties", "severity"), Severity),
             (enum("cache-verify", "properties", "state"), t.get_type_hints(Verdict)["state"]),
-            (enum("provision-tmpfiles", "properties", "steps", "items", "properties", "verb"), t.get_type_hints(TmpfilesChange)["verb"]),
+            (
+                enum("provision-tmpfiles", "properties", "steps", "items", "properties", "verb"),
+                t.get_type_hints(TmpfilesChange)["verb"],
+            ),
         ]
         for found, literal in pairs:
             assert found == list(t.get_args(literal)), literal
@@ -220,7 +232,10 @@ def test_the_documents_no_test_run_reaches_match_too() -> None:
     from nxsock.output import report
 
     checked(report.doctor_error_document("the audit as uid 7 did not finish within 15 s"), "doctor")
-    changes = [TmpfilesChange("refuse", "/etc/tmpfiles.d", "is not trusted"), TmpfilesChange("fail", "/x", "no such directory")]
+    changes = [
+        TmpfilesChange("refuse", "/etc/tmpfiles.d", "is not trusted"),
+        TmpfilesChange("fail", "/x", "no such directory"),
+    ]
     checked(report.tmpfiles_steps_document(changes, dry_run=True, changed=False), "provision-tmpfiles")
 
 
@@ -263,15 +278,26 @@ class TestTheValidatorFails:
         import nxsock.output.paths_json
 
         real = nxsock.output.paths_json.paths_document
-        monkeypatch.setattr(nxsock.output.paths_json, "paths_document", lambda *a, **k: {**real(*a, **k), "uid": "not a number"})
+        monkeypatch.setattr(
+            nxsock.output.paths_json, "paths_document", lambda *a, **k: {**real(*a, **k), "uid": "not a number"}
+        )
         with pytest.raises(SchemaMismatch, match="uid"):
             Runner().invoke(cli, ["paths", "--json", *PLATFORM])
 
     def test_each_command_line_names_its_schema(self) -> None:
-        assert [schema_name(a) for a in (["paths", "--json"], ["--debug", "paths", "--format", "json"], ["check-root", "/x", "--json"],
-                                          ["cache", "verify", "--json"], ["provision", "--tmpfiles", "--install", "--json"],
-                                          ["provision", "--dry-run", "--json"], ["paths", "--format", "srt"], ["reset"])] == [
-            "paths", "paths", "check-root", "cache-verify", "provision-tmpfiles", "provision", None, None]
+        assert [
+            schema_name(a)
+            for a in (
+                ["paths", "--json"],
+                ["--debug", "paths", "--format", "json"],
+                ["check-root", "/x", "--json"],
+                ["cache", "verify", "--json"],
+                ["provision", "--tmpfiles", "--install", "--json"],
+                ["provision", "--dry-run", "--json"],
+                ["paths", "--format", "srt"],
+                ["reset"],
+            )
+        ] == ["paths", "paths", "check-root", "cache-verify", "provision-tmpfiles", "provision", None, None]
         assert all(schema_name([*name.split("-", 1), "--json"] if name.startswith("cache-") else [name, "--json"])
                    in (name, "provision") for name in NAMES)
 
@@ -281,8 +307,11 @@ class TestTheCommand:
 
     @pytest.mark.parametrize("name", NAMES)
     def test_it_prints_exactly_the_shipped_file(self, name: str) -> None:
-        shown = subprocess.run([sys.executable, "-m", "nxsock", "schema", name], capture_output=True,
-                               env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"})  # an ASCII locale: the bytes are still UTF-8
+        shown = subprocess.run(
+            [sys.executable, "-m", "nxsock", "schema", name],
+            capture_output=True,
+            env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
+        )  # an ASCII locale: the bytes are still UTF-8
         assert shown.returncode == 0 and shown.stderr == b""
         assert shown.stdout == (SHIPPED / f"{name}.schema.json").read_bytes()
         assert json.loads(shown.stdout) == schemas.load(name)
@@ -304,14 +333,22 @@ class TestTheCommand:
 
     def test_names_complete(self) -> None:
         env = {"_NXSOCK_COMPLETE": "bash_complete", "COMP_WORDS": "nxsock schema cache-", "COMP_CWORD": "2"}
-        shown = subprocess.run([sys.executable, "-m", "nxsock"], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", **env})
-        assert [line.split(",", 1)[1] for line in shown.stdout.splitlines()] == [n for n in NAMES if n.startswith("cache-")]
+        shown = subprocess.run(
+            [sys.executable, "-m", "nxsock"], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", **env}
+        )
+        assert [line.split(",", 1)[1] for line in shown.stdout.splitlines()] == [
+            n for n in NAMES if n.startswith("cache-")
+        ]
 
 
 def test_the_wheel_ships_every_schema(tmp_path: Path) -> None:
     """``pip wheel`` of the checkout holds each schema where importlib.resources finds it, byte for byte."""
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path), str(REPO)],
-                           capture_output=True, text=True, timeout=600)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path), str(REPO)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert built.returncode == 0, built.stderr[-2000:]
     (wheel,) = tmp_path.glob("nxsock-*.whl")
     with zipfile.ZipFile(wheel) as archive:

@@ -57,7 +57,9 @@ def leaf_commands(group: click.Group, prefix: str = "") -> set[str]:
     return names
 
 
-def run(words: t.Sequence[str], redirect: str, where: Path, stdin: str = "</dev/null") -> subprocess.CompletedProcess[str]:
+def run(
+    words: t.Sequence[str], redirect: str, where: Path, stdin: str = "</dev/null"
+) -> subprocess.CompletedProcess[str]:
     (where / "home").mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("NX_")}
     env.update(HOME=str(where / "home"), NO_COLOR="1", PYTHONPATH=str(Path(__file__).resolve().parents[2]))
@@ -84,7 +86,11 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], subpr
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    tried = {words[0] if words[0] != "cache" else " ".join(words[:2]) for words in INVOCATIONS.values() if not words[0].startswith("-")}
+    tried = {
+        words[0] if words[0] != "cache" else " ".join(words[:2])
+        for words in INVOCATIONS.values()
+        if not words[0].startswith("-")
+    }
     assert leaf_commands(cli) <= tried, leaf_commands(cli) - tried
 
     def one(key: tuple[str, str]) -> subprocess.CompletedProcess[str]:
@@ -112,7 +118,9 @@ class TestStandardStreams:
         plain_lines = plain.stderr.splitlines()
         lines = result.stderr.splitlines()
         assert lines[:len(plain_lines)] == plain_lines, result.stderr
-        assert one_line("\n".join(lines[len(plain_lines):])).startswith("nxsock: cannot write to standard output (ENOSPC: ")
+        assert one_line("\n".join(lines[len(plain_lines) :])).startswith(
+            "nxsock: cannot write to standard output (ENOSPC: "
+        )
 
 
 

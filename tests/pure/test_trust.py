@@ -16,7 +16,10 @@ class TestJsonInput:
         assert parse_json('{"a": "' + "[" * 1000 + '\\"{"}') == {"a": "[" * 1000 + '"{'}
 
     def test_lone_surrogates_become_replacement_characters_pairs_stay(self) -> None:
-        assert parse_json('{"v": "\\ud800x\\udfff", "\\udc80": "\\ud83d\\ude00"}') == {"v": "\ufffdx\ufffd", "\ufffd": "\U0001f600"}
+        assert parse_json('{"v": "\\ud800x\\udfff", "\\udc80": "\\ud83d\\ude00"}') == {
+            "v": "\ufffdx\ufffd",
+            "\ufffd": "\U0001f600",
+        }
 
     def test_a_huge_number_is_invalid_json_not_a_crash(self) -> None:
         with pytest.raises(JsonInputError):

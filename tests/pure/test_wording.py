@@ -39,7 +39,9 @@ STATES: list[tuple[Refusal, dict[str, Entry]]] = [
 
 
 @pytest.mark.parametrize(("refusal", "extra"), STATES, ids=lambda v: v.kind + v.dir if isinstance(v, Refusal) else "")
-def test_every_refusal_of_nx_levels_has_a_sentence_and_a_remedy_that_parses(refusal: Refusal, extra: dict[str, Entry]) -> None:
+def test_every_refusal_of_nx_levels_has_a_sentence_and_a_remedy_that_parses(
+    refusal: Refusal, extra: dict[str, Entry]
+) -> None:
     """The sentence names the directory; the remedy is one line a POSIX shell accepts as it is."""
     ctx, _ = context(extra)
     assert refusal.dir in describe(refusal)
@@ -151,7 +153,9 @@ def test_a_dotenv_file_of_another_user_is_not_edited_for_them() -> None:
 
     env = environment()
     env = env._replace(variables={**env.variables, "NX_SOCKET_DIR": Variable("/tmp", "/home/ada/acme/.env")})
-    view = machine({"/home/ada/acme/.env": Entry("file", PEER, PEER, 0o644)}, files={"/home/ada/acme/.env": "NX_SOCKET_DIR=/tmp\n"})
+    view = machine(
+        {"/home/ada/acme/.env": Entry("file", PEER, PEER, 0o644)}, files={"/home/ada/acme/.env": "NX_SOCKET_DIR=/tmp\n"}
+    )
     ctx = context_for(resolve(env, view), view)
     advice = remedy_for_invalid("NX_SOCKET_DIR", ctx)
     assert advice.command is None or "sed" not in advice.command
@@ -163,8 +167,19 @@ def test_quoting_survives_a_quote_and_a_space() -> None:
     assert shlex.split(shell_quote("/a b/c'd")) == ["/a b/c'd"]
 
 
-@pytest.mark.parametrize("name", ["/tmp/a\u0085b", "/tmp/\x1b]0;x\x07", "/tmp/caf\udce9", "/tmp/a\nb", "/tmp/\u202eevil",
-                                  "/tmp/back\\slash'q", "/tmp/\u00a0nbsp", "/tmp/$(id)`x`"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "/tmp/a\u0085b",
+        "/tmp/\x1b]0;x\x07",
+        "/tmp/caf\udce9",
+        "/tmp/a\nb",
+        "/tmp/\u202eevil",
+        "/tmp/back\\slash'q",
+        "/tmp/\u00a0nbsp",
+        "/tmp/$(id)`x`",
+    ],
+)
 def test_the_quoted_text_is_exactly_the_bytes_of_the_path(name: str) -> None:
     """C1, control, format and non-UTF-8 bytes are written as ``$'\\xHH'``: what is pasted is the real path."""
     quoted = shell_quote(name)
@@ -185,7 +200,8 @@ def _daemon_machine(owner: int, pid: int = 77) -> t.Any:
 
     leaf = per_run_leaf("/home/ada/acme", pid)
     files = {
-        "/proc/net/unix": f"Num RefCount Protocol Flags Type St Inode Path\n0: 2 0 10000 1 01 1 /tmp/.nx/{owner}/sockets/{leaf}/d.sock\n",
+        "/proc/net/unix": "Num RefCount Protocol Flags Type St Inode Path\n0: 2 0 10000 1 01 1 "
+                          f"/tmp/.nx/{owner}/sockets/{leaf}/d.sock\n",
         f"/proc/{pid}/cmdline": "/usr/bin/node\0/x/node_modules/nx/dist/src/daemon/server/start.js\0",
         f"/proc/{pid}/status": f"Name:\tnode\nUid:\t{owner}\t{owner}\t{owner}\t{owner}\n",
     }
@@ -196,7 +212,8 @@ def _daemon_machine(owner: int, pid: int = 77) -> t.Any:
 
 @pytest.mark.parametrize("owner", [0, PEER])
 def test_a_daemon_of_another_uid_serving_this_workspace_is_named_and_only_roots_is_stopped(owner: int) -> None:
-    """``sudo nx daemon --start`` leaves root's daemon: its pid and owner are named and it is stopped; a peer's is never killed."""
+    """``sudo nx daemon --start`` leaves root's daemon: its pid and owner are named and it is stopped; a peer's is never
+    killed."""
     from nxsock.audit.checks_sockets import check_root_leftovers
     from nxsock.audit.findings import Context
 

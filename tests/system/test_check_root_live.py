@@ -37,11 +37,15 @@ def test_the_peer_containers_remedy_works_and_check_root_then_passes() -> None:
     refused = run_as_user(f"install -d -m 1777 -o {PEER} /tmp/.nx", ["check-root", "--json"])
     remedy = parsed(refused.stdout, "check-root")["refusal"]["remedy"]
     assert remedy == "sudo chown -h root:root -- /tmp/.nx && test ! -L /tmp/.nx && sudo chmod 1777 -- /tmp/.nx"
-    fixed = run_as_user(f"install -d -m 1777 -o {PEER} /tmp/.nx; {remedy.replace('sudo ', '')}", ["check-root", "--json"])
+    fixed = run_as_user(
+        f"install -d -m 1777 -o {PEER} /tmp/.nx; {remedy.replace('sudo ', '')}", ["check-root", "--json"]
+    )
     assert fixed.returncode == 0 and parsed(fixed.stdout, "check-root")["state"] == "ok"
 
 
 def test_human_check_root_reads_without_colour() -> None:
     run = run_as_user(f"install -d -m 1777 -o {PEER} /tmp/.nx", ["check-root"], env={"NO_COLOR": "1"})
     assert run.returncode == 1 and "✗ unsafe" in run.stdout and "\x1b[" not in run.stdout
-    assert "fix:  sudo chown -h root:root -- /tmp/.nx && test ! -L /tmp/.nx && sudo chmod 1777 -- /tmp/.nx" in run.stdout
+    assert (
+        "fix:  sudo chown -h root:root -- /tmp/.nx && test ! -L /tmp/.nx && sudo chmod 1777 -- /tmp/.nx" in run.stdout
+    )

@@ -36,7 +36,9 @@ def test_a_recorded_daemon_socket_is_probed_alive_or_stale(runner: CliRunner, mo
 
 @pytest.mark.parametrize("json_flag", [False, True], ids=["text", "json"])
 @pytest.mark.parametrize("redirect", [">/dev/full", ">&-"])
-def test_root_auditing_as_a_user_on_a_standard_output_that_fails_is_exit_74_and_one_line(json_flag: bool, redirect: str) -> None:
+def test_root_auditing_as_a_user_on_a_standard_output_that_fails_is_exit_74_and_one_line(
+    json_flag: bool, redirect: str
+) -> None:
     """``doctor --user``'s audit runs in a child of that user's ids: its failed write is the child's 74, said once."""
     import shlex
     import subprocess
@@ -48,8 +50,16 @@ def test_root_auditing_as_a_user_on_a_standard_output_that_fails_is_exit_74_and_
                f"doctor --user {USER}{' --json' if json_flag else ''} {redirect}")
     script = (f"mount -t tmpfs -o mode=1777 tmpfs /tmp; mount -t tmpfs -o mode=0755 tmpfs /home; "
               f"install -d -o {USER} -g {USER} /home/u{USER}; cd /home/u{USER}; {command}")
-    result = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], capture_output=True, text=True,
-                            timeout=120, stdin=subprocess.DEVNULL, cwd="/")
+    result = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "bash", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        cwd="/",
+    )
     assert result.returncode == 74, (result.returncode, result.stderr)
     assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr, result.stderr
-    assert result.stderr.startswith("nxsock: standard output is closed" if redirect == ">&-" else "nxsock: cannot write to standard output (ENOSPC")
+    assert result.stderr.startswith(
+        "nxsock: standard output is closed" if redirect == ">&-" else "nxsock: cannot write to standard output (ENOSPC"
+    )

@@ -23,7 +23,9 @@ pytestmark = pytest.mark.xdist_group("contract")
 
 
 
-README = (Path(__file__).resolve().parents[2] / "docs" / "json.md").read_text()  # the JSON contract, moved from the README
+README = (
+    Path(__file__).resolve().parents[2] / "docs" / "json.md"
+).read_text()  # the JSON contract, moved from the README
 HOME = f"/home/u{USER}"
 WS = f"{HOME}/ws"
 D = f"{WS}/.nx/workspace-data/d"
@@ -37,7 +39,9 @@ head -c 4096 /dev/zero > {BINDING_DIR}/nx.linux-x64-gnu.node
 """
 #: Entries for reset (removed: a dead per-run directory and the marker; kept: a peer's entry), a daemon record,
 #: cache entries for list and prune (this checkout's old version's, removed: keyed by this binding's path).
-STATE = WORKSPACE + f"""
+STATE = (
+    WORKSPACE
+    + f"""
 install -d -m 1777 /tmp/.nx
 install -d -m 0700 -o {USER} -g {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/sockets /tmp/.nx/{USER}/native-cache \
     /tmp/.nx/{USER}/native-cache/24.0.6 /tmp/.nx/{USER}/native-cache/23.3.2
@@ -49,10 +53,12 @@ key=$(python3 -c 'import hashlib,sys; print(hashlib.sha256(sys.argv[1].encode())
 head -c 100 /dev/zero > /tmp/.nx/{USER}/native-cache/23.3.2/23.3.2-$key-nx.linux-x64-gnu.node
 chown -R {USER}:{USER} /tmp/.nx/{USER}/native-cache
 echo 'went away' > {D}/disabled
-echo '{{"processId": 999999, "socketPath": "/tmp/.nx/{USER}/sockets/0123456789abcdef0123/d.sock", "nxVersion": "24.0.6"}}' \
+echo '{{"processId": 999999, "socketPath": "/tmp/.nx/{USER}/sockets/0123456789abcdef0123/d.sock", \
+"nxVersion": "24.0.6"}}' \
     > {D}/server-process.json
 chown -R {USER}:{USER} {WS}/.nx
 """
+)
 PEER_CONTAINER = WORKSPACE + f"install -d -m 1777 -o {PEER} /tmp/.nx; chown -R {USER}:{USER} {WS}/.nx"
 
 
@@ -87,40 +93,94 @@ REFUSAL = ["kind", "dir", "uid", "mode", "errno", "symlink", "message", "remedy"
 
 #: (document, dotted key path): ``a.b`` a key of an object, ``a[].b`` a key of every element of a (non-empty) list.
 DOCUMENTED: list[tuple[str, str]] = [
-    *[("paths", k) for k in ["schema_version", "platform", "uid", "workspace_root", "workspace_source", "nx_version",
-                             "nx_version_source", "layout", "generation", "layout_assumed", "variables"]],
-    *[("paths", f"socket_root.{k}") for k in ["tier", "root", "demoted_from", "refused_configured_dir", "invalid",
-                                              "refusals", "failure"]],
-    *[("paths-invalid", f"socket_root.invalid.{k}") for k in ["reason", "dir", "variable", "source", "message",
-                                                              "remedy", "hint"]],
+    *[
+        ("paths", k)
+        for k in [
+            "schema_version",
+            "platform",
+            "uid",
+            "workspace_root",
+            "workspace_source",
+            "nx_version",
+            "nx_version_source",
+            "layout",
+            "generation",
+            "layout_assumed",
+            "variables",
+        ]
+    ],
+    *[
+        ("paths", f"socket_root.{k}")
+        for k in ["tier", "root", "demoted_from", "refused_configured_dir", "invalid", "refusals", "failure"]
+    ],
+    *[
+        ("paths-invalid", f"socket_root.invalid.{k}")
+        for k in ["reason", "dir", "variable", "source", "message", "remedy", "hint"]
+    ],
     *[("paths-refused", f"socket_root.refusals[].{k}") for k in REFUSAL],
     *[("paths", f"sockets.{kind}.{k}") for kind in ("daemon", "forked", "plugin", "console") for k in SOCKET],
     *[("paths", f"sockets.daemon.{k}") for k in ["recorded", "alive", "answers"]],
     ("paths", "sockets.plugin.id_budget"),
     *[("paths", f"native_cache.{k}") for k in ["dir", "bypass_reason", "configured", "refusals"]],
     *[("paths", f"workspace_data.{k}") for k in ["dir", "daemon_dir", "source", "untrusted_reason", "refused"]],
-    *[("paths", f"daemon_record.{k}") for k in ["file", "pid", "socket_path", "nx_version", "alive", "connect", "problem",
-                                                "client_refusal"]],
-    *[("paths", f"user_namespace_sandbox.{k}") for k in ["inside", "client_checks_socket_ancestry", "daemon_usable",
-                                                         "refusal", "message", "run_inside", "marker", "marker_warning",
-                                                         "clear_marker"]],
+    *[
+        ("paths", f"daemon_record.{k}")
+        for k in ["file", "pid", "socket_path", "nx_version", "alive", "connect", "problem", "client_refusal"]
+    ],
+    *[
+        ("paths", f"user_namespace_sandbox.{k}")
+        for k in [
+            "inside",
+            "client_checks_socket_ancestry",
+            "daemon_usable",
+            "refusal",
+            "message",
+            "run_inside",
+            "marker",
+            "marker_warning",
+            "clear_marker",
+        ]
+    ],
     *[("paths", f"actions[].{k}") for k in ["verb", "path", "mode"]],
     *[("paths", f"allowlist.{k}") for k in ["write", "unix_sockets"]],
     *[("check-root", k) for k in ["schema_version", "path", "safe", "state", "refusal", "provision_command"]],
     *[("doctor", k) for k in ["schema_version", "status", "findings"]],
-    *[("doctor", f"findings[].{k}") for k in ["id", "group", "severity", "path", "message", "remedy", "hint", "detail"]],
-    *[("doctor-explain", k) for k in ["matched", "errno", "path", "cause", "remedy", "remedy_source", "hint", "recognised",
-                                      "messages", "truncated", "messages_left_off"]],
-    *[("doctor-explain", f"messages[].{k}") for k in ["matched", "errno", "path", "cause", "remedy", "remedy_source", "hint",
-                                                      "finding"]],
-    *[("reset", k) for k in ["schema_version", "dry_run", "interrupted", "marker_reason", "removed", "kept", "failed",
-                             "freed"]],
+    *[
+        ("doctor", f"findings[].{k}")
+        for k in ["id", "group", "severity", "path", "message", "remedy", "hint", "detail"]
+    ],
+    *[
+        ("doctor-explain", k)
+        for k in [
+            "matched",
+            "errno",
+            "path",
+            "cause",
+            "remedy",
+            "remedy_source",
+            "hint",
+            "recognised",
+            "messages",
+            "truncated",
+            "messages_left_off",
+        ]
+    ],
+    *[
+        ("doctor-explain", f"messages[].{k}")
+        for k in ["matched", "errno", "path", "cause", "remedy", "remedy_source", "hint", "finding"]
+    ],
+    *[
+        ("reset", k)
+        for k in ["schema_version", "dry_run", "interrupted", "marker_reason", "removed", "kept", "failed", "freed"]
+    ],
     *[("reset", f"removed[].{k}") for k in ["path", "what", "reason", "freed"]],
     *[("reset", f"kept[].{k}") for k in ["path", "what", "reason"]],
     *[("cache-path", k) for k in ["schema_version", "dir", "bypass_reason"]],
     *[("cache-list", k) for k in ["schema_version", "dir", "bypass_reason", "binding", "entries"]],
-    *[("cache-list", f"entries[].{k}") for k in ["path", "version", "binding", "size", "trusted", "fresh", "in_use",
-                                                 "partial"]],
+    *[
+        ("cache-list", f"entries[].{k}")
+        for k in ["path", "version", "binding", "size", "trusted", "fresh", "in_use", "partial"]
+    ],
     *[("cache-verify", k) for k in ["schema_version", "state", "entry", "message", "remedy"]],
     *[("cache-prune", k) for k in ["schema_version", "dry_run", "interrupted", "removed", "failed", "kept", "freed"]],
     *[("cache-prune", f"removed[].{k}") for k in ["path", "reason", "freed"]],
@@ -176,7 +236,8 @@ def test_modes_are_four_octal_digits_and_errnos_names(documents: dict[str, dict[
 
 
 def test_the_cache_dir_is_null_when_nx_loads_the_binding_in_place() -> None:
-    """docs/json.md: ``native_cache.dir`` is ``null`` when Nx loads in place, even when a refused directory was configured."""
+    """docs/json.md: ``native_cache.dir`` is ``null`` when Nx loads in place, even when a refused directory was
+    configured."""
     document = _run(WORKSPACE, "paths", "--json", env={"NX_NATIVE_FILE_CACHE_DIRECTORY": "/tmp"})
     assert document["native_cache"]["bypass_reason"] is not None
     assert document["native_cache"]["dir"] is None

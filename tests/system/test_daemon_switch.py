@@ -1,4 +1,5 @@
-"""The ``docker`` reason, judged on real root filesystems: this host as it is, and copies of ``/`` without or with a ``/.dockerenv``.
+"""The ``docker`` reason, judged on real root filesystems: this host as it is, and copies of ``/`` without or with a
+``/.dockerenv``.
 
 Each copy is a tmpfs in a private mount namespace holding every top-level
 entry of ``/`` bind-mounted, but ``/.dockerenv`` left out or planted as an empty
@@ -43,7 +44,9 @@ done
 """
 
 
-def _verdicts(plants: t.Sequence[str | None], envs: t.Sequence[dict[str, str]]) -> tuple[list[list[dict[str, t.Any]]], bool]:
+def _verdicts(
+    plants: t.Sequence[str | None], envs: t.Sequence[dict[str, str]]
+) -> tuple[list[list[dict[str, t.Any]]], bool]:
     """``daemon`` of ``paths --json`` for each plant (``None``: the host as it is; else a copy of / with it planted) and
     each environment, all in one namespace; and whether /proc/self/cgroup names docker (which Nx counts too)."""
     python, pythonpath = stage_nxsock()

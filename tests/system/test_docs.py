@@ -65,8 +65,17 @@ def test_real_zsh_completion(tmp_path: Path, words: str, expected: list[str]) ->
     shell = "env -i " + " ".join(shlex.quote(f"{k}={v}") for k, v in env.items()) + " zsh -f"
     subprocess.run([*tmux, "new-session", "-d", "-s", "t", "-x", "200", "-y", "40", shell], check=True)
     try:
-        subprocess.run([*tmux, "send-keys", "-t", "t", f"fpath=({functions} $fpath); autoload -U compinit; compinit -u -D",
-                        "Enter"], check=True)
+        subprocess.run(
+            [
+                *tmux,
+                "send-keys",
+                "-t",
+                "t",
+                f"fpath=({functions} $fpath); autoload -U compinit; compinit -u -D",
+                "Enter",
+            ],
+            check=True,
+        )
         subprocess.run([*tmux, "send-keys", "-t", "t", words, "Tab"], check=True)
         screen, deadline, listed = "", time.monotonic() + 15, False
         while time.monotonic() < deadline:

@@ -20,10 +20,16 @@ from harness import (
 WS = f"/home/u{USER}/ws"
 MAKE_WS = f"install -d -o {USER} {WS}; echo '{{}}' > {WS}/nx.json; chown {USER} {WS}/nx.json"
 DROP_IN = "mount -t tmpfs tmpfs /etc/tmpfiles.d; printf 'd /tmp/.nx 1777 root root -\\n' > /etc/tmpfiles.d/nxsock.conf"
-STALE = "stale() { python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' \"$1\"; chown " + str(USER) + " \"$1\"; chmod 0600 \"$1\"; }"
+STALE = (
+    "stale() { python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' \"$1\"; chown "
+    + str(USER)
+    + " \"$1\"; chmod 0600 \"$1\"; }"
+)
 
 
-def doctor(setup: str = "", *args: str, env: dict[str, str] | None = None, uid: int = USER) -> tuple[dict[str, t.Any], t.Any]:
+def doctor(
+    setup: str = "", *args: str, env: dict[str, str] | None = None, uid: int = USER
+) -> tuple[dict[str, t.Any], t.Any]:
     """``doctor --json`` as *uid* in the workspace after *setup*; the tree must be exactly as it was."""
     result = run_as_user(f"{MAKE_WS}; {STALE}; {setup}", ["doctor", "--json", *args], env=env, uid=uid, cwd=WS)
     assert result.tree_before == result.tree_after, "doctor changed the filesystem"
@@ -56,7 +62,9 @@ class TestStates:
         document, result = doctor(f"install -d -m 1777 -o {PEER} /tmp/.nx; {DROP_IN}")
         refused = finding(document, "container")
         assert refused["severity"] == "warn" and result.returncode == 0  # Nx still works, demoted
-        assert [f["severity"] for f in document["findings"] if f["id"] == "container"] == ["warn"]  # and nothing says "ok"
+        assert [f["severity"] for f in document["findings"] if f["id"] == "container"] == [
+            "warn"
+        ]  # and nothing says "ok"
         assert ("outcome", "warn") in problems(document)
         remedy = refused["remedy"].replace("sudo ", "")
         fixed, _ = doctor(f"install -d -m 1777 -o {PEER} /tmp/.nx; {DROP_IN}; {remedy}")
@@ -93,11 +101,16 @@ class TestStates:
         too_long = finding(document, "path-budget")
         # never /tmp/nx-<uid>, which anyone may create first: a directory under one only the user owns
         assert result.returncode == 1 and too_long["remedy"] == f"export NX_SOCKET_DIR=/tmp/xdg-{USER}/nx"
-        fixed = run_as_user(f"{MAKE_WS}; {setup}", ["doctor", "--json"], env={**xdg, "NX_SOCKET_DIR": f"/tmp/xdg-{USER}/nx"}, cwd=deep)
+        fixed = run_as_user(
+            f"{MAKE_WS}; {setup}", ["doctor", "--json"], env={**xdg, "NX_SOCKET_DIR": f"/tmp/xdg-{USER}/nx"}, cwd=deep
+        )
         assert not [f for f in parsed(fixed.stdout, "doctor")["findings"] if f["id"] == "path-budget"]
 
     def test_a_missing_tmpdir_fails_nx_23_until_created(self) -> None:
-        nx_pkg = f"install -d -o {USER} {WS}/node_modules/nx; echo '{{\"version\": \"23.3.2\"}}' > {WS}/node_modules/nx/package.json"
+        nx_pkg = (
+            f"install -d -o {USER} {WS}/node_modules/nx; echo '{{\"version\": \"23.3.2\"}}' > "
+            f"{WS}/node_modules/nx/package.json"
+        )
         document, result = doctor(nx_pkg, env={"TMPDIR": "/tmp/claude"})
         assert result.returncode == 1 and finding(document, "tmpdir")["remedy"] == "mkdir -m 0700 -- /tmp/claude"
         fixed, _ = doctor(f"{nx_pkg}; install -d -m 0700 -o {USER} /tmp/claude", env={"TMPDIR": "/tmp/claude"})
@@ -118,10 +131,16 @@ class TestStates:
     def test_eacces_from_a_mode_gets_chmod_advice_and_the_advice_works(self) -> None:
         run_dir = f"/tmp/.nx/{USER}/sockets/0123456789abcdef0123"
         python, _ = stage_nxsock()
-        listen = (f"{as_user_prefix()} {python} -c \"import os,socket,time; s=socket.socket(socket.AF_UNIX); "
-                  f"s.bind('{run_dir}/d.sock'); s.listen(); open('/tmp/.up', 'w').close(); {WHILE_PARENT_LIVES}\" & {WAIT_FOR} /tmp/.up")
-        setup = (f"install -d -m 1777 -o {USER} /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/sockets "
-                 f"{run_dir}; {listen}; chmod 0000 {run_dir}/d.sock")
+        listen = (
+            f"{as_user_prefix()} {python} -c \"import os,socket,time; s=socket.socket(socket.AF_UNIX); "
+            f"s.bind('{run_dir}/d.sock'); s.listen(); open('/tmp/.up', 'w').close(); "
+            f"{WHILE_PARENT_LIVES}\" & {WAIT_FOR} /tmp/.up"
+        )
+        setup = (
+            f"install -d -m 1777 -o {USER} /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} "
+            f"/tmp/.nx/{USER}/sockets "
+            f"{run_dir}; {listen}; chmod 0000 {run_dir}/d.sock"
+        )
         document, _ = doctor(setup)
         refused = finding(document, "sockets")
         assert "EACCES" in refused["message"] and "chmod" in refused["remedy"]
@@ -132,9 +151,11 @@ class TestStates:
 
     def test_the_disabled_marker_is_reported_with_its_reason_until_removed(self) -> None:
         d = f"{WS}/.nx/workspace-data/d"
-        setup = (f"install -d -m 0700 -o {USER} {d}; echo 'inotify_add_watch failed' > {d}/disabled; "
-                 f"echo 'Error: listen EACCES: permission denied {d}/d.sock' > {d}/daemon-error.log; chown -R {USER} {d}; "
-                 f"install -d {WS}/node_modules/nx; echo '{{\"version\": \"24.0.6\"}}' > {WS}/node_modules/nx/package.json")
+        setup = (
+            f"install -d -m 0700 -o {USER} {d}; echo 'inotify_add_watch failed' > {d}/disabled; "
+            f"echo 'Error: listen EACCES: permission denied {d}/d.sock' > {d}/daemon-error.log; chown -R {USER} {d}; "
+            f"install -d {WS}/node_modules/nx; echo '{{\"version\": \"24.0.6\"}}' > {WS}/node_modules/nx/package.json"
+        )
         # Nx installed and NX_DAEMON=true (this host may be a container): the marker is all that keeps the daemon off.
         on = {"NX_DAEMON": "true"}
         document, _ = doctor(setup, env=on)
@@ -147,8 +168,17 @@ class TestStates:
 
     def test_a_dead_daemon_record_is_reported(self) -> None:
         d = f"{WS}/.nx/workspace-data/d"
-        record = json.dumps({"processId": 999999, "socketPath": f"/tmp/.nx/{USER}/sockets/0123456789abcdef0123/d.sock", "nxVersion": "24.0.6"})
-        document, _ = doctor(f"install -d -m 0700 -o {USER} {d}; echo {shlex.quote(record)} > {d}/server-process.json; chown -R {USER} {d}")
+        record = json.dumps(
+            {
+                "processId": 999999,
+                "socketPath": f"/tmp/.nx/{USER}/sockets/0123456789abcdef0123/d.sock",
+                "nxVersion": "24.0.6",
+            }
+        )
+        document, _ = doctor(
+            f"install -d -m 0700 -o {USER} {d}; echo {shlex.quote(record)} > "
+            f"{d}/server-process.json; chown -R {USER} {d}"
+        )
         messages = [f["message"] for f in document["findings"] if f["id"] == "daemon-record"]
         assert any("not running" in m for m in messages) and any("does not answer (ENOENT)" in m for m in messages)
 
@@ -181,12 +211,21 @@ class TestStates:
                  f"/tmp/.nx/{USER}/sockets {run_dir}; stale {run_dir}/d.sock; touch -d 2000-01-01 {run_dir}")
         message = f"Error: connect ECONNREFUSED {run_dir}/d.sock"
         document, _ = doctor(setup, "--explain", message)
-        assert (document["matched"], document["errno"], document["path"]) == ("socket-errno", "ECONNREFUSED", f"{run_dir}/d.sock")
+        assert (document["matched"], document["errno"], document["path"]) == (
+            "socket-errno",
+            "ECONNREFUSED",
+            f"{run_dir}/d.sock",
+        )
         assert document["remedy"] == "nxsock reset" and document["findings"]
 
     def test_human_output_reads_without_colour(self) -> None:
-        result = run_as_user(f"{MAKE_WS}; install -d -m 1777 -o {PEER} /tmp/.nx", ["doctor"], env={"NO_COLOR": "1"}, cwd=WS)
-        assert result.stdout.startswith("⚠ Nx works here, with ") and "fix:  sudo chown -h root:root -- /tmp/.nx" in result.stdout
+        result = run_as_user(
+            f"{MAKE_WS}; install -d -m 1777 -o {PEER} /tmp/.nx", ["doctor"], env={"NO_COLOR": "1"}, cwd=WS
+        )
+        assert (
+            result.stdout.startswith("⚠ Nx works here, with ")
+            and "fix:  sudo chown -h root:root -- /tmp/.nx" in result.stdout
+        )
         assert result.stdout.count("sudo chown") == 1, result.stdout  # each remedy once
         assert "\x1b[" not in result.stdout and result.stdout.strip().splitlines()[-1].startswith("⚠ 0 errors")
 
@@ -194,19 +233,32 @@ class TestStates:
 class TestMoreStates:
 
     def test_a_home_beneath_a_peers_directory_is_an_ancestry_finding(self) -> None:
-        setup = f"install -d -m 1777 -o {PEER} /tmp/.nx; install -d -m 0755 -o {PEER} /home/peer; install -d -o {USER} /home/peer/u"
+        setup = (
+            f"install -d -m 1777 -o {PEER} /tmp/.nx; install -d -m 0755 -o {PEER} /home/peer; install "
+            f"-d -o {USER} /home/peer/u"
+        )
         document, _ = doctor(setup, env={"HOME": "/home/peer/u"})
         ancestry = finding(document, "ancestry")
         # nothing under the peer's directory is suggested: they could swap it
-        assert "/home/peer" in ancestry["message"] and ancestry["remedy"] is None and "passes every rule" in ancestry["hint"]
+        assert (
+            "/home/peer" in ancestry["message"]
+            and ancestry["remedy"] is None
+            and "passes every rule" in ancestry["hint"]
+        )
         xdg = f"/tmp/xdg-{USER}"
-        document, _ = doctor(f"{setup}; install -d -m 0700 -o {USER} {xdg}", env={"HOME": "/home/peer/u", "XDG_RUNTIME_DIR": xdg})
+        document, _ = doctor(
+            f"{setup}; install -d -m 0700 -o {USER} {xdg}", env={"HOME": "/home/peer/u", "XDG_RUNTIME_DIR": xdg}
+        )
         assert finding(document, "ancestry")["remedy"] == f"export NX_SOCKET_DIR={xdg}/nx"
 
     def test_a_fifo_or_a_peers_file_where_a_socket_belongs_never_blocks(self) -> None:
         run_dir = f"/tmp/.nx/{USER}/sockets/0123456789abcdef0123"
-        setup = (f"install -d -m 1777 -o {USER} /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/sockets {run_dir}; "
-                 f"mkfifo {run_dir}/d.sock; chown {USER} {run_dir}/d.sock; stale {run_dir}/fp1-1.sock; chown {PEER} {run_dir}/fp1-1.sock")
+        setup = (
+            f"install -d -m 1777 -o {USER} /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} "
+            f"/tmp/.nx/{USER}/sockets {run_dir}; "
+            f"mkfifo {run_dir}/d.sock; chown {USER} {run_dir}/d.sock; stale {run_dir}/fp1-1.sock; chown "
+            f"{PEER} {run_dir}/fp1-1.sock"
+        )
         document, _ = doctor(setup)
         messages = [f["message"] for f in document["findings"] if f["id"] == "sockets"]
         assert any("is a fifo, not a socket" in m for m in messages)
@@ -215,12 +267,20 @@ class TestMoreStates:
     def test_a_daemon_of_another_nx_version_is_reported(self) -> None:
         d = f"{WS}/.nx/workspace-data/d"
         record = json.dumps({"processId": 1, "socketPath": f"{d}/d.sock", "nxVersion": "23.3.2"})
-        nx_pkg = f"install -d -o {USER} {WS}/node_modules/nx; echo '{{\"version\": \"24.0.6\"}}' > {WS}/node_modules/nx/package.json"
-        document, _ = doctor(f"{nx_pkg}; install -d -m 0700 -o {USER} {d}; echo {shlex.quote(record)} > {d}/server-process.json; chown -R {USER} {d}")
+        nx_pkg = (
+            f"install -d -o {USER} {WS}/node_modules/nx; echo '{{\"version\": \"24.0.6\"}}' > "
+            f"{WS}/node_modules/nx/package.json"
+        )
+        document, _ = doctor(
+            f"{nx_pkg}; install -d -m 0700 -o {USER} {d}; echo {shlex.quote(record)} > "
+            f"{d}/server-process.json; chown -R {USER} {d}"
+        )
         assert any("runs Nx 23.3.2; 24.0.6 is installed" in f["message"] for f in document["findings"])
 
     def test_an_untrusted_workspace_data_directory_is_a_configuration_error_for_nx_24(self) -> None:
-        document, result = doctor(f"install -d -m 0777 -o {PEER} /tmp/peerdata", env={"NX_WORKSPACE_DATA_DIRECTORY": "/tmp/peerdata"})
+        document, result = doctor(
+            f"install -d -m 0777 -o {PEER} /tmp/peerdata", env={"NX_WORKSPACE_DATA_DIRECTORY": "/tmp/peerdata"}
+        )
         assert finding(document, "configuration")["severity"] == "error" and result.returncode == 1
 
     def test_explain_reads_stdin(self) -> None:
@@ -238,7 +298,10 @@ class TestMoreStates:
         result = run_as_user(f"{MAKE_WS}; install -d -m 1777 /tmp/.nx", ["--version"], post=post)
         findings = parsed(result.post, "doctor")["findings"]
         inside = next(f for f in findings if f["id"] == "user-namespace")
-        assert "Running in a user namespace" in inside["message"] and f"{WS}/.nx/workspace-data/d (workspace)" in inside["message"]
+        assert (
+            "Running in a user namespace" in inside["message"]
+            and f"{WS}/.nx/workspace-data/d (workspace)" in inside["message"]
+        )
         assert next(f for f in findings if f["id"] == "outcome")["severity"] == "warn"
 
 
@@ -253,7 +316,9 @@ class TestRemedyPolicyLive:
         document, _ = doctor(setup, env={"NX_SOCKET_DIR": sock_dir})
         foreign = finding(document, "sockets")
         assert foreign["remedy"] == f"rm -- {sock_dir}/d.sock"
-        fixed, _ = doctor(f"{setup}; {as_user_prefix()} sh -c {shlex.quote(foreign['remedy'])}", env={"NX_SOCKET_DIR": sock_dir})
+        fixed, _ = doctor(
+            f"{setup}; {as_user_prefix()} sh -c {shlex.quote(foreign['remedy'])}", env={"NX_SOCKET_DIR": sock_dir}
+        )
         assert not [p for p in problems(fixed) if p[0] == "sockets"]
 
     def test_root_auditing_an_attackers_workspace_prints_nothing_that_acts_through_its_links(self) -> None:
@@ -266,21 +331,32 @@ class TestRemedyPolicyLive:
         precious = "/home/rootetc"
         setup = (
             f"install -d -m 0755 {precious} {precious}/keep {precious}/systemd; echo secret > {precious}/file; "
-            f"install -d -m 0755 -o {PEER} /home/attacker {ws}; echo '{{}}' > {ws}/nx.json; ln -s {precious} {ws}/link; "
+            f"install -d -m 0755 -o {PEER} /home/attacker {ws}; echo '{{}}' > {ws}/nx.json; ln "
+            f"-s {precious} {ws}/link; "
             f"printf 'NX_SOCKET_DIR={ws}/link/keep\\nNX_NATIVE_FILE_CACHE_DIRECTORY={ws}/link/file\\n"
             f"NX_WORKSPACE_DATA_DIRECTORY={ws}/link/systemd/system/x.d\\n' > {ws}/.env; chown -h -R {PEER} {ws}; "
             f"install -d -m 1777 -o {PEER} /tmp/.nx"
         )
         python, pylib = stage_nxsock()
         snapshot = f"find {precious} -printf '%y %U %m %p\\n' | sort"
-        audit = f"cd {ws} && PYTHONPATH={pylib} {python} -m nxsock doctor --json --user {PEER} > /tmp/audit.json || true; cd /"
+        audit = (
+            f"cd {ws} && PYTHONPATH={pylib} {python} -m nxsock doctor --json --user {PEER} > "
+            "/tmp/audit.json || true; cd /"
+        )
         paste = (
-            f"{python} -c \"import json; [print(f['remedy']) for f in json.load(open('/tmp/audit.json'))['findings'] if f['remedy']]\" "
+            f"{python} -c \"import json; [print(f['remedy']) for f in "
+            "json.load(open('/tmp/audit.json'))['findings'] if f['remedy']]\" "
             "> /tmp/remedies.txt; "
-            f"cd {ws}; while read -r line; do bash -c \"${{line//sudo /}}\" >/dev/null 2>&1 || true; done < /tmp/remedies.txt; cd /"
+            f"cd {ws}; while read -r line; do bash -c \"${{line//sudo /}}\" >/dev/null 2>&1 || true; done "
+            "< /tmp/remedies.txt; cd /"
         )
         post = f"{snapshot}; echo '@@@'; cat /tmp/remedies.txt; echo '@@@'; cat /tmp/audit.json"
-        result = run_as_user(f"{setup}; {snapshot} > /tmp/before.txt; {audit}; {paste}", ["--help"], uid=0, post=f"cat /tmp/before.txt; echo '@@@'; {post}")
+        result = run_as_user(
+            f"{setup}; {snapshot} > /tmp/before.txt; {audit}; {paste}",
+            ["--help"],
+            uid=0,
+            post=f"cat /tmp/before.txt; echo '@@@'; {post}",
+        )
         assert result.post.count("@@@\n") == 3, (result.post, result.stderr[-2000:])
         before, after, remedies, audited = result.post.split("@@@\n")
         parsed(audited, "doctor")
@@ -307,11 +383,15 @@ MARKED = "# Written by nxsock provision --tmpfiles --install."
     ids=["good", "the-users", "aged", "emptied-at-boot", "another-file-aged", "nobody-owned"],  # no uid in an id
 )
 class TestBootPersistence:
-    """The tmpfiles.d line for /tmp/.nx is judged by type, mode, owner and age; ``d /tmp/.nx 1777 root root -`` is the good one."""
+    """The tmpfiles.d line for /tmp/.nx is judged by type, mode, owner and age; ``d /tmp/.nx 1777 root root -`` is the
+    good one."""
 
 
     def test_the_line_is_judged_and_its_fix_fits_the_file(self, name: str, text: str, verdict: str) -> None:
-        setup = f"install -d -m 1777 /tmp/.nx; mount -t tmpfs tmpfs /etc/tmpfiles.d; printf '{text}' > /etc/tmpfiles.d/{name}"
+        setup = (
+            f"install -d -m 1777 /tmp/.nx; mount -t tmpfs tmpfs /etc/tmpfiles.d; printf '{text}' "
+            f"> /etc/tmpfiles.d/{name}"
+        )
         document, _ = doctor(setup)
         boot = [f for f in document["findings"] if f["id"] == "boot-persistence"]
         assert len(boot) == 1, boot

@@ -60,16 +60,23 @@ class TestAFullFilesystem:
         The workspace is a 256 KiB tmpfs filled but for three pages: the first write of the new file is short.
         """
         assert len(TEXT) == 48_828
-        setup = (f"install -d -o {USER} {WS}; mount -t tmpfs -o size=256k,mode=0755 tmpfs {WS}; chown {USER} {WS}; "
-                 f"echo '{{}}' > {WS}/nx.json; chown {USER} {WS}/nx.json; {_write_env(f'{WS}/.env', str(USER), '0644')}; "
-                 f"dd if=/dev/zero of={WS}/.fill bs=4096 2>/dev/null || true; truncate -s -12288 {WS}/.fill; sync")
+        setup = (
+            f"install -d -o {USER} {WS}; mount -t tmpfs -o size=256k,mode=0755 tmpfs {WS}; chown {USER} {WS}; "
+            f"echo '{{}}' > {WS}/nx.json; chown {USER} {WS}/nx.json; {_write_env(f'{WS}/.env', str(USER), '0644')}; "
+            f"dd if=/dev/zero of={WS}/.fill bs=4096 2>/dev/null || true; truncate -s -12288 {WS}/.fill; sync"
+        )
         before = run_as_user(setup, ["doctor", "--json"], cwd=WS, post=_state(f"{WS}/.env"))
         assert before.post.splitlines()[1].split()[0] == _digest(TEXT), before.post
         result = run_as_user(setup, ["doctor", "--fix", "--yes", "--json"], cwd=WS, post=_state(f"{WS}/.env"))
         assert "Traceback" not in result.stderr, result.stderr
         outcome = _env_outcome(result.stdout)
-        assert outcome["outcome"] == "failed" and "ENOSPC" in outcome["reason"] and "\n" not in outcome["reason"], outcome
-        assert result.post == before.post, (before.post, result.post)  # the same bytes, inode, owner, mode; no copy beside it
+        assert outcome["outcome"] == "failed" and "ENOSPC" in outcome["reason"] and "\n" not in outcome["reason"], (
+            outcome
+        )
+        assert result.post == before.post, (
+            before.post,
+            result.post,
+        )  # the same bytes, inode, owner, mode; no copy beside it
         assert "nxsock-" not in result.post
 
 
@@ -84,7 +91,8 @@ class TestOwnerGroupModeAndLinks:
         assert result.post.splitlines()[0].startswith(f"{USER}:{PEER} 640 ") and _digest(TEXT) in result.post
 
     def test_a_group_that_may_do_only_what_others_may_is_the_users_own_after_the_edit(self) -> None:
-        """USER:PEER 0600: the group changes no one's access, so the edit is made; the mode stays, the group is USER's."""
+        """USER:PEER 0600: the group changes no one's access, so the edit is made; the mode stays, the group is
+        USER's."""
         setup = f"{MAKE_WS}; {_write_env(f'{WS}/.env', f'{USER}:{PEER}', '0600')}"
         result = run_as_user(setup, ["doctor", "--fix", "--yes", "--json"], cwd=WS, post=_state(f"{WS}/.env"))
         assert _env_outcome(result.stdout)["outcome"] == "fixed"
@@ -100,7 +108,8 @@ class TestOwnerGroupModeAndLinks:
         assert result.post.splitlines()[0].endswith(" 2") and _digest(TEXT) in result.post
 
     def test_the_group_and_mode_are_kept_where_the_writer_may_give_them(self, tmp_path: Path) -> None:
-        """Root's own .env, group PEER, 0640, set-group-id directory aside: the new file is root:PEER 0640, only the line gone."""
+        """Root's own .env, group PEER, 0640, set-group-id directory aside: the new file is root:PEER 0640, only the
+        line gone."""
         env = tmp_path / ".env"
         env.write_text(TEXT)
         os.chown(env, 0, PEER)
@@ -140,7 +149,9 @@ cd {WS}
                               capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
                               preexec_fn=default_signals)
         rc, owner, digest, *names = proc.stdout.split("\n")
-        assert rc == f"rc {128 + getattr(signal, signal_name)}", proc.stdout  # it took effect (after the section), not ignored
+        assert rc == f"rc {128 + getattr(signal, signal_name)}", (
+            proc.stdout
+        )  # it took effect (after the section), not ignored
         assert names == [".", "..", ".env", "nx.json", ""], proc.stdout
         assert digest.split()[0] in (_digest(TEXT), _digest(EDITED)), proc.stdout
         assert owner.startswith(f"{USER}:{USER} 600 ")
@@ -154,10 +165,31 @@ def test_the_tmpfiles_drop_in_is_written_by_the_same_writer_and_a_kill_leaves_no
     drop_in = tmp_path / "tmpfiles.d" / "nxsock.conf"
     drop_in.parent.mkdir()
     code = f"from nxsock.act.tmpfiles import install; print(install(dry_run=False, path={str(drop_in)!r}))"
-    proc = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:signal=SIGTERM:when=1",
-                           sys.executable, "-c", code], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
-                          preexec_fn=default_signals)
-    assert proc.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM), (proc.stdout, proc.stderr)  # strace ends as its tracee did
+    proc = subprocess.run(
+        [
+            "strace",
+            "-f",
+            "-qq",
+            "-o",
+            "/dev/null",
+            "-e",
+            "trace=fsync",
+            "-e",
+            "inject=fsync:signal=SIGTERM:when=1",
+            sys.executable,
+            "-c",
+            code,
+        ],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        preexec_fn=default_signals,
+    )
+    assert proc.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM), (
+        proc.stdout,
+        proc.stderr,
+    )  # strace ends as its tracee did
     assert [p.name for p in drop_in.parent.iterdir()] == ["nxsock.conf"]
     assert drop_in.read_text().startswith("# Written by nxsock") and stat.S_IMODE(drop_in.stat().st_mode) == 0o644
 
@@ -173,13 +205,23 @@ class TestAccessControlLists:
     NOBODY = 0xFFFFFFFF
 
     def test_a_directory_default_acl_that_would_let_a_peer_read_the_new_file_is_refused(self, tmp_path: Path) -> None:
-        """A .env of 0640 with no ACL, in a directory whose default ACL names PEER: the new file would let PEER read it."""
+        """A .env of 0640 with no ACL, in a directory whose default ACL names PEER: the new file would let PEER read
+        it."""
         env = tmp_path / ".env"
         env.write_text(TEXT)
         env.chmod(0o640)
         try:  # user::rw- user:PEER:r-- group::r-- mask::r-- other::---
-            os.setxattr(tmp_path, "system.posix_acl_default",
-                        _acl((1, 6, self.NOBODY), (2, 4, PEER), (4, 4, self.NOBODY), (0x10, 4, self.NOBODY), (0x20, 0, self.NOBODY)))
+            os.setxattr(
+                tmp_path,
+                "system.posix_acl_default",
+                _acl(
+                    (1, 6, self.NOBODY),
+                    (2, 4, PEER),
+                    (4, 4, self.NOBODY),
+                    (0x10, 4, self.NOBODY),
+                    (0x20, 0, self.NOBODY),
+                ),
+            )
         except OSError as exc:
             pytest.skip(f"no POSIX ACLs here ({exc.strerror})")
         problem = acting.delete_env_lines(str(env), "NX_SOCKET_DIR", 0)
@@ -190,8 +232,17 @@ class TestAccessControlLists:
         env = tmp_path / ".env"
         env.write_text(TEXT)
         try:
-            os.setxattr(env, "system.posix_acl_access",
-                        _acl((1, 6, self.NOBODY), (2, 4, PEER), (4, 0, self.NOBODY), (0x10, 4, self.NOBODY), (0x20, 0, self.NOBODY)))
+            os.setxattr(
+                env,
+                "system.posix_acl_access",
+                _acl(
+                    (1, 6, self.NOBODY),
+                    (2, 4, PEER),
+                    (4, 0, self.NOBODY),
+                    (0x10, 4, self.NOBODY),
+                    (0x20, 0, self.NOBODY),
+                ),
+            )
         except OSError as exc:
             pytest.skip(f"no POSIX ACLs here ({exc.strerror})")
         problem = acting.delete_env_lines(str(env), "NX_SOCKET_DIR", 0)

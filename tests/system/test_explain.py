@@ -16,6 +16,8 @@ def test_the_json_keeps_its_keys_and_adds_every_message(runner: CliRunner) -> No
     document = json.loads(runner.invoke(cli, ["doctor", "--json", "--explain", text]).stdout)
     assert {"schema_version", "status", "findings", "matched", "errno", "path", "cause", "remedy"} <= document.keys()
     assert document["schema_version"] == 1 and document["matched"] == "daemon-graph-failed"
-    assert [m["matched"] for m in document["messages"]] == [m[0] for m in EXPECTED["24.0.6/socket-dir-shared--client.txt"]]
+    assert [m["matched"] for m in document["messages"]] == [
+        m[0] for m in EXPECTED["24.0.6/socket-dir-shared--client.txt"]
+    ]
     assert all(m["remedy"] for m in document["messages"])
     assert document["remedy"] == document["messages"][0]["remedy"]

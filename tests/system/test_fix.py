@@ -39,7 +39,10 @@ HOME = f"/home/u{USER}"
 WS = f"{HOME}/ws"
 MAKE_WS = f"install -d -o {USER} {WS}; echo '{{}}' > {WS}/nx.json; chown {USER} {WS}/nx.json"
 D = f"{WS}/.nx/workspace-data/d"
-MARKER = f"install -d -o {USER} {WS}/.nx {WS}/.nx/workspace-data; install -d -m 0700 -o {USER} {D}; echo 'Daemon was disabled' > {D}/disabled; chown {USER} {D}/disabled"
+MARKER = (
+    f"install -d -o {USER} {WS}/.nx {WS}/.nx/workspace-data; install -d -m 0700 -o {USER} {D}; echo 'Daemon was "
+    f"disabled' > {D}/disabled; chown {USER} {D}/disabled"
+)
 
 
 def said(outcome: Acted) -> str:
@@ -48,7 +51,9 @@ def said(outcome: Acted) -> str:
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "nxsock", *args], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "nxsock", *args], capture_output=True, text=True, stdin=subprocess.DEVNULL
+    )
 
 
 @pytest.fixture
@@ -68,7 +73,8 @@ def _peer_link(link: Path, target: Path) -> None:
 
 class TestActingRefusesWhatChangedSinceTheAudit:
     def test_a_level_swapped_for_a_peers_link_is_refused_not_followed(self, tmp_path: Path, victim: Path) -> None:
-        """remove, remove-tree, chmod and the .env edit walk the parent by the trust rule: a peer's link there stops them."""
+        """remove, remove-tree, chmod and the .env edit walk the parent by the trust rule: a peer's link there stops
+        them."""
         level = tmp_path / "level"
         _peer_link(level, victim)
         assert isinstance(acting.remove_file(str(level / "x"), 0), Refused)
@@ -132,10 +138,15 @@ class TestActingRefusesWhatChangedSinceTheAudit:
         assert isinstance(acting.remove_file(str(path), 0), Done) and not path.exists()
         assert isinstance(acting.remove_file(str(path), 0), Done)  # already gone is what the step wanted
 
-    def test_the_env_edit_deletes_only_the_lines_that_set_the_variable_and_keeps_the_rest_byte_for_byte(self, tmp_path: Path) -> None:
+    def test_the_env_edit_deletes_only_the_lines_that_set_the_variable_and_keeps_the_rest_byte_for_byte(
+        self, tmp_path: Path
+    ) -> None:
         """As the printed sed line would: every line setting it (export, spaces), nothing else; the mode kept."""
         env = tmp_path / ".env"
-        text = b"A=1\nNX_SOCKET_DIR=/tmp\n  export NX_SOCKET_DIR = /x\nNX_SOCKET_DIRX=keep\n# NX_SOCKET_DIR=comment\n\xff=raw\r\nlast"
+        text = (
+            b"A=1\nNX_SOCKET_DIR=/tmp\n  export NX_SOCKET_DIR = /x\nNX_SOCKET_DIRX=keep\n# "
+            b"NX_SOCKET_DIR=comment\n\xff=raw\r\nlast"
+        )
         env.write_bytes(text)
         env.chmod(0o640)
         inode = env.stat().st_ino
@@ -167,7 +178,11 @@ class TestFixAsAUser:
         assert [i["remedy"] for i in document["plan"]] == [f"rm -- {D}/disabled"]
         assert document["plan"][0]["remedy_steps"][0]["verb"] == "remove" and document["findings"] is None
         human = fix(MARKER, "--dry-run")
-        assert f"rm -- {D}/disabled" in human.stdout and "dry run" in human.stdout and human.tree_before == human.tree_after
+        assert (
+            f"rm -- {D}/disabled" in human.stdout
+            and "dry run" in human.stdout
+            and human.tree_before == human.tree_after
+        )
 
     def test_yes_applies_the_plan_re_audits_and_changes_nothing_else(self) -> None:
         """The marker goes, by nxsock's own code; the re-audit no longer finds it; exit 0; nothing else changed."""
@@ -182,9 +197,12 @@ class TestFixAsAUser:
     def test_a_dotenv_is_edited_and_a_dead_state_reset_in_one_run(self) -> None:
         """The .env line goes (the others stay), and nxsock's own reset removes a dead per-run directory."""
         dead = f"/tmp/.nx/{USER}/sockets/0123456789abcdef0123"
-        setup = (f"printf 'A=1\\nNX_SOCKET_DIR=/tmp\\nB=2\\n' > {WS}/.env; chown {USER} {WS}/.env; "
-                 f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/sockets {dead}; "
-                 f"touch -d '2 hours ago' {dead}")
+        setup = (
+            f"printf 'A=1\\nNX_SOCKET_DIR=/tmp\\nB=2\\n' > {WS}/.env; chown {USER} {WS}/.env; "
+            f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} "
+            f"/tmp/.nx/{USER}/sockets {dead}; "
+            f"touch -d '2 hours ago' {dead}"
+        )
         result = fix(setup, "--yes", "--json", post=f"cat {WS}/.env")
         document = json.loads(result.stdout)
         outcomes = {o["remedy"]: o["outcome"] for o in document["outcomes"]}
@@ -194,14 +212,20 @@ class TestFixAsAUser:
         assert dead in result.tree_before and dead not in result.tree_after
 
     def test_cache_prune_runs_in_process_by_the_pruning_code(self) -> None:
-        """An untrusted cache entry of the user's: --fix runs nxsock's own prune; only the entry and its empty directory go."""
+        """An untrusted cache entry of the user's: --fix runs nxsock's own prune; only the entry and its empty directory
+        go."""
         cache = f"/tmp/.nx/{USER}/native-cache"
         entry = f"{cache}/23.3.2/23.3.2-0123456789ab-nx.linux-x64-gnu.node"
-        setup = (f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/sockets {cache} {cache}/23.3.2; "
-                 f"echo old > {entry}; chmod 0666 {entry}; chown -R {USER} /tmp/.nx/{USER}")
+        setup = (
+            f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/sockets "
+            f"{cache} {cache}/23.3.2; "
+            f"echo old > {entry}; chmod 0666 {entry}; chown -R {USER} /tmp/.nx/{USER}"
+        )
         result = fix(setup, "--yes", "--json")
         document = json.loads(result.stdout)
-        assert [(o["remedy"], o["outcome"]) for o in document["outcomes"]] == [("nxsock cache prune", "fixed")], document["outcomes"]
+        assert [(o["remedy"], o["outcome"]) for o in document["outcomes"]] == [("nxsock cache prune", "fixed")], (
+            document["outcomes"]
+        )
         assert changed_outside(result.tree_before, result.tree_after, [f"{cache}/23.3.2"]) == []
         assert entry in result.tree_before and f"{cache}/23.3.2" not in result.tree_after
 
@@ -214,17 +238,24 @@ class TestFixAsAUser:
         assert listed and "needs root" in listed[0]["why_not"]
         assert result.tree_before == result.tree_after
         human = fix(f"install -d -m 1777 -o {PEER} /tmp/.nx", "--yes")
-        assert "For you to run" in human.stdout and "sudo chown" in human.stdout and "Nothing for nxsock to apply" in human.stdout
+        assert (
+            "For you to run" in human.stdout
+            and "sudo chown" in human.stdout
+            and "Nothing for nxsock to apply" in human.stdout
+        )
 
 
 def dead_runs(count: int) -> str:
     """*count* dead per-run directories of the user's, each holding a daemon socket nothing listens on, left ``0755``
     (a umask Nx did not tighten), all two hours old: doctor finds a chmod and a reset for each."""
     sockets = f"/tmp/.nx/{USER}/sockets"
-    make = ("import os, socket\n"
-            f"for n in range({count}):\n"
-            f"    d = '{sockets}/%020x' % n; os.mkdir(d, 0o700); s = socket.socket(socket.AF_UNIX); s.bind(d + '/d.sock'); s.close()\n"
-            "    os.chmod(d + '/d.sock', 0o755)\n")
+    make = (
+        "import os, socket\n"
+        f"for n in range({count}):\n"
+        f"    d = '{sockets}/%020x' % n; os.mkdir(d, 0o700); s = socket.socket(socket.AF_UNIX); s.bind(d "
+        "+ '/d.sock'); s.close()\n"
+        "    os.chmod(d + '/d.sock', 0o755)\n"
+    )
     return (f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} {sockets}; "
             f"python3 -c {shlex.quote(make)}; chown -R {USER}:{USER} /tmp/.nx/{USER}; "
             f"find {sockets} -mindepth 1 -exec touch -h -d '2 hours ago' {{}} +")
@@ -241,8 +272,14 @@ class TestAStepAnEarlierRemedyDidIsDone:
         assert [r for r, _ in outcomes][1] == "nxsock reset" and len(outcomes) == 4, outcomes
         assert {o for _, o in outcomes} == {"fixed"}, document["outcomes"]
         later = document["outcomes"][2:]
-        assert all(o["steps"][0]["outcome"] == "done" and "already done" in o["steps"][0]["reason"] for o in later), later
-        assert not [f for f in document["findings"] if f["id"] in ("sockets", "leftovers") and f["severity"] in ("warn", "error")]
+        assert all(o["steps"][0]["outcome"] == "done" and "already done" in o["steps"][0]["reason"] for o in later), (
+            later
+        )
+        assert not [
+            f
+            for f in document["findings"]
+            if f["id"] in ("sockets", "leftovers") and f["severity"] in ("warn", "error")
+        ]
         assert result.returncode == 0, (document["outcomes"], result.stderr)
         assert f"/tmp/.nx/{USER}/sockets/" not in result.tree_after
 
@@ -251,7 +288,9 @@ class TestAStepAnEarlierRemedyDidIsDone:
         lines = result.stdout.splitlines()
         assert result.returncode == 0, (result.stdout[-3000:], result.stderr)
         assert len(lines) <= 30, "\n".join(lines[:60])
-        assert "3000 dead socket directories" in result.stdout and "<each of 3,000>/d.sock" in result.stdout, result.stdout
+        assert "3000 dead socket directories" in result.stdout and "<each of 3,000>/d.sock" in result.stdout, (
+            result.stdout
+        )
         assert "--json" in result.stdout  # where each is listed
         listed = json.loads(fix(dead_runs(3000), "--dry-run", "--json").stdout)
         assert len(listed["plan"]) == 3001
@@ -275,14 +314,22 @@ class TestAPeersDotenvSteersNothing:
         owner = 0 if as_root else USER
         home = "/home/root" if as_root else HOME  # within what the snapshot compares
         target = f"{home}/{planted}"
-        setup = (f"install -d -o {owner} {home}; install -d -m 0700 -o {owner} {home}/notes {home}/notes/d; "
-                 f"echo precious > {target}; chown {owner} {target}; "
-                 f"install -d -m 0755 -o {PEER} {PEER_WS}; echo '{{}}' > {PEER_WS}/nx.json; "
-                 f"echo '{variable}={home}/notes' > {PEER_WS}/.env; chown {PEER} {PEER_WS}/nx.json {PEER_WS}/.env; "
-                 f"install -d {PEER_WS}/node_modules/nx; echo '{{\"version\": \"24.0.6\"}}' > {PEER_WS}/node_modules/nx/package.json")
+        setup = (
+            f"install -d -o {owner} {home}; install -d -m 0700 -o {owner} {home}/notes {home}/notes/d; "
+            f"echo precious > {target}; chown {owner} {target}; "
+            f"install -d -m 0755 -o {PEER} {PEER_WS}; echo '{{}}' > {PEER_WS}/nx.json; "
+            f"echo '{variable}={home}/notes' > {PEER_WS}/.env; chown {PEER} {PEER_WS}/nx.json {PEER_WS}/.env; "
+            f"install -d {PEER_WS}/node_modules/nx; echo '{{\"version\": \"24.0.6\"}}' > "
+            f"{PEER_WS}/node_modules/nx/package.json"
+        )
         # Nx installed and NX_DAEMON=true: the daemon is on, so its record's problem is a warning, on any host.
-        result = run_as_user(f"{MAKE_WS}; {setup}", ["doctor", "--fix", "--yes", "--json"], env={"HOME": home, "NX_DAEMON": "true"},
-                             uid=owner, cwd=PEER_WS)
+        result = run_as_user(
+            f"{MAKE_WS}; {setup}",
+            ["doctor", "--fix", "--yes", "--json"],
+            env={"HOME": home, "NX_DAEMON": "true"},
+            uid=owner,
+            cwd=PEER_WS,
+        )
         assert "Traceback" not in result.stderr, result.stderr
         assert target in result.tree_after, (result.stdout, result.stderr)
         assert changed_outside(result.tree_before, result.tree_after, []) == [], result.stdout
@@ -298,10 +345,13 @@ class TestAPeersDotenvSteersNothing:
         # Plain doctor, not only --fix: a remedy shown is pasted, so it must not act where the peer's .env points.
         owner = 0 if as_root else USER
         home = "/home/root" if as_root else HOME
-        setup = (f"install -d -o {owner} {home}; install -d -m 0700 -o {owner} {home}/notes {home}/notes/d; "
-                 f"echo planted > {home}/notes/d/disabled; chown {owner} {home}/notes/d/disabled; "
-                 f"install -d -m 0755 -o {PEER} {PEER_WS}; echo '{{}}' > {PEER_WS}/nx.json; "
-                 f"echo 'NX_WORKSPACE_DATA_DIRECTORY={home}/notes' > {PEER_WS}/.env; chown {PEER} {PEER_WS}/nx.json {PEER_WS}/.env")
+        setup = (
+            f"install -d -o {owner} {home}; install -d -m 0700 -o {owner} {home}/notes {home}/notes/d; "
+            f"echo planted > {home}/notes/d/disabled; chown {owner} {home}/notes/d/disabled; "
+            f"install -d -m 0755 -o {PEER} {PEER_WS}; echo '{{}}' > {PEER_WS}/nx.json; "
+            f"echo 'NX_WORKSPACE_DATA_DIRECTORY={home}/notes' > {PEER_WS}/.env; chown {PEER} "
+            f"{PEER_WS}/nx.json {PEER_WS}/.env"
+        )
         result = run_as_user(f"{MAKE_WS}; {setup}", ["doctor", "--json"], env={"HOME": home}, uid=owner, cwd=PEER_WS)
         assert "Traceback" not in result.stderr, result.stderr
         findings = json.loads(result.stdout)["findings"]
@@ -337,9 +387,12 @@ def _run_in_peers_workspace(setup: str, args: list[str], as_root: bool) -> t.Any
 @pytest.mark.parametrize("as_root", [False, True], ids=["as-the-user", "as-root"])
 def test_paths_obeys_the_same_rule_as_doctor(as_root: bool) -> None:
     """Found by the red team: paths printed ``mkdir -m 0700 -- /tmp/missingtmp`` for a TMPDIR a peer's .env set."""
-    setup = (f"install -d -m 0755 -o {PEER} {PEER_WS} {PEER_WS}/node_modules {PEER_WS}/node_modules/nx; "
-             f"echo '{{}}' > {PEER_WS}/nx.json; echo '{{\"version\": \"23.3.2\"}}' > {PEER_WS}/node_modules/nx/package.json; "
-             f"echo 'TMPDIR=/tmp/missingtmp' > {PEER_WS}/.env; chown -R {PEER} {PEER_WS}")
+    setup = (
+        f"install -d -m 0755 -o {PEER} {PEER_WS} {PEER_WS}/node_modules {PEER_WS}/node_modules/nx; "
+        f"echo '{{}}' > {PEER_WS}/nx.json; echo '{{\"version\": \"23.3.2\"}}' > "
+        f"{PEER_WS}/node_modules/nx/package.json; "
+        f"echo 'TMPDIR=/tmp/missingtmp' > {PEER_WS}/.env; chown -R {PEER} {PEER_WS}"
+    )
     document = _run_in_peers_workspace(setup, ["paths", "--json"], as_root)
     refusals = [document["socket_root"]["failure"], *document["socket_root"]["refusals"]]
     refusals += [p["failure"] for p in document["sockets"].values()]
@@ -356,16 +409,20 @@ class TestAPeersWorkspaceRunsNothingOfTheirs:
     @pytest.mark.parametrize("as_root", [False, True], ids=["as-the-user", "as-root"])
     def test_no_nx_command_and_no_kill_is_offered_there(self, as_root: bool) -> None:
         d = f"{PEER_WS}/.nx/workspace-data/d"
-        setup = (f"install -d -m 0755 -o {PEER} {PEER_WS} {PEER_WS}/.nx {PEER_WS}/.nx/workspace-data {PEER_WS}/node_modules "
-                 f"{PEER_WS}/node_modules/nx; echo '{{}}' > {PEER_WS}/nx.json; "
-                 f"echo '{{\"version\": \"24.0.6\"}}' > {PEER_WS}/node_modules/nx/package.json; "
-                 f"install -d -m 0777 -o {PEER} {d}; echo planted > {d}/disabled; "
-                 f"printf '{{\"processId\": 1234, \"socketPath\": \"{d}/d.sock\"}}' > {d}/server-process.json; "
-                 f"chown -R {PEER} {PEER_WS}")
+        setup = (
+            f"install -d -m 0755 -o {PEER} {PEER_WS} {PEER_WS}/.nx {PEER_WS}/.nx/workspace-data {PEER_WS}/node_modules "
+            f"{PEER_WS}/node_modules/nx; echo '{{}}' > {PEER_WS}/nx.json; "
+            f"echo '{{\"version\": \"24.0.6\"}}' > {PEER_WS}/node_modules/nx/package.json; "
+            f"install -d -m 0777 -o {PEER} {d}; echo planted > {d}/disabled; "
+            f"printf '{{\"processId\": 1234, \"socketPath\": \"{d}/d.sock\"}}' > {d}/server-process.json; "
+            f"chown -R {PEER} {PEER_WS}"
+        )
         findings = _run_in_peers_workspace(setup, ["doctor", "--json"], as_root)["findings"]
         steps = [s for f in findings for s in f["remedy_steps"] or []]
         assert not [s for s in steps if s["verb"] in ("run-nx", "stop-process")], steps
-        assert not [f for f in findings if f["remedy"] and ("nx reset" in f["remedy"] or "kill" in f["remedy"])], findings
+        assert not [f for f in findings if f["remedy"] and ("nx reset" in f["remedy"] or "kill" in f["remedy"])], (
+            findings
+        )
 
 
 PTY_DRIVER = r"""
@@ -418,24 +475,36 @@ class TestPeerSwapsALevelBetweenPlanAndApply:
     def test_a_level_swapped_after_the_plan_is_refused_and_nothing_is_removed_anywhere(self, attack: str) -> None:
         victim = f"{HOME}/victim"
         precious = f"{victim}/workspace-data/d/disabled"
-        setup = (f"{MARKER}; chgrp {USER} {WS}; chmod 0770 {WS}; "
-                 f"install -d -o {USER} -g {USER} {victim} {victim}/workspace-data; install -d -m 0700 -o {USER} -g {USER} {victim}/workspace-data/d; "
-                 f"echo precious > {precious}; chown {USER} {precious}")
+        setup = (
+            f"{MARKER}; chgrp {USER} {WS}; chmod 0770 {WS}; "
+            f"install -d -o {USER} -g {USER} {victim} {victim}/workspace-data; install -d -m 0700 -o {USER} -g {USER} "
+            f"{victim}/workspace-data/d; "
+            f"echo precious > {precious}; chown {USER} {precious}"
+        )
         if attack == "link":
             plant = f"mv {WS}/.nx {WS}/.nx-moved && ln -s {victim} {WS}/.nx"
         else:
-            plant = (f"mv {WS}/.nx {WS}/.nx-moved && mkdir -p {WS}/.nx/workspace-data/d && echo theirs > {WS}/.nx/workspace-data/d/disabled")
+            plant = (
+                f"mv {WS}/.nx {WS}/.nx-moved && mkdir -p {WS}/.nx/workspace-data/d && echo theirs > "
+                f"{WS}/.nx/workspace-data/d/disabled"
+            )
         peer = f"setpriv --reuid={PEER} --regid={PEER} --groups={USER} bash -c {shlex.quote(plant)}"
         ran, before, after = _pty_run(setup, [], attack=peer)
         out = ran["out"]
         assert ran["answered"] and f"rm -- {D}/disabled" in out, out  # the plan had it, and asked
         assert "✗ refused" in out and ran["rc"] == 1, out
-        assert f" {precious}" in after and f" {WS}/.nx-moved/workspace-data/d/disabled" in after  # the user's two markers
+        assert (
+            f" {precious}" in after and f" {WS}/.nx-moved/workspace-data/d/disabled" in after
+        )  # the user's two markers
         if attack == "directory":
             theirs = [line for line in after.splitlines() if line.endswith(f" {D}/disabled")]
             assert theirs and theirs[0].split()[1] == str(PEER)  # and the peer's, untouched
-        moved = {p.replace(f"{WS}/.nx-moved", f"{WS}/.nx") for p in (line.rsplit(" ", 1)[-1] for line in after.splitlines())}
-        assert all(line.rsplit(" ", 1)[-1] in moved for line in before.splitlines() if f"{WS}/.nx/" in line), "something was removed"
+        moved = {
+            p.replace(f"{WS}/.nx-moved", f"{WS}/.nx") for p in (line.rsplit(" ", 1)[-1] for line in after.splitlines())
+        }
+        assert all(line.rsplit(" ", 1)[-1] in moved for line in before.splitlines() if f"{WS}/.nx/" in line), (
+            "something was removed"
+        )
         unchanged = [line for line in before.splitlines() if victim in line]
         assert unchanged and all(line in after.splitlines() for line in unchanged), "the other tree changed"
 
@@ -444,10 +513,31 @@ def _pty_run(setup: str, fix_args: t.Sequence[str], attack: str = "true", interr
              env: t.Sequence[str] = ()) -> tuple[dict[str, t.Any], str, str]:
     """``doctor --fix`` as the user on a pseudo-terminal after *setup*; *attack* runs at the question, then "y"."""
     python, pylib = stage_nxsock()
-    argv = ["setpriv", f"--reuid={USER}", f"--regid={USER}", "--clear-groups", "env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin",
-            f"HOME={HOME}", "LANG=C.UTF-8", *env, f"PYTHONPATH={pylib}", "PYTHONDONTWRITEBYTECODE=1", "TERM=dumb",
-            python, "-m", "nxsock", "doctor", "--fix", *fix_args]
-    snapshot = "find /tmp /home -xdev -path '*/node_modules/*' -prune -o -printf '%y %U %G %m %i %s %l %p\\n' 2>/dev/null | sort"
+    argv = [
+        "setpriv",
+        f"--reuid={USER}",
+        f"--regid={USER}",
+        "--clear-groups",
+        "env",
+        "-i",
+        "PATH=/usr/local/bin:/usr/bin:/bin",
+        f"HOME={HOME}",
+        "LANG=C.UTF-8",
+        *env,
+        f"PYTHONPATH={pylib}",
+        "PYTHONDONTWRITEBYTECODE=1",
+        "TERM=dumb",
+        python,
+        "-m",
+        "nxsock",
+        "doctor",
+        "--fix",
+        *fix_args,
+    ]
+    snapshot = (
+        "find /tmp /home -xdev -path '*/node_modules/*' -prune -o -printf '%y %U %G %m %i %s %l "
+        "%p\\n' 2>/dev/null | sort"
+    )
     extra = "" if interrupt_in is None else f" {shlex.quote(interrupt_in)}"
     return _driven(setup, f"{shlex.quote(python)} -c {shlex.quote(PTY_DRIVER)} {shlex.quote(json.dumps(argv))} "
                           f"{shlex.quote(attack)}{extra}", snapshot)
@@ -478,9 +568,12 @@ echo '<<<TREE'; {snapshot}
     return ran, trees[0], trees[1]
 
 
-MANY_DEAD = (f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/sockets; "
-             f"python3 -c 'import os; [os.mkdir(\"/tmp/.nx/{USER}/sockets/%020x\" % n, 0o700) for n in range(20000)]'; "
-             f"chown -R {USER}:{USER} /tmp/.nx/{USER}; find /tmp/.nx/{USER}/sockets -mindepth 1 -exec touch -d '2 hours ago' {{}} +")
+MANY_DEAD = (
+    f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/sockets; "
+    f"python3 -c 'import os; [os.mkdir(\"/tmp/.nx/{USER}/sockets/%020x\" % n, 0o700) for n in range(20000)]'; "
+    f"chown -R {USER}:{USER} /tmp/.nx/{USER}; find /tmp/.nx/{USER}/sockets -mindepth 1 -exec "
+    "touch -d '2 hours ago' {} +"
+)
 
 
 class TestCtrlC:
@@ -501,26 +594,48 @@ class TestCtrlC:
 STOP_DRIVER = r"""
 import json, os, signal, subprocess, sys
 # nxsock stops itself (SIGSTOP) at the point the test names; Ctrl-C's signal is sent while it is stopped and
-# delivered the moment it runs again: the interruption lands there on any machine, however fast (an event, never a delay).
-proc = subprocess.Popen(json.loads(sys.argv[1]), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+# delivered the moment it runs again: the interruption lands there on any machine, however fast (an event, never a
+# delay).
+proc = subprocess.Popen(json.loads(sys.argv[1]), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                        stdin=subprocess.DEVNULL)
 _, status = os.waitpid(proc.pid, os.WUNTRACED)
 stopped = os.WIFSTOPPED(status)
 if stopped:
     os.kill(proc.pid, signal.SIGINT)
     os.kill(proc.pid, signal.SIGCONT)
 out, err = proc.communicate(timeout=60)
-print(json.dumps({"stopped": stopped, "rc": proc.returncode, "out": out.decode("utf-8", "replace"), "err": err.decode("utf-8", "replace")}))
+print(json.dumps({"stopped": stopped, "rc": proc.returncode, "out": out.decode("utf-8", "replace"),
+                  "err": err.decode("utf-8", "replace")}))
 """
 
 
 def _stopped_run(setup: str, fix_args: t.Sequence[str], point: str) -> tuple[dict[str, t.Any], str, str]:
     """``doctor --fix`` as the user after *setup*, stopped at *point* and sent SIGINT there; the tree around it."""
     python, pylib = stage_nxsock()
-    argv = ["setpriv", f"--reuid={USER}", f"--regid={USER}", "--clear-groups", "env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin",
-            f"HOME={HOME}", "LANG=C.UTF-8", f"NXSOCK_TEST_STOP_AT={point}", f"PYTHONPATH={pylib}", "PYTHONDONTWRITEBYTECODE=1",
-            python, "-m", "nxsock", "doctor", "--fix", *fix_args]
+    argv = [
+        "setpriv",
+        f"--reuid={USER}",
+        f"--regid={USER}",
+        "--clear-groups",
+        "env",
+        "-i",
+        "PATH=/usr/local/bin:/usr/bin:/bin",
+        f"HOME={HOME}",
+        "LANG=C.UTF-8",
+        f"NXSOCK_TEST_STOP_AT={point}",
+        f"PYTHONPATH={pylib}",
+        "PYTHONDONTWRITEBYTECODE=1",
+        python,
+        "-m",
+        "nxsock",
+        "doctor",
+        "--fix",
+        *fix_args,
+    ]
     snapshot = "find /tmp /home -xdev -printf '%y %U %G %m %i %s %l %p\\n' 2>/dev/null | sort"
-    return _driven(setup, f"{shlex.quote(python)} -c {shlex.quote(STOP_DRIVER)} {shlex.quote(json.dumps(argv))}", snapshot)
+    return _driven(
+        setup, f"{shlex.quote(python)} -c {shlex.quote(STOP_DRIVER)} {shlex.quote(json.dumps(argv))}", snapshot
+    )
 
 
 class TestCtrlCBeforeAnythingIsApplied:

@@ -35,7 +35,8 @@ OLD = "touch -h -d 2000-01-01"
 COUNTS = {"attacks": 0, "cells": 0, "violations": 0}
 LEGACY_SHAPES = (
     "install -d -o {u} {d}/{hex}; stale {d}/{hex}/d.sock; chown -R {u} {d}/{hex}; {old} {d}/{hex}; "
-    "install -d -o {u} {d}/nx-native-file-cache-abc1234; echo keep > {d}/nx-native-file-cache-abc1234/keep; chown -R {u} {d}/nx-native-file-cache-abc1234; "
+    "install -d -o {u} {d}/nx-native-file-cache-abc1234; echo keep > {d}/nx-native-file-cache-abc1234/keep; chown -R "
+    "{u} {d}/nx-native-file-cache-abc1234; "
     "stale {d}/plugin1.sock; chown {u} {d}/plugin1.sock"
 )
 
@@ -75,9 +76,15 @@ def _race(setup: str, driver: str, a: str, b: str) -> dict[str, int]:
         f"cd {HOME}; {as_user_prefix(U)} {body}",
         "kill $(jobs -p); wait; cat /tmp/flips.out",
     ])
-    proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], cwd="/", capture_output=True, timeout=300)
+    proc = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "bash", "-c", script], cwd="/", capture_output=True, timeout=300
+    )
     words = proc.stdout.decode().split()
-    counts = {words[i]: int(words[i + 1]) for i in range(len(words) - 1) if words[i] in ("violations", "runs", "flips", "refused")}
+    counts = {
+        words[i]: int(words[i + 1])
+        for i in range(len(words) - 1)
+        if words[i] in ("violations", "runs", "flips", "refused")
+    }
     assert {"violations", "flips", "runs"} <= counts.keys(), proc.stdout.decode() + proc.stderr.decode()
     return counts
 

@@ -48,7 +48,9 @@ class Stopped(t.NamedTuple):
     left: int  # per-run directories still there afterwards
 
 
-def interrupt(setup: str, args: t.Sequence[str], *, when: str, json_out: bool = False, count_in: str = SOCKETS) -> Stopped:
+def interrupt(
+    setup: str, args: t.Sequence[str], *, when: str, json_out: bool = False, count_in: str = SOCKETS
+) -> Stopped:
     """Run ``nxsock ARGS`` in a pane after *setup*; press Ctrl-C once the shell test *when* holds."""
     python, pythonpath = stage_nxsock()
     command = (f"{as_user_prefix(USER, {'TERM': 'xterm-256color'})} PYTHONPATH={shlex.quote(pythonpath)} "
@@ -69,7 +71,9 @@ for i in $(seq 6000); do {when} && break; sleep 0.01; done
 pid=$(pgrep -u {USER} -f -- '-m nxsock' | head -n 1 || true)
 [ -n "$pid" ] && kill -STOP "$pid"
 {tmux} send-keys -t 0 C-c
-for i in $(seq 500); do [ -z "$pid" ] && break; grep -qE '^ShdPnd:[[:space:]]*[0-9a-f]*[2367abef]$' /proc/$pid/status && break; sleep 0.01; done
+for i in $(seq 500); do
+  [ -z "$pid" ] && break; grep -qE '^ShdPnd:[[:space:]]*[0-9a-f]*[2367abef]$' /proc/$pid/status && break; sleep 0.01
+done
 [ -n "$pid" ] && kill -CONT "$pid"
 for i in $(seq 600); do [ -s /tmp/.rc ] && break; sleep 0.05; done
 echo "<<<RC $(cat /tmp/.rc)"

@@ -47,7 +47,9 @@ def _stale_run_dir(root: Path) -> Path:
 
 
 def _nfs_at(path: Path) -> t.Any:
-    return parse_mountinfo(f"1 0 8:1 / / rw - ext4 /dev/sda1 rw\n2 1 0:50 /export/ada {path} rw - nfs4 srv:/export rw\n")
+    return parse_mountinfo(
+        f"1 0 8:1 / / rw - ext4 /dev/sda1 rw\n2 1 0:50 /export/ada {path} rw - nfs4 srv:/export rw\n"
+    )
 
 
 def test_on_nfs_a_socket_nothing_answers_here_is_kept_with_why_and_force_removes_it(short_dir: Path) -> None:
@@ -114,7 +116,8 @@ def _cache_entries(root: Path) -> list[tuple[str, str]]:
 
 
 def test_cache_prune_on_nfs_keeps_what_another_host_may_load_says_why_and_force_removes_it(short_dir: Path) -> None:
-    """No process here maps the entry, but Nx on another host may: kept with the mount and `--force`; forced, removed."""
+    """No process here maps the entry, but Nx on another host may: kept with the mount and `--force`; forced,
+    removed."""
     from documents import checked
 
     from nxsock.act.pruning import prune_cache
@@ -138,6 +141,8 @@ def test_cache_prune_on_a_local_filesystem_removes_the_same_entries(short_dir: P
     from nxsock.act.pruning import prune_cache
 
     plan = _cache_entries(short_dir)
-    pruned = prune_cache(plan, os.getuid(), dry_run=False, mounts=parse_mountinfo("1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"))
+    pruned = prune_cache(
+        plan, os.getuid(), dry_run=False, mounts=parse_mountinfo("1 0 8:1 / / rw - ext4 /dev/sda1 rw\n")
+    )
     assert [r.outcome for r, _ in pruned.results] == ["removed", "removed"] and not pruned.kept
     assert not any(Path(p).exists() for p, _ in plan)

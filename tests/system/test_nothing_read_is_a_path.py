@@ -21,17 +21,22 @@ CHECKOUT = "/tmp/peerws"
 HOME = f"/home/u{USER}"
 
 #: A private copy of /etc over /etc, in the scenario's own mount namespace: what the attack creates lands in it.
-FAKE_ETC = ("mount -t tmpfs -o mode=0755 tmpfs /mnt; mkdir /mnt/etc; cp -a /etc/. /mnt/etc/; mount --bind /mnt/etc /etc; "
-            "find /etc -xdev -printf '%y %U %G %m %i %p\\n' | sort > /mnt/etc-before")
+FAKE_ETC = (
+    "mount -t tmpfs -o mode=0755 tmpfs /mnt; mkdir /mnt/etc; cp -a /etc/. /mnt/etc/; mount --bind /mnt/etc /etc; "
+    "find /etc -xdev -printf '%y %U %G %m %i %p\\n' | sort > /mnt/etc-before"
+)
 ETC_CHANGES = "find /etc -xdev -printf '%y %U %G %m %i %p\\n' | sort | diff /mnt/etc-before - && echo ETC-UNCHANGED"
 
 
 def checkout(version: str, owner: int = PEER) -> str:
     """Shell, as root: a checkout of *owner* holding only ``nx.json`` and a ``package.json`` with *version*."""
     manifest = json.dumps({"name": "nx", "version": version})
-    return (f"install -d -m 0755 -o {owner} {CHECKOUT} {CHECKOUT}/node_modules {CHECKOUT}/node_modules/nx; "
-            f"echo '{{}}' > {CHECKOUT}/nx.json; printf '%s' {shlex.quote(manifest)} > {CHECKOUT}/node_modules/nx/package.json; "
-            f"chown -R {owner} {CHECKOUT}")
+    return (
+        f"install -d -m 0755 -o {owner} {CHECKOUT} {CHECKOUT}/node_modules {CHECKOUT}/node_modules/nx; "
+        f"echo '{{}}' > {CHECKOUT}/nx.json; printf '%s' {shlex.quote(manifest)} > "
+        f"{CHECKOUT}/node_modules/nx/package.json; "
+        f"chown -R {owner} {CHECKOUT}"
+    )
 
 
 PROVISIONED = "install -d -m 1777 -o 0 -g 0 /tmp/.nx"
@@ -57,8 +62,11 @@ class TestAVersionIsNeverAPath:
         assert [r for r in _remedies(document) if "/tmp/.nx " in r + " " and "chmod" in r] == [], document
         assert document["outcomes"] == [], document["outcomes"]
 
-    @pytest.mark.parametrize("args", [["doctor"], ["doctor", "--json"], ["doctor", "--report"], ["doctor", "--format", "github"]],
-                             ids=["text", "json", "report", "github"])
+    @pytest.mark.parametrize(
+        "args",
+        [["doctor"], ["doctor", "--json"], ["doctor", "--report"], ["doctor", "--format", "github"]],
+        ids=["text", "json", "report", "github"],
+    )
     def test_no_output_offers_to_re_mode_the_shared_container(self, args: list[str]) -> None:
         """Finding 1, the printed side: no line another user could paste re-modes /tmp/.nx; the version is a finding."""
         result = run_as_user(f"{PROVISIONED}; {checkout('../..')}", args, uid=0, cwd=CHECKOUT)

@@ -47,7 +47,8 @@ class TestWorkspaceIsUsed:
         assert self._run("cache", "path", "--json")["dir"] == f"/tmp/.nx/{USER}/native-cache/24.0.6"
 
     def test_the_reading_cache_commands_take_the_host_options_doctor_takes(self) -> None:
-        # Nx 23.1.1 keeps its cache under TMPDIR: --tmpdir and --nx-version are both seen, the workspace's 24.0.6 is not.
+        # Nx 23.1.1 keeps its cache under TMPDIR: --tmpdir and --nx-version are both seen, the workspace's 24.0.6 is
+        # not.
         legacy = self._run("cache", "path", "--json", "--nx-version", "23.1.1", "--tmpdir", "/var/tmp")
         assert legacy["dir"].startswith("/var/tmp/nx-native-file-cache-"), legacy
         listing = self._run("cache", "list", "--json", "--nx-version", "23.1.1", "--tmpdir", "/var/tmp")

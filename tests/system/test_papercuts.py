@@ -40,7 +40,8 @@ chmod 0755 {shlex.quote(venv + "/nxsock")}
 cd /home/u{USER}
 set +e
 {as_user_prefix(USER)} {shlex.quote(venv + "/nxsock")} doctor --user {other} 2>&1; echo "<<<RC $?"
-line=$({as_user_prefix(USER)} {shlex.quote(venv + "/nxsock")} doctor --user {other} 2>&1 | sed -n 's/^.*needs root: sudo //p')
+line=$({as_user_prefix(USER)} {shlex.quote(venv + "/nxsock")} doctor --user {other} 2>&1 \\
+  | sed -n 's/^.*needs root: sudo //p')
 eval "$line --json" > /dev/null; echo "<<<ROOT $?"
 """)
         expected = f"nxsock doctor: --user needs root: sudo {shlex.quote(venv + '/nxsock')} doctor --user {other}\n"
@@ -53,7 +54,8 @@ eval "$line --json" > /dev/null; echo "<<<ROOT $?"
 install -d -o {USER} -g {USER} /home/u{USER}
 cd /home/u{USER}
 set +e
-{as_user_prefix(USER)} PYTHONPATH={shlex.quote(pythonpath)} {shlex.quote(python)} -m nxsock doctor --user 8602; echo "<<<RC $?"
+{as_user_prefix(USER)} PYTHONPATH={shlex.quote(pythonpath)} {shlex.quote(python)} -m nxsock doctor --user 8602
+echo "<<<RC $?"
 """)
         assert run.stderr == "nxsock doctor: --user needs root: sudo nxsock doctor --user 8602\n"
         assert run.stdout == "<<<RC 77\n"

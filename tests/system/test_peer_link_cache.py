@@ -35,7 +35,8 @@ cd {WS}
 set +e
 strace -f -qq -o /tmp/.trace -e trace=%file,%desc {command} >/tmp/.out 2>&1
 echo "<<<RC $?"
-grep -v '= -1' /tmp/.trace | grep -E 'peer-target/|native-cache/|open(at)?\\(.*(peer-target|native-cache)"' | grep -v O_NOFOLLOW || true
+grep -v '= -1' /tmp/.trace | grep -E 'peer-target/|native-cache/|open(at)?\\(.*(peer-target|native-cache)"' \\
+  | grep -v O_NOFOLLOW || true
 echo '<<<OUT'; cat /tmp/.out
 """
     proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], cwd="/",

@@ -35,7 +35,10 @@ class TestAsRoot:
         assert again.tree_before == again.tree_after
 
     def test_a_users_container_is_handed_to_root_and_what_is_beneath_is_untouched(self) -> None:
-        setup = f"install -d -m 1777 -o {USER} -g {USER} /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER}; install -d -m 0755 -o {PEER} /tmp/.nx/{PEER}"
+        setup = (
+            f"install -d -m 1777 -o {USER} -g {USER} /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER}; install "
+            f"-d -m 0755 -o {PEER} /tmp/.nx/{PEER}"
+        )
         run = run_as_user(setup, ["provision", "--json"], uid=0, post=STAT)
         assert run.returncode == 0 and [s["verb"] for s in doc(run)["steps"]] == ["chown"]
         assert run.post.startswith("directory 0:0 1777")
@@ -86,18 +89,28 @@ class TestTmpfiles:
         assert printed == drop_in_text() and "d /tmp/.nx 1777 root root -" in printed.splitlines()
         quoted = shlex.quote(printed)
         run = run_as_user(
-            f"{self.ISOLATED}; printf '%s' {quoted} > /etc/tmpfiles.d/nxsock.conf; systemd-tmpfiles --create /etc/tmpfiles.d/nxsock.conf",
-            ["check-root", "--json"], post=STAT,
+            f"{self.ISOLATED}; printf '%s' {quoted} > /etc/tmpfiles.d/nxsock.conf; systemd-tmpfiles --create "
+            "/etc/tmpfiles.d/nxsock.conf",
+            ["check-root", "--json"],
+            post=STAT,
         )
         assert run.post.startswith("directory 0:0 1777") and doc(run)["state"] == "ok"
 
     def test_install_writes_applies_is_idempotent_and_uninstall_removes_only_its_own(self) -> None:
-        run = run_as_user(self.ISOLATED, ["provision", "--tmpfiles", "--install", "--json"], uid=0,
-                          post=f"{STAT}; head -1 /etc/tmpfiles.d/nxsock.conf; stat -c '%a %u' /etc/tmpfiles.d/nxsock.conf")
+        run = run_as_user(
+            self.ISOLATED,
+            ["provision", "--tmpfiles", "--install", "--json"],
+            uid=0,
+            post=f"{STAT}; head -1 /etc/tmpfiles.d/nxsock.conf; stat -c '%a %u' /etc/tmpfiles.d/nxsock.conf",
+        )
         assert run.returncode == 0 and doc(run)["changed"] is True
         assert "directory 0:0 1777" in run.post and "# Written by nxsock" in run.post and "644 0" in run.post
-        uninstall = run_as_user(f"{self.ISOLATED}; printf 'd /srv 0755 root root -\\n' > /etc/tmpfiles.d/nxsock.conf",
-                                ["provision", "--tmpfiles", "--uninstall"], uid=0, post="cat /etc/tmpfiles.d/nxsock.conf")
+        uninstall = run_as_user(
+            f"{self.ISOLATED}; printf 'd /srv 0755 root root -\\n' > /etc/tmpfiles.d/nxsock.conf",
+            ["provision", "--tmpfiles", "--uninstall"],
+            uid=0,
+            post="cat /etc/tmpfiles.d/nxsock.conf",
+        )
         assert uninstall.returncode == 1 and "d /srv" in uninstall.post
 
     def test_install_needs_root(self) -> None:

@@ -69,7 +69,10 @@ def _check_documents(text: str, args: list[str], count: int) -> None:
 
 def _flipper(path: str, target: str, seconds: int) -> str:
     python, _ = stage_nxsock()
-    return f"{as_user_prefix(PEER)} {shlex.quote(python)} -c {shlex.quote(FLIPPER)} {path} {target} {seconds} > /tmp/flips.out &"
+    return (
+        f"{as_user_prefix(PEER)} {shlex.quote(python)} -c {shlex.quote(FLIPPER)} {path} {target} "
+        f"{seconds} > /tmp/flips.out &"
+    )
 
 
 def test_provision_as_root_never_changes_a_links_target() -> None:
@@ -95,8 +98,16 @@ def test_provision_as_root_never_changes_a_links_target() -> None:
                 pass
         print("violations", bad, "provisioned", provisioned)
     """)
-    setup = f"install -d -m 0700 -o {THIRD} /home/precious; touch /home/precious/keep; {_flipper('/tmp/.nx', '/home/precious', 60)} {WAIT_FOR} /tmp/.flipper-up"
-    result = run_as_user(setup, ["--help"], timeout=LOOP_GUARD, post=f"{driver}; pkill -u {PEER} python3; wait; cat /tmp/flips.out; stat -c '%u %a' /home/precious")
+    setup = (
+        f"install -d -m 0700 -o {THIRD} /home/precious; touch /home/precious/keep; "
+        f"{_flipper('/tmp/.nx', '/home/precious', 60)} {WAIT_FOR} /tmp/.flipper-up"
+    )
+    result = run_as_user(
+        setup,
+        ["--help"],
+        timeout=LOOP_GUARD,
+        post=f"{driver}; pkill -u {PEER} python3; wait; cat /tmp/flips.out; stat -c '%u %a' /home/precious",
+    )
     words = result.post.split()
     print(" ".join(words[:6]))  # the figures, for the record (pytest -s)
     assert words[words.index("violations") + 1] == "0", result.post
@@ -123,10 +134,16 @@ def test_reset_legacy_never_deletes_through_a_peers_link() -> None:
     precious = f"/home/u{USER}/precious"
     setup = (
         f"install -d -m 0755 -o {USER} {precious}; touch {precious}/keep; "
-        f"python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"{precious}/d.sock\")'; chown -R {USER} {precious}; "
+        f"python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"{precious}/d.sock\")'; "
+        f"chown -R {USER} {precious}; "
         f"{_flipper('/tmp/0123456789abcdef0123', precious, 90)} {WAIT_FOR} /tmp/.flipper-up"
     )
-    result = run_as_user(setup, ["--help"], timeout=LOOP_GUARD, post=f"{as_user_prefix()} {driver}; pkill -u {PEER} python3; wait; cat /tmp/flips.out")
+    result = run_as_user(
+        setup,
+        ["--help"],
+        timeout=LOOP_GUARD,
+        post=f"{as_user_prefix()} {driver}; pkill -u {PEER} python3; wait; cat /tmp/flips.out",
+    )
     words = result.post.split()
     print(" ".join(words[:6]))  # the figures, for the record (pytest -s)
     assert words[words.index("violations") + 1] == "0", result.post
@@ -144,20 +161,25 @@ def test_cache_prune_never_deletes_through_a_peers_link() -> None:
         bad = errors = 0
         documents = open("/tmp/race-documents", "w")
         for _ in range({ITERATIONS}):
-            result = runner.invoke(cli, ["cache", "prune", "--json"], env={{"NX_NATIVE_FILE_CACHE_DIRECTORY": "/tmp/shared-cache"}})
+            result = runner.invoke(cli, ["cache", "prune", "--json"],
+                                   env={{"NX_NATIVE_FILE_CACHE_DIRECTORY": "/tmp/shared-cache"}})
             documents.write(result.stdout)
             errors += result.exit_code not in (0, 1)
-            if sorted(os.listdir("{precious}")) != ["23.0.0-0123456789ab-nx.linux-x64-gnu.node", "24.0.6-0123456789ab-0.5nx.linux-x64-gnu.node"]:
+            if sorted(os.listdir("{precious}")) != ["23.0.0-0123456789ab-nx.linux-x64-gnu.node",
+                                                    "24.0.6-0123456789ab-0.5nx.linux-x64-gnu.node"]:
                 bad += 1
         print("violations", bad, "errors", errors)
     """)
     setup = (
         f"install -d -m 0755 -o {USER} {precious}; "
-        f"touch {precious}/23.0.0-0123456789ab-nx.linux-x64-gnu.node {precious}/24.0.6-0123456789ab-0.5nx.linux-x64-gnu.node; "
+        f"touch {precious}/23.0.0-0123456789ab-nx.linux-x64-gnu.node "
+        f"{precious}/24.0.6-0123456789ab-0.5nx.linux-x64-gnu.node; "
         f"chown -R {USER} {precious}; {_flipper('/tmp/shared-cache', precious, 120)} {WAIT_FOR} /tmp/.flipper-up"
     )
     post = f"cd /home/u{USER}; {as_user_prefix()} {driver}; pkill -u {PEER} python3; wait; cat /tmp/flips.out"
-    result = run_as_user(setup, ["--help"], timeout=LOOP_GUARD, post=f"{post}; echo @@DOCUMENTS; cat /tmp/race-documents")
+    result = run_as_user(
+        setup, ["--help"], timeout=LOOP_GUARD, post=f"{post}; echo @@DOCUMENTS; cat /tmp/race-documents"
+    )
     figures, documents = result.post.split("@@DOCUMENTS\n", 1)
     _check_documents(documents, ["cache", "prune", "--json"], ITERATIONS)
     result = result._replace(post=figures)
@@ -178,7 +200,8 @@ def test_doctor_never_blocks_or_changes_anything_while_the_container_flips() -> 
         documents = open("/tmp/race-documents", "w")
         for _ in range(1000):
             start = time.monotonic()
-            result = runner.invoke(cli, ["doctor", "--json", "--only", "container", "--only", "ancestry", "--only", "outcome"])
+            result = runner.invoke(cli, ["doctor", "--json", "--only", "container", "--only", "ancestry",
+                                         "--only", "outcome"])
             documents.write(result.stdout)
             slow += time.monotonic() - start > 30  # blocked on the FIFO, not merely slow on a loaded machine
             errors += result.exit_code not in (0, 1)
@@ -186,8 +209,13 @@ def test_doctor_never_blocks_or_changes_anything_while_the_container_flips() -> 
     """)
     setup = (f"install -d -m 0700 -o {THIRD} /home/precious; mkfifo /home/precious/fifo; "
              f"{_flipper('/tmp/.nx', '/home/precious', 120)} {WAIT_FOR} /tmp/.flipper-up")
-    post = f"cd /home/u{USER}; {as_user_prefix()} {driver}; pkill -u {PEER} python3; wait; cat /tmp/flips.out; stat -c '%u %a' /home/precious"
-    result = run_as_user(setup, ["--help"], timeout=LOOP_GUARD, post=f"{post}; echo @@DOCUMENTS; cat /tmp/race-documents")
+    post = (
+        f"cd /home/u{USER}; {as_user_prefix()} {driver}; pkill -u {PEER} python3; wait; cat /tmp/flips.out; stat "
+        "-c '%u %a' /home/precious"
+    )
+    result = run_as_user(
+        setup, ["--help"], timeout=LOOP_GUARD, post=f"{post}; echo @@DOCUMENTS; cat /tmp/race-documents"
+    )
     figures, documents = result.post.split("@@DOCUMENTS\n", 1)
     _check_documents(documents, ["doctor", "--json"], 1000)
     result = result._replace(post=figures)

@@ -39,10 +39,13 @@ ENV = {"HOME": HOME, "USER": NAME, "LOGNAME": NAME, "NX_DAEMON": "true"}
 
 def _setup() -> str:
     ws, d = shlex.quote(WS), shlex.quote(f"{WS}/.nx/workspace-data/d")
-    return (f"install -d -o {USER} -g {USER} {HOME}; install -d -o {USER} -g {USER} /tmp/ada-work {ws}; "
-            f"echo '{{}}' > {ws}/nx.json; install -d -o {USER} {ws}/.nx {ws}/.nx/workspace-data; install -d -m 0700 -o {USER} {d}; "
-            f"printf %s {shlex.quote(REASON)} > {d}/disabled; install -d {ws}/node_modules/nx; "
-            f"echo '{{\"version\": \"24.0.6\"}}' > {ws}/node_modules/nx/package.json; chown -R {USER}:{USER} {ws}")
+    return (
+        f"install -d -o {USER} -g {USER} {HOME}; install -d -o {USER} -g {USER} /tmp/ada-work {ws}; "
+        f"echo '{{}}' > {ws}/nx.json; install -d -o {USER} {ws}/.nx {ws}/.nx/workspace-data; install "
+        f"-d -m 0700 -o {USER} {d}; "
+        f"printf %s {shlex.quote(REASON)} > {d}/disabled; install -d {ws}/node_modules/nx; "
+        f"echo '{{\"version\": \"24.0.6\"}}' > {ws}/node_modules/nx/package.json; chown -R {USER}:{USER} {ws}"
+    )
 
 
 def _doctor(*args: str) -> t.Any:
@@ -63,16 +66,19 @@ def runs() -> dict[str, t.Any]:
 class TestReport:
 
     def test_the_report_masks_the_home_and_the_user_name_everywhere(self, runs: dict[str, t.Any]) -> None:
-        """Not one ``ada`` is left — in the home, in a path outside it, in the environment line; --no-redact keeps them."""
+        """Not one ``ada`` is left — in the home, in a path outside it, in the environment line; --no-redact keeps
+        them."""
         report = runs["report"].stdout
         assert NAME not in report and HOME not in report, [line for line in report.splitlines() if NAME in line]
-        assert "/tmp/<user>-work/" in report and "HOME \\~," in report  # in text, Markdown's own characters are backslashed
+        assert (
+            "/tmp/<user>-work/" in report and "HOME \\~," in report
+        )  # in text, Markdown's own characters are backslashed
         raw = runs["raw"].stdout
         assert "/tmp/ada-work" in raw and f"HOME {HOME}," in raw and "<user>" not in raw
 
     def test_the_report_is_markdown_no_name_from_disk_can_break(self, runs: dict[str, t.Any]) -> None:
-        """Parsed by CommonMark: only the report's own headings, no HTML but its own folds, the fences it opened, the names
-        shown escaped."""
+        """Parsed by CommonMark: only the report's own headings, no HTML but its own folds, the fences it opened, the
+        names shown escaped."""
         report = runs["report"].stdout
         tokens = _tokens(report)
         headings = [tokens[i + 1].content for i, tok in enumerate(tokens) if tok.type == "heading_open"]
@@ -96,14 +102,18 @@ class TestReport:
 
     def test_every_finding_is_in_the_report_with_its_fix(self, runs: dict[str, t.Any]) -> None:
         findings = json.loads(runs["json"].stdout)["findings"]
-        fences = [tok.content.strip() for tok in _tokens(runs["report"].stdout) if tok.type == "fence" and tok.info == "sh"]
+        fences = [
+            tok.content.strip() for tok in _tokens(runs["report"].stdout) if tok.type == "fence" and tok.info == "sh"
+        ]
         masks = Masks((HOME,), (NAME,))
         for finding in findings:
             if finding["severity"] in ("warn", "error") and finding["remedy"]:
                 assert masks.apply(finding["remedy"]).replace("\n", "\\x0a") in fences, finding["remedy"]
         assert runs["report"].returncode == runs["json"].returncode
 
-    def test_github_annotations_are_one_per_problem_escaped_and_the_exit_code_unchanged(self, runs: dict[str, t.Any]) -> None:
+    def test_github_annotations_are_one_per_problem_escaped_and_the_exit_code_unchanged(
+        self, runs: dict[str, t.Any]
+    ) -> None:
         """One workflow command per error or warning, of its level, the notes only with --strict; no planted newline
         splits one."""
         findings = json.loads(runs["json"].stdout)["findings"]
@@ -137,8 +147,11 @@ PEER_DOTENV = ("NX_SOCKET_DIR=/tmp/leak-${GITHUB_TOKEN}\n"
 
 
 def _peer_dotenv_run(args: t.Sequence[str]) -> t.Any:
-    setup = (f"install -d -o {USER} -g {USER} {HOME}; install -d -m 0755 -o {PEER} {PEER_WS}; echo '{{}}' > {PEER_WS}/nx.json; "
-             f"printf %s {shlex.quote(PEER_DOTENV)} > {PEER_WS}/.env; chown -R {PEER} {PEER_WS}")
+    setup = (
+        f"install -d -o {USER} -g {USER} {HOME}; install -d -m 0755 -o {PEER} {PEER_WS}; echo "
+        f"'{{}}' > {PEER_WS}/nx.json; "
+        f"printf %s {shlex.quote(PEER_DOTENV)} > {PEER_WS}/.env; chown -R {PEER} {PEER_WS}"
+    )
     result = run_as_user(setup, list(args), env={**ENV, **TOKENS}, cwd=PEER_WS)
     assert "Traceback" not in result.stderr, result.stderr
     assert result.tree_before == result.tree_after
@@ -155,8 +168,17 @@ class TestAPeersDotenvLeaksNoSecretOfYours:
     """Finding 6: a peer's ``.env`` holding ``NX_SOCKET_DIR=/tmp/leak-${GITHUB_TOKEN}`` is expanded with the victim's
     environment (as Nx does), and the prediction keeps that value; no report shows it."""
 
-    @pytest.mark.parametrize("args", [["doctor", "--report"], ["doctor", "--report", "--no-redact"], ["doctor", "--format", "github", "--strict"],
-                                      ["paths", "--json"], ["doctor", "--json"]], ids=" ".join)
+    @pytest.mark.parametrize(
+        "args",
+        [
+            ["doctor", "--report"],
+            ["doctor", "--report", "--no-redact"],
+            ["doctor", "--format", "github", "--strict"],
+            ["paths", "--json"],
+            ["doctor", "--json"],
+        ],
+        ids=" ".join,
+    )
     def test_no_secret_appears_in_the_output(self, args: list[str]) -> None:
         result = _peer_dotenv_run(args)
         assert _leaked(result) == [], result.stdout
@@ -184,12 +206,20 @@ DAEMON_ERROR = ("Error: git fetch failed: https://x-access-token:" + LOG_SECRET 
 
 
 def test_a_token_in_the_daemons_log_is_quoted_redacted() -> None:
-    """Finding 6: Nx's own daemon log (the error file and the ``disabled`` reason) is quoted redacted, in both formats."""
+    """Finding 6: Nx's own daemon log (the error file and the ``disabled`` reason) is quoted redacted, in both
+    formats."""
     d = f"{HOME}/ws/.nx/workspace-data/d"
-    setup = (f"install -d -o {USER} -g {USER} {HOME} {HOME}/ws {HOME}/ws/.nx {HOME}/ws/.nx/workspace-data; echo '{{}}' > {HOME}/ws/nx.json; "
-             f"install -d -m 0700 -o {USER} {d}; printf %s {shlex.quote(DAEMON_ERROR)} > {d}/daemon-error.log; "
-             f"printf %s {shlex.quote(DAEMON_ERROR)} > {d}/disabled; chown -R {USER} {HOME}/ws")
-    for args in (["doctor", "--report"], ["doctor", "--format", "github", "--strict"], ["doctor", "--report", "--no-redact"]):
+    setup = (
+        f"install -d -o {USER} -g {USER} {HOME} {HOME}/ws {HOME}/ws/.nx {HOME}/ws/.nx/workspace-data; echo "
+        f"'{{}}' > {HOME}/ws/nx.json; "
+        f"install -d -m 0700 -o {USER} {d}; printf %s {shlex.quote(DAEMON_ERROR)} > {d}/daemon-error.log; "
+        f"printf %s {shlex.quote(DAEMON_ERROR)} > {d}/disabled; chown -R {USER} {HOME}/ws"
+    )
+    for args in (
+        ["doctor", "--report"],
+        ["doctor", "--format", "github", "--strict"],
+        ["doctor", "--report", "--no-redact"],
+    ):
         result = run_as_user(setup, args, env=ENV, cwd=f"{HOME}/ws")
         out = result.stdout + result.stderr
         assert "daemon-error" in out and "Traceback" not in out, out
@@ -205,83 +235,135 @@ def _passwd_entry(name: str, uid: int, home: str) -> str:
 
 
 class TestMasksMaskOnlyTheUser:
-    """Finding 7: masks match whole path parts, never Nx's own names, and cover sudo's invoking user and a linked home."""
+    """Finding 7: masks match whole path parts, never Nx's own names, and cover sudo's invoking user and a linked
+    home."""
 
     @pytest.mark.parametrize("name", ["nx", "node"])
     def test_a_user_named_like_nx_s_own_files_leaves_them_intact(self, name: str) -> None:
         ws = f"/tmp/{name}-work"
         nm = f"{ws}/node_modules"
-        setup = (f"{_passwd_entry(name, USER, f'/home/{name}')}; install -d -o {USER} -g {USER} /home/{name}; "
-                 f"install -d -o {USER} {ws} {nm} {nm}/nx {nm}/@nx {nm}/@nx/nx-linux-x64-gnu; echo '{{}}' > {ws}/nx.json; "
-                 f"echo '{{\"version\": \"24.0.6\"}}' > {nm}/nx/package.json; echo bin > {nm}/@nx/nx-linux-x64-gnu/nx.linux-x64-gnu.node; "
-                 f"chown -R {USER} {ws}; install -d -m 1777 /tmp/.nx")  # provisioned: its boot warning names /tmp/.nx in prose
-        result = run_as_user(setup, ["doctor", "--report"], env={"HOME": f"/home/{name}", "USER": name, "LOGNAME": name}, cwd=ws)
+        setup = (
+            f"{_passwd_entry(name, USER, f'/home/{name}')}; install -d -o {USER} -g {USER} /home/{name}; "
+            f"install -d -o {USER} {ws} {nm} {nm}/nx {nm}/@nx {nm}/@nx/nx-linux-x64-gnu; echo '{{}}' > {ws}/nx.json; "
+            f"echo '{{\"version\": \"24.0.6\"}}' > {nm}/nx/package.json; echo bin > "
+            f"{nm}/@nx/nx-linux-x64-gnu/nx.linux-x64-gnu.node; "
+            f"chown -R {USER} {ws}; install -d -m 1777 /tmp/.nx"
+        )  # provisioned: its boot warning names /tmp/.nx in prose
+        result = run_as_user(
+            setup, ["doctor", "--report"], env={"HOME": f"/home/{name}", "USER": name, "LOGNAME": name}, cwd=ws
+        )
         report = result.stdout
         assert "Traceback" not in result.stderr, result.stderr
         assert "`/tmp/.nx/" in report and "/nx-console.sock`" in report and "nx.linux-x64-gnu.node" in report, report
         assert "recreates /tmp/.nx:" in report, report
         assert "/tmp/\\<user\\>-work" in report or "/tmp/<user>-work" in report, report  # the user's own name is masked
         assert f"/tmp/{name}-work" not in report
-        garbled = [line for line in report.splitlines() if ".<user>" in line or "<user>-console" in line or "\\<user\\>-console" in line
-                   or ".\\<user\\>" in line]
+        garbled = [
+            line
+            for line in report.splitlines()
+            if ".<user>" in line or "<user>-console" in line or "\\<user\\>-console" in line or ".\\<user\\>" in line
+        ]
         assert garbled == [], garbled
 
     @pytest.mark.parametrize("name", ["tmp", "var", "home"])
     def test_a_user_named_like_a_system_directory_leaves_tmp_nx_intact(self, name: str) -> None:
-        """Red team: a user called ``tmp`` had ``/tmp/.nx`` reported as ``/<user>/.nx`` (``var``: ``/var/tmp``, ``home``:
-        other users' homes); the system's own top directories are no one's name."""
+        """Red team: a user called ``tmp`` had ``/tmp/.nx`` reported as ``/<user>/.nx`` (``var``: ``/var/tmp``,
+        ``home``: other users' homes); the system's own top directories are no one's name."""
         ws = f"/tmp/{name}-work"
-        setup = (f"{_passwd_entry(name, USER, f'/home/u{USER}')}; install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; "
-                 f"install -d -m 1777 /tmp/.nx; install -d -o {PEER} /home/peer")
-        env = {"HOME": f"/home/u{USER}", "USER": name, "LOGNAME": name, "TMPDIR": "/var/tmp", "NX_SOCKET_DIR": "/home/peer/s"}
+        setup = (
+            f"{_passwd_entry(name, USER, f'/home/u{USER}')}; install -d -o {USER} {ws}; echo '{{}}' > {ws}/nx.json; "
+            f"install -d -m 1777 /tmp/.nx; install -d -o {PEER} /home/peer"
+        )
+        env = {
+            "HOME": f"/home/u{USER}",
+            "USER": name,
+            "LOGNAME": name,
+            "TMPDIR": "/var/tmp",
+            "NX_SOCKET_DIR": "/home/peer/s",
+        }
         result = run_as_user(setup, ["doctor", "--report"], env=env, cwd=ws)
         report = result.stdout
         assert "Traceback" not in result.stderr and result.tree_before == result.tree_after, result.stderr
         assert "/tmp/.nx/" in report and "/var/tmp" in report and "/home/peer/s" in report, report
-        assert "/tmp/\\<user\\>-work" in report or "/tmp/<user>-work" in report, report  # the user's own name is still masked
+        assert "/tmp/\\<user\\>-work" in report or "/tmp/<user>-work" in report, (
+            report
+        )  # the user's own name is still masked
         garbled = [line for line in report.splitlines() if "/<user>/" in line or "/\\<user\\>/" in line]
         assert garbled == [], garbled
 
     def test_under_sudo_the_invoking_users_home_and_name_are_masked(self) -> None:
-        """Root's report, run through sudo from the user's workspace: the user's home (from passwd) and name are hidden."""
+        """Root's report, run through sudo from the user's workspace: the user's home (from passwd) and name are
+        hidden."""
         home = "/home/sudoer"
-        setup = (f"{_passwd_entry('sudoer', USER, home)}; install -d -o {USER} -g {USER} {home} {home}/ws; echo '{{}}' > {home}/ws/nx.json")
-        env = {"HOME": "/root", "USER": "root", "LOGNAME": "root", "SUDO_USER": "sudoer", "SUDO_UID": str(USER), "SUDO_GID": str(USER)}
+        setup = (
+            f"{_passwd_entry('sudoer', USER, home)}; install -d -o {USER} -g {USER} {home} {home}/ws; echo "
+            f"'{{}}' > {home}/ws/nx.json"
+        )
+        env = {
+            "HOME": "/root",
+            "USER": "root",
+            "LOGNAME": "root",
+            "SUDO_USER": "sudoer",
+            "SUDO_UID": str(USER),
+            "SUDO_GID": str(USER),
+        }
         result = run_as_user(setup, ["doctor", "--report"], env=env, uid=0, cwd=f"{home}/ws")
         assert "Traceback" not in result.stderr, result.stderr
         assert "sudoer" not in result.stdout, [line for line in result.stdout.splitlines() if "sudoer" in line]
         assert "`~<user>/ws`" in result.stdout, result.stdout
 
     def test_a_home_reached_through_a_link_is_masked_by_its_real_path(self) -> None:
-        setup = (f"install -d -o {USER} -g {USER} /tmp/real-home /tmp/real-home/ws; echo '{{}}' > /tmp/real-home/ws/nx.json; "
-                 f"rm -rf {HOME}; ln -s /tmp/real-home {HOME}")
+        setup = (
+            f"install -d -o {USER} -g {USER} /tmp/real-home /tmp/real-home/ws; echo '{{}}' > "
+            "/tmp/real-home/ws/nx.json; "
+            f"rm -rf {HOME}; ln -s /tmp/real-home {HOME}"
+        )
         result = run_as_user(setup, ["doctor", "--report"], env=ENV, cwd=f"{HOME}/ws")
         assert "Traceback" not in result.stderr, result.stderr
         assert "real-home" not in result.stdout, [line for line in result.stdout.splitlines() if "real-home" in line]
         assert "`~/ws`" in result.stdout, result.stdout
 
     def test_roots_report_for_a_user_keeps_root_root(self) -> None:
-        """``sudo nxsock doctor --user UID --report`` with ``USER=root``: the chown that hands /tmp/.nx to root says root:root."""
+        """``sudo nxsock doctor --user UID --report`` with ``USER=root``: the chown that hands /tmp/.nx to root says
+        root:root."""
         setup = f"install -d -m 1777 -o {PEER} /tmp/.nx; install -d -o {USER} /tmp/ws; echo '{{}}' > /tmp/ws/nx.json"
-        result = run_as_user(setup, ["doctor", "--user", str(USER), "--report"], env={"HOME": "/root", "USER": "root", "LOGNAME": "root"},
-                             uid=0, cwd="/tmp/ws")
+        result = run_as_user(
+            setup,
+            ["doctor", "--user", str(USER), "--report"],
+            env={"HOME": "/root", "USER": "root", "LOGNAME": "root"},
+            uid=0,
+            cwd="/tmp/ws",
+        )
         assert "Traceback" not in result.stderr, result.stderr
         assert "sudo chown -h root:root -- /tmp/.nx" in result.stdout, result.stdout
         assert "<user>" not in result.stdout and "\\<user\\>" not in result.stdout, result.stdout
 
 
-#: Red team: a secret of no known shape holding what a finding escapes — a private key's newline, a tab, a backslash, ESC.
+#: Red team: a secret of no known shape holding what a finding escapes — a private key's newline, a tab, a backslash,
+#: ESC.
 ODD_SECRET = "-----BEGIN KEY-----\nMIIEvQIBADANBgkqhkiG\tW1nd0w5\\Pa55`x\x1b[0m-----END KEY-----"
 
 
-@pytest.mark.parametrize("args", [["doctor", "--report"], ["doctor", "--report", "--no-redact"], ["doctor", "--format", "github", "--strict"],
-                                  ["paths", "--json"], ["doctor", "--json"]], ids=" ".join)
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["doctor", "--report"],
+        ["doctor", "--report", "--no-redact"],
+        ["doctor", "--format", "github", "--strict"],
+        ["paths", "--json"],
+        ["doctor", "--json"],
+    ],
+    ids=" ".join,
+)
 def test_a_withheld_secret_holding_a_newline_is_not_shown_escaped(args: list[str]) -> None:
-    """``doctor``'s environment note quotes the value by ``repr``: the victim's multi-line key, drawn in by a peer's ``.env``,
-    was shown whole (``'/tmp/k-----BEGIN KEY-----\\nMIIE…'``) in ``--report`` and ``--format github``."""
+    """``doctor``'s environment note quotes the value by ``repr``: the victim's multi-line key, drawn in by a peer's
+    ``.env``, was shown whole (``'/tmp/k-----BEGIN KEY-----\\nMIIE…'``) in ``--report`` and ``--format github``."""
     dotenv = "NX_SOCKET_DIR=/tmp/k${DEPLOY_KEY}\n"
-    setup = (f"install -d -o {USER} -g {USER} {HOME}; install -d -m 0755 -o {PEER} {PEER_WS}; echo '{{}}' > {PEER_WS}/nx.json; "
-             f"printf %s {shlex.quote(dotenv)} > {PEER_WS}/.env; chown -R {PEER} {PEER_WS}")
+    setup = (
+        f"install -d -o {USER} -g {USER} {HOME}; install -d -m 0755 -o {PEER} {PEER_WS}; echo "
+        f"'{{}}' > {PEER_WS}/nx.json; "
+        f"printf %s {shlex.quote(dotenv)} > {PEER_WS}/.env; chown -R {PEER} {PEER_WS}"
+    )
     result = run_as_user(setup, args, env={**ENV, "DEPLOY_KEY": ODD_SECRET}, cwd=PEER_WS)
     out = result.stdout + result.stderr
     assert "Traceback" not in out and result.tree_before == result.tree_after, out
@@ -291,18 +373,28 @@ def test_a_withheld_secret_holding_a_newline_is_not_shown_escaped(args: list[str
 
 
 #: Red team: AWS secret keys are base64 and hold ``/`` (AWS's own example does), sometimes ``//``.
-SLASHED_SECRETS = {"slashes": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "double": "wJalrXUtnFEMI//K7MDENGbPxRfiCYEXAMPLEKEY",
-                   "dot": "wJalrXUtnFEMI/./K7MDENGbPxRfiCYEXAMPLEKEY", "trailing": "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY/"}
+SLASHED_SECRETS = {
+    "slashes": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "double": "wJalrXUtnFEMI//K7MDENGbPxRfiCYEXAMPLEKEY",
+    "dot": "wJalrXUtnFEMI/./K7MDENGbPxRfiCYEXAMPLEKEY",
+    "trailing": "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY/",
+}
 
 
 @pytest.mark.parametrize("secret", SLASHED_SECRETS.values(), ids=SLASHED_SECRETS.keys())
-@pytest.mark.parametrize("args", [["doctor", "--report"], ["doctor", "--format", "github", "--strict"], ["paths", "--json"]], ids=" ".join)
+@pytest.mark.parametrize(
+    "args", [["doctor", "--report"], ["doctor", "--format", "github", "--strict"], ["paths", "--json"]], ids=" ".join
+)
 def test_a_withheld_secret_holding_slashes_is_not_shown_normalised(args: list[str], secret: str) -> None:
-    """The resolver normalises ``/tmp/s-${KEY}`` (``//`` and ``/./`` collapse, a trailing ``/`` goes) and ``paths --json``
-    lists each parent to create (``/tmp/s-wJalrXUtnFEMI``): neither spelling is the value as drawn, and both were shown."""
+    """The resolver normalises ``/tmp/s-${KEY}`` (``//`` and ``/./`` collapse, a trailing ``/`` goes) and ``paths
+    --json`` lists each parent to create (``/tmp/s-wJalrXUtnFEMI``): neither spelling is the value as drawn, and both
+    were shown."""
     dotenv = "NX_SOCKET_DIR=/tmp/s-${AWS_SECRET_ACCESS_KEY}\n"
-    setup = (f"install -d -o {USER} -g {USER} {HOME}; install -d -m 0755 -o {PEER} {PEER_WS}; echo '{{}}' > {PEER_WS}/nx.json; "
-             f"printf %s {shlex.quote(dotenv)} > {PEER_WS}/.env; chown -R {PEER} {PEER_WS}")
+    setup = (
+        f"install -d -o {USER} -g {USER} {HOME}; install -d -m 0755 -o {PEER} {PEER_WS}; echo "
+        f"'{{}}' > {PEER_WS}/nx.json; "
+        f"printf %s {shlex.quote(dotenv)} > {PEER_WS}/.env; chown -R {PEER} {PEER_WS}"
+    )
     result = run_as_user(setup, args, env={**ENV, "AWS_SECRET_ACCESS_KEY": secret}, cwd=PEER_WS)
     out = result.stdout + result.stderr
     assert "Traceback" not in out and result.tree_before == result.tree_after, out
@@ -317,8 +409,11 @@ def test_a_daemon_switch_drawing_a_secret_is_withheld(args: list[str], name: str
     """Red team: a peer's ``.env`` setting only ``CI=${DB_PASSWORD}`` steers no path, so nothing was judged and
     ``paths --json`` showed ``variables.CI.value`` expanded with the victim's secret."""
     dotenv = f"{name}=x${{DB_PASSWORD}}\n"
-    setup = (f"install -d -o {USER} -g {USER} {HOME}; install -d -m 0755 -o {PEER} {PEER_WS}; echo '{{}}' > {PEER_WS}/nx.json; "
-             f"printf %s {shlex.quote(dotenv)} > {PEER_WS}/.env; chown -R {PEER} {PEER_WS}")
+    setup = (
+        f"install -d -o {USER} -g {USER} {HOME}; install -d -m 0755 -o {PEER} {PEER_WS}; echo "
+        f"'{{}}' > {PEER_WS}/nx.json; "
+        f"printf %s {shlex.quote(dotenv)} > {PEER_WS}/.env; chown -R {PEER} {PEER_WS}"
+    )
     result = run_as_user(setup, args, env={**ENV, "DB_PASSWORD": "HunterTwoSecretZ"}, cwd=PEER_WS)
     out = result.stdout + result.stderr
     assert "Traceback" not in out and result.tree_before == result.tree_after, out

@@ -26,7 +26,9 @@ CONSOLE = f"{ROOT}/{console_leaf(WS)}"
 ELSEWHERE = f"{ROOT}/abcdef01"  # another workspace's plugin directory
 
 BASE = f"""
-stale() {{ python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$1"; chown {USER} "$1"; }}
+stale() {{
+  python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$1"; chown {USER} "$1"
+}}
 install -d -m 1777 /tmp/.nx; install -d -m 0700 -o {USER} /tmp/.nx/{USER} {ROOT}
 install -d -o {USER} {WS}; echo '{{}}' > {WS}/nx.json
 """
@@ -42,7 +44,10 @@ def paths(result: t.Any, key: str) -> list[str]:
 
 
 def test_a_dead_per_run_directory_of_any_workspace_is_removed() -> None:
-    setup = f"install -d -m 0700 -o {USER} {RUN} {OTHER_RUN}; stale {RUN}/d.sock; stale {RUN}/fp1-1.sock; {OLD} {RUN} {OTHER_RUN}"
+    setup = (
+        f"install -d -m 0700 -o {USER} {RUN} {OTHER_RUN}; stale {RUN}/d.sock; stale "
+        f"{RUN}/fp1-1.sock; {OLD} {RUN} {OTHER_RUN}"
+    )
     result = reset(setup)
     assert result.returncode == 0
     assert paths(result, "removed") == sorted([OTHER_RUN, RUN])  # one stale, one holding no socket
@@ -50,7 +55,11 @@ def test_a_dead_per_run_directory_of_any_workspace_is_removed() -> None:
 
 
 def test_a_live_daemons_directory_is_never_removed() -> None:
-    listener = f"{as_user_prefix()} python3 -c \"import os,socket,time; s=socket.socket(socket.AF_UNIX); s.bind('{RUN}/d.sock'); s.listen(); open('/tmp/.up', 'w').close(); {WHILE_PARENT_LIVES}\" & {WAIT_FOR} /tmp/.up"
+    listener = (
+        f"{as_user_prefix()} python3 -c \"import os,socket,time; s=socket.socket(socket.AF_UNIX); "
+        f"s.bind('{RUN}/d.sock'); s.listen(); open('/tmp/.up', 'w').close(); "
+        f"{WHILE_PARENT_LIVES}\" & {WAIT_FOR} /tmp/.up"
+    )
     result = reset(f"install -d -m 0700 -o {USER} {RUN}; {listener}; {OLD} {RUN}", "--force")
     kept = parsed(result.stdout, "reset")["kept"]
     assert paths(result, "removed") == [] and kept[0]["path"] == RUN and "live" in kept[0]["reason"]
@@ -89,7 +98,9 @@ def test_this_workspaces_leaves_go_when_dead_and_other_workspaces_lose_only_stal
 
 def test_the_workspace_fallback_loses_stale_sockets_not_its_logs() -> None:
     d = f"{WS}/.nx/workspace-data/d"
-    setup = f"install -d -m 0700 -o {USER} {d}; stale {d}/d.sock; echo log > {d}/daemon.log; chown {USER} {d}/daemon.log"
+    setup = (
+        f"install -d -m 0700 -o {USER} {d}; stale {d}/d.sock; echo log > {d}/daemon.log; chown {USER} {d}/daemon.log"
+    )
     result = reset(setup, post=f"ls {d}")
     assert paths(result, "removed") == [f"{d}/d.sock"] and "daemon.log" in result.post
 
@@ -99,7 +110,9 @@ def test_the_daemon_marker_goes_only_when_asked_and_its_reason_is_shown() -> Non
     setup = f"install -d -m 0700 -o {USER} {d}; echo 'listen EACCES' > {d}/disabled; chown {USER} {d}/disabled"
     assert paths(reset(setup), "removed") == []
     result = reset(setup, "--daemon-marker")
-    assert parsed(result.stdout, "reset")["marker_reason"] == "listen EACCES" and paths(result, "removed") == [f"{d}/disabled"]
+    assert parsed(result.stdout, "reset")["marker_reason"] == "listen EACCES" and paths(result, "removed") == [
+        f"{d}/disabled"
+    ]
 
 
 def test_legacy_leftovers_are_removed_only_in_the_shapes_nx_made_and_only_yours() -> None:
@@ -129,7 +142,10 @@ def test_dry_run_removes_nothing() -> None:
 
 def test_ten_thousand_dead_directories_are_removed() -> None:
     """Linear work: thousands of per-run directories in one run (timed in the benchmark, not here)."""
-    make = f"cd {ROOT} && seq -f '%020g' 1 10000 | xargs mkdir -m 0700 && chown -R {USER} {ROOT} && touch -d 2000-01-01 *; cd /"
+    make = (
+        f"cd {ROOT} && seq -f '%020g' 1 10000 | xargs mkdir -m 0700 && chown -R {USER} {ROOT} && "
+        "touch -d 2000-01-01 *; cd /"
+    )
     result = reset(make, post=f"ls {ROOT} | wc -l")
     assert len(parsed(result.stdout, "reset")["removed"]) == 10000 and result.post.strip() == "0"
 

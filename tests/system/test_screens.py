@@ -45,12 +45,15 @@ touch -t 202401010000 {BINDING_DIR}/nx.linux-x64-gnu.node
 install -d -m 1777 -o {USER} -g {USER} /tmp/.nx
 install -d -m 0700 -o {USER} -g {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/sockets /tmp/.nx/{USER}/native-cache \
     /tmp/.nx/{USER}/native-cache/24.0.6 /tmp/.nx/{USER}/native-cache/23.3.2
-install -d -m 0700 -o {USER} -g {USER} /tmp/.nx/{USER}/sockets/0123456789abcdef0123 /tmp/.nx/{USER}/sockets/fedcba9876543210fedc
+install -d -m 0700 -o {USER} -g {USER} /tmp/.nx/{USER}/sockets/0123456789abcdef0123 \\
+    /tmp/.nx/{USER}/sockets/fedcba9876543210fedc
 touch -t {OLD} /tmp/.nx/{USER}/sockets/0123456789abcdef0123 /tmp/.nx/{USER}/sockets/fedcba9876543210fedc
 install -d -o {USER} -g {USER} {WS}/.nx {WS}/.nx/workspace-data {WS}/.nx/workspace-data/d
-printf 'Daemon process terminated and closed the connection\\nPlease rerun the command, which will restart the daemon.\\n' \
+printf '%s\\n' 'Daemon process terminated and closed the connection' \\
+    'Please rerun the command, which will restart the daemon.' \
     > {WS}/.nx/workspace-data/d/disabled
-printf 'Error: listen EADDRINUSE: address already in use {WS}/d.sock\\n\\nMessages from the log:\\n[NX Daemon Server] - Started\\n\\n\\nMore information: {WS}/.nx/workspace-data/d/daemon.log\\n' \
+printf '%s\\n' 'Error: listen EADDRINUSE: address already in use {WS}/d.sock' '' 'Messages from the log:' \\
+    '[NX Daemon Server] - Started' '' '' 'More information: {WS}/.nx/workspace-data/d/daemon.log' \
     > {WS}/.nx/workspace-data/d/daemon-error.log
 chown -R {USER}:{USER} {WS}/.nx
 """
@@ -165,11 +168,16 @@ def test_the_same_text_at_80_and_200_columns_and_in_a_pipe(name: str) -> None:
     _golden(f"{name}.80.screen", views.screens[80])
     for width in (80, 200):
         assert all(len(line) <= width for line in views.screens[width].splitlines())
-        assert views.joined[width].split() == views.pipe.split(), f"the {width}-column pane has other words than the pipe"
+        assert views.joined[width].split() == views.pipe.split(), (
+            f"the {width}-column pane has other words than the pipe"
+        )
         for line in views.joined[width].splitlines():  # past the edge only for a word that cannot fit a line
             indent = len(line) - len(line.lstrip())
-            assert len(line) <= width or max(map(len, line.split())) > width - indent - 12 \
-                or line.lstrip().startswith(("fix", "inside", "socket ", "daemon ", "forked ", "plugin ", "console ")), line
+            assert (
+                len(line) <= width
+                or max(map(len, line.split())) > width - indent - 12
+                or line.lstrip().startswith(("fix", "inside", "socket ", "daemon ", "forked ", "plugin ", "console "))
+            ), line
 
 
 def test_a_path_longer_than_the_terminal_is_folded_by_the_terminal_and_copied_whole() -> None:
@@ -192,7 +200,8 @@ RECORD = ('{"processId": 1, "socketPath": "/tmp/[link=http:evil]x[/link]/[bold]d
 PLANTED = f"""
 install -d -m 1777 /tmp/.nx
 install -d -m 0700 -o {USER} -g {USER} /tmp/.nx/{USER} /tmp/.nx/{USER}/native-cache /tmp/.nx/{USER}/native-cache/24.0.6
-touch /tmp/.nx/{USER}/native-cache/24.0.6/{shlex.quote(ESC_NAME)} /tmp/.nx/{USER}/native-cache/24.0.6/{shlex.quote(MARKUP_NAME)}
+touch /tmp/.nx/{USER}/native-cache/24.0.6/{shlex.quote(ESC_NAME)} \\
+    /tmp/.nx/{USER}/native-cache/24.0.6/{shlex.quote(MARKUP_NAME)}
 chown {USER}:{USER} /tmp/.nx/{USER}/native-cache/24.0.6/*
 install -d -o {USER} -g {USER} {WS} {WS}/.nx {WS}/.nx/workspace-data {WS}/.nx/workspace-data/d {WS}/node_modules/nx
 echo '{{}}' > {WS}/nx.json

@@ -33,7 +33,11 @@ class UnknownSchema(LookupError):
 
 def names() -> tuple[str, ...]:
     """Every shipped schema's name, sorted."""
-    return tuple(sorted(entry.name[: -len(SUFFIX)] for entry in resources.files(__name__).iterdir() if entry.name.endswith(SUFFIX)))
+    return tuple(
+        sorted(
+            entry.name[: -len(SUFFIX)] for entry in resources.files(__name__).iterdir() if entry.name.endswith(SUFFIX)
+        )
+    )
 
 
 def schema_text(name: str) -> str:
