@@ -47,7 +47,16 @@ def user_env(overrides: t.Mapping[str, str | None]) -> dict[str, str]:
 
 def as_user(argv: list[str], env: dict[str, str], cwd: str = WS, timeout: int = TIMEOUT,
             until_doomed: bool = False) -> dict[str, t.Any]:
-    command = ["setpriv", f"--reuid={UID}", f"--regid={UID}", "--clear-groups", "env", "-i", *[f"{k}={v}" for k, v in env.items()], *argv]
+    command = [
+        "setpriv",
+        f"--reuid={UID}",
+        f"--regid={UID}",
+        "--clear-groups",
+        "env",
+        "-i",
+        *[f"{k}={v}" for k, v in env.items()],
+        *argv,
+    ]
     return run(command, cwd, timeout, until_doomed)
 
 
@@ -80,7 +89,12 @@ def run(command: list[str], cwd: str, timeout: int = TIMEOUT, until_doomed: bool
         rc, stderr = -1, stderr + note
         break
     out = (stdout + stderr).decode("utf-8", "replace")
-    return {"rc": rc, "out": out[-4000:], "stdout": stdout.decode("utf-8", "replace"), "seconds": round(time.monotonic() - started, 1)}
+    return {
+        "rc": rc,
+        "out": out[-4000:],
+        "stdout": stdout.decode("utf-8", "replace"),
+        "seconds": round(time.monotonic() - started, 1),
+    }
 
 
 #: Every document nxsock printed, with its command line, for the test to check against its schema.
@@ -202,7 +216,8 @@ def _alive(pid: int) -> bool:
 
 
 def reap() -> None:
-    """This driver is the namespace's init: the daemons it outlives are its children to reap (else they linger as zombies)."""
+    """This driver is the namespace's init: the daemons it outlives are its children to reap (else they linger as
+    zombies)."""
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
@@ -217,7 +232,12 @@ def nx_run(env: dict[str, str], daemon_dir: str, timeout: int = TIMEOUT) -> dict
     before = received(daemon_dir)
     start = as_user([NX_BIN, "daemon", "--start"], env, timeout=timeout, until_doomed=True)
     show = as_user([NX_BIN, "show", "projects"], {**env, "NX_DAEMON": "true"}, timeout=timeout, until_doomed=True)
-    return {"start": _slim(start), "show": _slim(show), "record": record(daemon_dir), "answered": received(daemon_dir) - before}
+    return {
+        "start": _slim(start),
+        "show": _slim(show),
+        "record": record(daemon_dir),
+        "answered": received(daemon_dir) - before,
+    }
 
 
 def apply(remedy: str, env: dict[str, str]) -> tuple[list[dict[str, t.Any]], dict[str, str]]:
@@ -267,7 +287,9 @@ def main() -> None:
     env = user_env(CONFIG["env"])
     out: dict[str, t.Any] = {}
     paths_before = nxsock(["paths", "--json"], env)
-    daemon_dir = (paths_before.get("json") or {}).get("workspace_data", {}).get("daemon_dir") or f"{WS}/.nx/workspace-data/d"
+    daemon_dir = (paths_before.get("json") or {}).get("workspace_data", {}).get(
+        "daemon_dir"
+    ) or f"{WS}/.nx/workspace-data/d"
     # A failing Nx polls a minute for its daemon: it is ended once its server has exited (nothing can answer
     # then; every state here ends so, or by itself, in a few seconds).  The time limit is only a hang guard: a
     # fixed cap (15 s once) cut a slow but working Nx short on a loaded machine and misjudged the state.
@@ -290,7 +312,8 @@ def main() -> None:
     snapshot = take_snapshot() if len(branches) > 1 else None
     kept = live_processes()
     out["state_processes"] = {pid: _cmdline(pid) for pid in sorted(kept)}
-    # the state's own: another uid's (a daemon root started); the user's stragglers (23.x's `npm view nx@latest`) may end
+    # the state's own: another uid's (a daemon root started); the user's stragglers (23.x's `npm view nx@latest`) may
+    # end
     own = {pid for pid in kept if _owner(pid) not in (UID, None)}
     results: dict[str, t.Any] = {}
     for number, branch in enumerate(branches):
@@ -319,7 +342,9 @@ def hand_branch(env: dict[str, str], daemon_dir: str, doctor: dict[str, t.Any] |
     out["followed"] = []
     for _ in range(3):
         again = (nxsock(["doctor", "--json"], env).get("json") or {"findings": []})["findings"]
-        pending = [f for f in again if f["severity"] in ("warn", "error") and f["remedy"] and f["id"] not in CONFIG["allowed"]]
+        pending = [
+            f for f in again if f["severity"] in ("warn", "error") and f["remedy"] and f["id"] not in CONFIG["allowed"]
+        ]
         if not pending:
             break
         log, env = apply(pending[0]["remedy"], env)

@@ -64,46 +64,132 @@ def _no_daemon(before: dict[str, t.Any]) -> bool:
 
 
 STATES = [
-    State("peer-container", "install -d -m 1777 -o $PEER /tmp/.nx", "container",
-          lambda r: r.startswith("sudo chown -h root:root -- /tmp/.nx"),
-          lambda b: not _socket(b).startswith("/tmp/.nx/"), "shared"),
-    State("planted-private-level", f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o $PEER /tmp/.nx/{USER}", "private-levels",
-          lambda r: r == f"sudo rm -rf -- /tmp/.nx/{USER}",
-          lambda b: not _socket(b).startswith("/tmp/.nx/"), "shared"),
-    State("peer-link-at-container", "install -d -m 0755 -o $PEER /home/peer; ln -s /home/peer /tmp/.nx; chown -h $PEER /tmp/.nx",
-          "container", lambda r: r == "sudo rm -- /tmp/.nx && sudo install -d -m 1777 -o root -g root /tmp/.nx",
-          lambda b: not _socket(b).startswith("/tmp/.nx/"), "shared"),
-    State("configured-root-owned-dir", "install -d -m 0755 /home/srv-data", "configuration",
-          lambda r: r == "unset NX_SOCKET_DIR", lambda b: not _socket(b).startswith("/tmp/.nx/"), "shared",
-          env={"NX_SOCKET_DIR": "/home/srv-data"}),
-    State("configured-os-temp", "", "configuration", lambda r: r == "unset NX_SOCKET_DIR", _no_daemon, "shared",
-          env={"NX_SOCKET_DIR": "/tmp"}),
-    State("configured-in-dotenv", f"printf 'A=1\\nNX_SOCKET_DIR=/tmp\\n' > {WS}/.env; chown $U {WS}/.env", "configuration",
-          lambda r: r.startswith("sed -i -e ") and r.endswith(f"-- {WS}/.env"), _no_daemon, "shared"),
-    State("cache-dir-is-tmp", "", "native-cache", lambda r: r == "unset NX_NATIVE_FILE_CACHE_DIRECTORY",
-          lambda b: True, "shared", env={"NX_NATIVE_FILE_CACHE_DIRECTORY": "/tmp"}),
-    State("root-daemon-left-by-sudo-nx",
-          "cd $WS && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root $NX/node_modules/.bin/nx daemon --start >/dev/null 2>&1; cd /",
-          "daemon-record", lambda r: r.startswith("sudo kill -- ") and r.endswith(f"&& sudo rm -rf -- {WS}/.nx"), _no_daemon, "shared"),
-    State("root-made-daemon-directory", f"install -d -m 0700 {WS}/.nx/workspace-data/d", "daemon-record",
-          lambda r: r == f"sudo rm -rf -- {WS}/.nx", _no_daemon, "shared"),
-    State("disabled-marker",
-          f"install -d -o $U {WS}/.nx {WS}/.nx/workspace-data; install -d -m 0700 -o $U {WS}/.nx/workspace-data/d; "
-          f"echo 'Daemon was disabled' > {WS}/.nx/workspace-data/d/disabled; chown $U {WS}/.nx/workspace-data/d/disabled",
-          "daemon-disabled", lambda r: r == f"rm -- {WS}/.nx/workspace-data/d/disabled", _no_daemon, "shared"),
-    State("unwritable-workspace-foreign-container-no-home",
-          f"install -d -m 1777 -o $PEER /tmp/.nx; install -d -m 0700 -o $U {XDG}; chown root {WS}; chmod 0755 {WS}", "outcome",
-          lambda r: r.startswith(f"export NX_WORKSPACE_DATA_DIRECTORY={XDG}/"), _no_daemon, "workspace",
-          env={"HOME": None, "XDG_RUNTIME_DIR": XDG}, allowed_after=("container", "outcome", "native-cache")),
-    State("over-long-path", f"install -d -m 1777 -o $PEER /tmp/.nx; install -d -m 0700 -o $U {XDG}", "path-budget",
-          lambda r: r == f"export NX_SOCKET_DIR={XDG}/nx", _no_daemon, "configured",
-          env={"HOME": "", "XDG_RUNTIME_DIR": XDG}, workspace=DEEP, allowed_after=("container", "native-cache")),
-    State("no-room-for-the-binding-copy", "mount -o remount,size=4m /tmp", "native-cache",
-          lambda r: r == "export NX_SKIP_NATIVE_FILE_CACHE=true", lambda b: "ENOSPC" in b["start"]["out"] + b["show"]["out"], "shared"),
-    State("home-beneath-a-peers-directory",
-          f"install -d -m 1777 -o $PEER /tmp/.nx; install -d -m 0755 -o $PEER /home/peer; install -d -o $U /home/peer/u {XDG}; chmod 0700 {XDG}",
-          "ancestry", lambda r: r == f"export NX_SOCKET_DIR={XDG}/nx", lambda b: not _socket(b).startswith("/home/peer/"), "configured",
-          env={"HOME": "/home/peer/u", "XDG_RUNTIME_DIR": XDG}, versions=("24.0.6",), allowed_after=("container", "native-cache")),
+    State(
+        "peer-container",
+        "install -d -m 1777 -o $PEER /tmp/.nx",
+        "container",
+        lambda r: r.startswith("sudo chown -h root:root -- /tmp/.nx"),
+        lambda b: not _socket(b).startswith("/tmp/.nx/"),
+        "shared",
+    ),
+    State(
+        "planted-private-level",
+        f"install -d -m 1777 /tmp/.nx; install -d -m 0700 -o $PEER /tmp/.nx/{USER}",
+        "private-levels",
+        lambda r: r == f"sudo rm -rf -- /tmp/.nx/{USER}",
+        lambda b: not _socket(b).startswith("/tmp/.nx/"),
+        "shared",
+    ),
+    State(
+        "peer-link-at-container",
+        "install -d -m 0755 -o $PEER /home/peer; ln -s /home/peer /tmp/.nx; chown -h $PEER /tmp/.nx",
+        "container",
+        lambda r: r == "sudo rm -- /tmp/.nx && sudo install -d -m 1777 -o root -g root /tmp/.nx",
+        lambda b: not _socket(b).startswith("/tmp/.nx/"),
+        "shared",
+    ),
+    State(
+        "configured-root-owned-dir",
+        "install -d -m 0755 /home/srv-data",
+        "configuration",
+        lambda r: r == "unset NX_SOCKET_DIR",
+        lambda b: not _socket(b).startswith("/tmp/.nx/"),
+        "shared",
+        env={"NX_SOCKET_DIR": "/home/srv-data"},
+    ),
+    State(
+        "configured-os-temp",
+        "",
+        "configuration",
+        lambda r: r == "unset NX_SOCKET_DIR",
+        _no_daemon,
+        "shared",
+        env={"NX_SOCKET_DIR": "/tmp"},
+    ),
+    State(
+        "configured-in-dotenv",
+        f"printf 'A=1\\nNX_SOCKET_DIR=/tmp\\n' > {WS}/.env; chown $U {WS}/.env",
+        "configuration",
+        lambda r: r.startswith("sed -i -e ") and r.endswith(f"-- {WS}/.env"),
+        _no_daemon,
+        "shared",
+    ),
+    State(
+        "cache-dir-is-tmp",
+        "",
+        "native-cache",
+        lambda r: r == "unset NX_NATIVE_FILE_CACHE_DIRECTORY",
+        lambda b: True,
+        "shared",
+        env={"NX_NATIVE_FILE_CACHE_DIRECTORY": "/tmp"},
+    ),
+    State(
+        "root-daemon-left-by-sudo-nx",
+        "cd $WS && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root $NX/node_modules/.bin/nx daemon "
+        "--start >/dev/null 2>&1; cd /",
+        "daemon-record",
+        lambda r: r.startswith("sudo kill -- ") and r.endswith(f"&& sudo rm -rf -- {WS}/.nx"),
+        _no_daemon,
+        "shared",
+    ),
+    State(
+        "root-made-daemon-directory",
+        f"install -d -m 0700 {WS}/.nx/workspace-data/d",
+        "daemon-record",
+        lambda r: r == f"sudo rm -rf -- {WS}/.nx",
+        _no_daemon,
+        "shared",
+    ),
+    State(
+        "disabled-marker",
+        f"install -d -o $U {WS}/.nx {WS}/.nx/workspace-data; install -d -m 0700 -o $U {WS}/.nx/workspace-data/d; "
+        f"echo 'Daemon was disabled' > {WS}/.nx/workspace-data/d/disabled; chown $U {WS}/.nx/workspace-data/d/disabled",
+        "daemon-disabled",
+        lambda r: r == f"rm -- {WS}/.nx/workspace-data/d/disabled",
+        _no_daemon,
+        "shared",
+    ),
+    State(
+        "unwritable-workspace-foreign-container-no-home",
+        f"install -d -m 1777 -o $PEER /tmp/.nx; install -d -m 0700 -o $U {XDG}; chown root {WS}; chmod 0755 {WS}",
+        "outcome",
+        lambda r: r.startswith(f"export NX_WORKSPACE_DATA_DIRECTORY={XDG}/"),
+        _no_daemon,
+        "workspace",
+        env={"HOME": None, "XDG_RUNTIME_DIR": XDG},
+        allowed_after=("container", "outcome", "native-cache"),
+    ),
+    State(
+        "over-long-path",
+        f"install -d -m 1777 -o $PEER /tmp/.nx; install -d -m 0700 -o $U {XDG}",
+        "path-budget",
+        lambda r: r == f"export NX_SOCKET_DIR={XDG}/nx",
+        _no_daemon,
+        "configured",
+        env={"HOME": "", "XDG_RUNTIME_DIR": XDG},
+        workspace=DEEP,
+        allowed_after=("container", "native-cache"),
+    ),
+    State(
+        "no-room-for-the-binding-copy",
+        "mount -o remount,size=4m /tmp",
+        "native-cache",
+        lambda r: r == "export NX_SKIP_NATIVE_FILE_CACHE=true",
+        lambda b: "ENOSPC" in b["start"]["out"] + b["show"]["out"],
+        "shared",
+    ),
+    State(
+        "home-beneath-a-peers-directory",
+        "install -d -m 1777 -o $PEER /tmp/.nx; install -d -m 0755 -o $PEER /home/peer; install -d -o $U "
+        f"/home/peer/u {XDG}; chmod 0700 {XDG}",
+        "ancestry",
+        lambda r: r == f"export NX_SOCKET_DIR={XDG}/nx",
+        lambda b: not _socket(b).startswith("/home/peer/"),
+        "configured",
+        env={"HOME": "/home/peer/u", "XDG_RUNTIME_DIR": XDG},
+        versions=("24.0.6",),
+        allowed_after=("container", "native-cache"),
+    ),
 ]
 
 #: A state where the dead daemon's record outlives it: the driver kills the daemon it started with SIGKILL.
@@ -117,8 +203,18 @@ def prove(state: State, version: str, **extra: t.Any) -> dict[str, t.Any]:
     nx = install_nx(version)
     python, pylib = stage_nxsock()
     ws = state.workspace
-    config = {"uid": USER, "workspace": ws, "nx": str(nx), "python": python, "pylib": pylib, "env": {"NX_DAEMON": "true", **state.env},
-              "finding": state.finding, "kill9": state is STALE, "allowed": list(state.allowed_after), **extra}
+    config = {
+        "uid": USER,
+        "workspace": ws,
+        "nx": str(nx),
+        "python": python,
+        "pylib": pylib,
+        "env": {"NX_DAEMON": "true", **state.env},
+        "finding": state.finding,
+        "kill9": state is STALE,
+        "allowed": list(state.allowed_after),
+        **extra,
+    }
     q = shlex.quote
     script = f"""
 set -e
@@ -143,7 +239,9 @@ exec {q(python)} {q(str(stage_oracle(DRIVER)))} {q(json.dumps(config))}
     try:
         out = t.cast(dict[str, t.Any], json.loads(text.strip().splitlines()[-1]))
     except (ValueError, IndexError):
-        raise AssertionError(f"the driver printed no document (rc {proc.returncode}):\n{text[-3000:]}\n{proc.stderr.decode()[-3000:]}") from None
+        raise AssertionError(
+            f"the driver printed no document (rc {proc.returncode}):\n{text[-3000:]}\n{proc.stderr.decode()[-3000:]}"
+        ) from None
     for args, document in out.pop("documents"):
         assert document is not None, f"nxsock {' '.join(args)} printed no JSON document"
         checked(document, schema_name(args) or "")
@@ -212,9 +310,15 @@ def check_proof(state: State, proof: dict[str, t.Any]) -> None:
     predicted = str(root["root"]).rstrip("/") + "/"
     assert socket.startswith(predicted), (socket, predicted)  # the daemon is where paths said it would be
     assert after["show"]["rc"] == 0 and after["answered"] > 0, after["show"]
-    assert _problems(proof["doctor_after"], state.allowed_after) == [], _problems(proof["doctor_after"], state.allowed_after)
+    assert _problems(proof["doctor_after"], state.allowed_after) == [], _problems(
+        proof["doctor_after"], state.allowed_after
+    )
     # doctor is quiet about the daemon's socket root, whatever else a state keeps
-    near = [f for f in proof["doctor_after"]["findings"] if f["severity"] in ("warn", "error") and str(f["path"] or "").startswith(predicted)]
+    near = [
+        f
+        for f in proof["doctor_after"]["findings"]
+        if f["severity"] in ("warn", "error") and str(f["path"] or "").startswith(predicted)
+    ]
     assert near == [], near
 
 
@@ -254,8 +358,11 @@ STATE_REMEDIES = {
 
 
 def check_fix(state: State, proof: dict[str, t.Any]) -> None:
-    """``--fix --yes`` as the user (and the shell lines it lists, as a shell would run them): the real Nx works after."""
-    assert state.failed(proof["before"]), f"the real Nx did not fail or degrade before: {json.dumps(proof['before'])[:2000]}"
+    """``--fix --yes`` as the user (and the shell lines it lists, as a shell would run them): the real Nx works
+    after."""
+    assert state.failed(proof["before"]), (
+        f"the real Nx did not fail or degrade before: {json.dumps(proof['before'])[:2000]}"
+    )
     rounds = proof["fix_rounds"]
     assert rounds and all(r["document"] is not None for r in rounds), [r["out"] for r in rounds]
     first = rounds[0]["document"]
@@ -283,7 +390,9 @@ def check_fix(state: State, proof: dict[str, t.Any]) -> None:
     predicted = str(root["root"]).rstrip("/") + "/"
     assert socket.startswith(predicted), (socket, predicted)
     assert after["show"]["rc"] == 0 and after["answered"] > 0, after["show"]
-    assert _problems(proof["doctor_after"], state.allowed_after) == [], _problems(proof["doctor_after"], state.allowed_after)
+    assert _problems(proof["doctor_after"], state.allowed_after) == [], _problems(
+        proof["doctor_after"], state.allowed_after
+    )
 
 
 FIX_CASES = [pytest.param(s, v, id=f"{s.name}-{v}", marks=_group(s, v))
