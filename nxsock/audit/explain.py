@@ -48,11 +48,11 @@ from ..core.wording import (
     SHARED_SOCKET_DIR,
     SHARED_SOCKET_DIR_RECORD,
     SHARED_SOCKET_DIR_UNSET,
-    VERSION_CHANGED,
     WINDOWS_NOT_JUDGED,
     Advice,
     RemedyContext,
     socket_export,
+    version_changed_note,
 )
 
 __all__ = [
@@ -494,7 +494,13 @@ def _workspace_mismatch(message: Message, ask: _Ask) -> Remedies:
 
 
 def _version_changed(message: Message, ask: _Ask) -> Remedies:
-    return (Remedy((RunNx(NxCommand.DAEMON_STOP),), VERSION_CHANGED),)
+    """Nx's message names neither version: this machine shows the installed one and the running daemon's."""
+    resolution = ask.ctx.resolution
+    env = resolution.environment if resolution else None
+    installed = env.nx_version if env is not None and env.nx_version_source == "installed" else None
+    record = resolution.daemon_record if resolution else None
+    daemon = record.nx_version if record is not None and record.problem is None and record.alive else None
+    return (Remedy((RunNx(NxCommand.DAEMON_STOP),), version_changed_note(installed, daemon)),)
 
 
 def _read_only_fs(message: Message, ask: _Ask) -> Remedies:

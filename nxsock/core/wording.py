@@ -90,6 +90,7 @@ __all__ = [
     "socket_export",
     "tmpdir_warning",
     "verdict_sentence",
+    "version_changed_note",
 ]
 
 #: The command that makes ``/tmp/.nx`` a shared, root-owned, sticky container.
@@ -631,6 +632,23 @@ SHARED_SOCKET_DIR_UNSET = (
 #: A changed Nx's remedy.
 VERSION_CHANGED = ("Stops the daemon of the old version; run your command again and Nx starts the installed one "
                    "(`npx nx --version` shows it).")
+
+
+def version_changed_note(installed: str | None, daemon: str | None) -> str:
+    """A changed Nx's remedy, with the versions this machine shows: the one installed in the workspace and the one
+    the running daemon's record names (Nx's message names neither)."""
+    if installed is None:
+        return VERSION_CHANGED
+    rerun = f"run your command again from the workspace (`npx nx …`), which runs Nx {installed}"
+    if daemon is None:
+        return f"The workspace has Nx {installed} installed and no daemon runs: the stop is harmless; {rerun}."
+    if daemon == installed:
+        return (f"The workspace has Nx {installed} installed and the daemon already runs it (its record says "
+                f"{daemon}): the command that printed the message ran another version. The stop is harmless; {rerun}.")
+    return (f"The workspace has Nx {installed} installed but the daemon runs Nx {daemon} (its record): the stop ends "
+            f"it; {rerun} and starts its daemon.")
+
+
 #: A read-only workspace's remedy also moves the task cache, which defaults to the workspace's .nx/cache.
 READ_ONLY_CACHE_TOO = ("The task cache goes beside it (NX_CACHE_DIRECTORY): it defaults to the workspace's .nx/cache, "
                        "on the same read-only filesystem.")

@@ -42,6 +42,8 @@ except ImportError as exc:  # run with an interpreter that lacks the test depend
     sys.exit(f"capture: {exc}; run it with the interpreter nxsock's tests use (pip install -e '.[test]')")
 
 RELEASES = ("24.0.6", "24.0.2", "23.3.2", "23.1.1")
+#: The release a state swaps in under a running Nx ($NXSOCK_OTHER_NX in its setup): another install of the cache.
+OTHER_RELEASE = "24.0.5"
 U = harness.USER
 P = harness.PEER
 HOME = f"/home/u{U}"
@@ -59,9 +61,19 @@ COMMANDS = {
     "client-log": "out=$(NX_DAEMON=true npx nx show projects 2>&1); printf '%s\\n' \"$out\"; "
                   "log=$(printf '%s\\n' \"$out\" | sed -n 's/^Log file with the error: //p'); "
                   "if [ -n \"$log\" ]; then cat -- \"$log\"; echo; fi; NX_DAEMON=true npx nx daemon",
+    # `nx watch` left running while the Nx installed under it changes and the daemon is restarted by the new one:
+    # the watch registered (the daemon's log says so), node_modules/nx swapped for the other release (~/other-nx), the
+    # daemon stopped and started by it; the watch, reconnecting, meets the new daemon's record and exits: its output.
+    "watch-version": "log=.nx/workspace-data/d/daemon.log; NX_DAEMON=true npx nx daemon --start >/dev/null 2>&1; "
+                     "NX_DAEMON=true npx nx watch --all -- echo changed >\"$HOME/watch.out\" 2>&1 & watch=$!; "
+                     "until grep -q 'File watcher registered' \"$log\" 2>/dev/null; do sleep 0.1; done; "
+                     "ln -sfn \"$(readlink \"$HOME/other-nx\")\" node_modules; "
+                     "NX_DAEMON=true npx nx daemon --stop >/dev/null 2>&1; "
+                     "NX_DAEMON=true npx nx daemon --start >/dev/null 2>&1; "
+                     "wait $watch; rc=$?; cat \"$HOME/watch.out\"; exit $rc",
 }
 #: Commands that are a user's whole sequence: run as written, never wrapped.
-SEQUENCES = frozenset({"client-log"})
+SEQUENCES = frozenset({"client-log", "watch-version"})
 
 #: A daemon started by the user in the state's setup (the pid namespace ends it).
 START_DAEMON = "as_user npx nx daemon --start >/dev/null 2>&1; sleep 1"
@@ -131,6 +143,8 @@ class State(t.NamedTuple):
     #: ``False``: Nx takes minutes to print the message here, so the proof pastes the stored capture into the state as
     #: built (the rerun is then Nx's first run, with the remedy) and does not run Nx to print it again.
     reprint: bool = True
+    #: The releases the state is captured for (none: every one); a swap to OTHER_RELEASE means something only above it.
+    releases: tuple[str, ...] = ()
 
 
 STATES: tuple[State, ...] = (
@@ -300,6 +314,10 @@ STATES += (
           "mount -o remount,ro /tmp", commands=("run-verbose",)),
     State("inotify-limit", "a container (a user namespace of its own) whose inotify limit is 2 watches per user: the "
           "daemon's file watcher cannot watch the workspace", commands=("client-log",), inotify_watches=2),
+    State("version-changed", "`nx watch` runs while node_modules/nx is replaced by another release, whose client "
+          "restarts the daemon: the watch, reconnecting, finds the daemon's record names another version",
+          f"ln -s \"$NXSOCK_OTHER_NX\" {HOME}/other-nx; chown -h {U}:{U} {HOME}/other-nx",
+          commands=("watch-version",), standing=False, releases=("24.0.6",)),
     State("umask-0277", "the user's umask is 0277: the .nx Nx creates in the workspace is 0500, so nothing goes "
           "inside it", "umask 0277", commands=("run",)),
 )
@@ -329,6 +347,7 @@ def _workspace(release: str, state: State) -> str:
     bindings = harness.cache_dir() / "nx-bindings"
     for triple in _BINDING_TARBALL.findall(state.setup):  # fetched here, outside the state's fresh /tmp
         bindings = harness.pack_nx_binding(triple, release).parent
+    other = nx_folder(OTHER_RELEASE) if "$NXSOCK_OTHER_NX" in state.setup else nx  # the release swapped in
     q = shlex.quote
     env = {"NPM_CONFIG_UPDATE_NOTIFIER": "false", **state.env}
     size = f",size={state.tmp_size}" if state.tmp_size else ""
@@ -347,6 +366,7 @@ ln -s {q(str(nx / "node_modules"))} {WS}/node_modules
 chown -R -h {U}:{U} {WS}
 NX_VERSION={q(release)}
 NXSOCK_BINDINGS={q(str(bindings))}
+NXSOCK_OTHER_NX={q(str(other / "node_modules"))}
 as_user() {{ ( cd {WS} && {harness.as_user_prefix(U, env)} "$@" ); }}
 cd {WS}
 """
@@ -537,7 +557,7 @@ def main(argv: t.Sequence[str] | None = None) -> int:
             json.loads(manifest_file.read_text()) if manifest_file.exists() else {"schema_version": 1, "captures": []}
         )
         by_file = {c["file"]: c for c in manifest["captures"]}
-        for state in states:
+        for state in (s for s in states if not s.releases or release in s.releases):
             for command in state.commands:
                 if args.command and command not in args.command:
                     continue

@@ -27,7 +27,8 @@ PREFERENCE = ("run", "client", "daemon-status", "daemon-start", "client-log")
 
 #: Captures a test of their own proves, more closely and in less time: the generic proof would wait out Nx's own
 #: 66 s for a daemon that cannot start, twice, to show only that a message with no command is still printed.
-PROVEN_ELSEWHERE = frozenset({"24.0.6/inotify-limit--client-log.txt"})
+#: A watch never ends by itself, so the generic rerun cannot judge one: its own test waits for the watch to register.
+PROVEN_ELSEWHERE = frozenset({"24.0.6/inotify-limit--client-log.txt", "24.0.6/version-changed--watch-version.txt"})
 
 
 def _proof_captures() -> list[str]:
@@ -280,3 +281,77 @@ echo '<<<END'
     again = capture.section(out, "AGAIN")
     assert not _kinds(again), again  # no inotify limit, no disabled marker, no daemon that failed
     assert re.search(r"Daemon is (?:currently )?running", again) and "pkg" in again, again
+
+
+def test_nx_watch_told_the_nx_version_changed_runs_again_on_the_installed_nx_and_outlives_a_daemon_restart() -> None:
+    """``nx watch`` (24.0.6) running while node_modules/nx becomes 24.0.5, whose client restarts the daemon, prints
+    "Nx version changed" and exits: for real, here.  ``doctor --explain`` names the installed version and the running
+    daemon's; its command is run as the user, then ``nx watch`` again on the installed Nx: it registers, and the same
+    daemon restart that ended the first watch no longer does (it reconnects, prints nothing, keeps running).
+
+    Every wait is on an event: the daemon's log (where Nx's clients log too) saying a watcher registered or
+    reconnected, the first watch's exit.
+    """
+    import re
+    import shlex
+
+    import harness
+
+    entry, _ = CAPTURES["24.0.6/version-changed--watch-version.txt"]
+    state = STATES[entry["state"]]
+    python, pythonpath = harness.stage_nxsock()
+    q = shlex.quote
+    nxsock = f"env PYTHONPATH={q(pythonpath)} PYTHONDONTWRITEBYTECODE=1 {q(python)} -m nxsock"
+    log = f"{capture.DATA}/d/daemon.log"
+    # until the log has more lines with $1 than $2; at most 120 s (Nx's own 60 s for a daemon to answer, twice)
+    more = (f"#!/bin/sh\nn=0; until [ \"$(grep -c -F -e \"$1\" {log} 2>/dev/null)\" -gt \"$2\" ]; do "
+            "sleep 0.1; n=$((n + 1)); [ $n -lt 1200 ] || exit 1; done\n")
+    registered = f"grep -c -F 'File watcher registered' {log}"
+    reconnected = f"grep -c -F '[FileWatcher] Reconnected successfully' {log}"
+    watch = ("NX_DAEMON=true npx nx watch --all -- echo changed >/home/.proof/watch.out 2>&1 & "
+             "echo $! >/home/.proof/watch.pid")
+    as_user = f"as_user env PATH={q(capture.USER_PATH)} bash -c"
+    script = f"""{capture._workspace(entry["release"], state)}
+{state.setup}
+set +e
+install -d -m 0777 /home/.proof
+printf %s {q(more)} >/home/.proof/more && chmod 0755 /home/.proof/more
+echo '<<<NX'
+as_user timeout -k 5 {state.timeout} bash -c {q(capture.nx_command(state, entry["command_id"]))} </dev/null \
+  >/home/.proof/before.txt 2>&1
+echo "rc $?"
+cat /home/.proof/before.txt
+echo '<<<DOCTOR'
+as_user {nxsock} doctor --explain - --json </home/.proof/before.txt
+echo '<<<APPLIED'
+remedy=$(as_user {nxsock} doctor --explain - --json </home/.proof/before.txt | {q(python)} -c 'import json, sys
+print(*(m["remedy"] for m in json.load(sys.stdin)["messages"] if m["matched"] == "version-changed"))')
+{as_user} "$remedy" 2>&1
+echo "rc $?"
+echo '<<<WATCH'
+before=$({registered} 2>/dev/null || echo 0)
+{as_user} {q(watch)} </dev/null
+as_user /home/.proof/more 'File watcher registered' "$before"; echo "registered $?"
+echo '<<<RESTART'
+before=$({reconnected})
+{as_user} 'npx nx daemon --stop && npx nx daemon --start' </dev/null 2>&1
+as_user /home/.proof/more '[FileWatcher] Reconnected successfully' "$before"; echo "reconnected $?"
+kill -0 "$(cat /home/.proof/watch.pid)" && echo "watch alive"
+echo '<<<WATCHED'
+cat /home/.proof/watch.out
+echo '<<<END'
+"""
+    out = capture.run_in_namespace(script, 500)
+    printed = capture.section(out, "NX")
+    assert printed.startswith("rc 1\n") and _kinds(printed) == {"version-changed"}, out[-3000:]
+    [message] = json.loads(capture.section(out, "DOCTOR"))["messages"]
+    assert message["matched"] == "version-changed" and message["remedy"] == "nx daemon --stop", message
+    # this machine's versions: 24.0.5 installed, and the daemon its client restarted already runs it
+    assert "Nx 24.0.5 installed and the daemon already runs it" in message["hint"], message
+    assert "which runs Nx 24.0.5" in message["hint"] and "`npx nx" in message["hint"], message
+    assert capture.section(out, "APPLIED").endswith("rc 0\n"), out[-3000:]
+    assert "registered 0" in capture.section(out, "WATCH"), out[-3000:]
+    restart = capture.section(out, "RESTART")
+    assert "reconnected 0" in restart and "watch alive" in restart, out[-3000:]
+    watched = capture.section(out, "WATCHED")
+    assert not _kinds(watched) and not re.search(r"version changed|restart your", watched, re.I), watched

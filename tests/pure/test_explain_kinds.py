@@ -173,3 +173,17 @@ class TestRealCapturesOfTheDaemonsMessages:
         messages = explain(self.text("24.0.6/tmp-read-only--run-verbose.txt")).messages
         assert messages and {(m.matched, m.errno) for m in messages} == {("default-dir-demoted", "EROFS")}
         assert all("install" not in (general()(m).command or "") for m in messages)
+
+
+class TestVersionChangedNote:
+    """Nx's "Nx version changed" names no version: the note names what this machine shows, and what to run again."""
+
+    def test_each_case_names_the_installed_version_and_the_daemons(self) -> None:
+        from nxsock.core.wording import VERSION_CHANGED, version_changed_note
+
+        assert version_changed_note(None, "24.0.5") == VERSION_CHANGED  # nothing installed to name
+        same = version_changed_note("24.0.5", "24.0.5")
+        assert "already runs it" in same and "ran another version" in same and "runs Nx 24.0.5" in same
+        other = version_changed_note("24.0.6", "24.0.5")
+        assert "daemon runs Nx 24.0.5" in other and "runs Nx 24.0.6" in other and "another version" not in other
+        assert "no daemon runs" in version_changed_note("24.0.6", None)
