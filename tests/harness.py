@@ -91,6 +91,9 @@ WAIT_FOR = "_w() { for _ in $(seq 6000); do [ -e \"$1\" ] && return 0; sleep 0.0
 #: that a loaded machine can outlast (and that every run would wait out).
 WHILE_PARENT_LIVES = "p = os.getppid(); [time.sleep(0.01) for _ in iter(lambda: os.getppid() == p, False)]"
 
+#: A private mount and pid namespace whose processes all end with its first one.
+PRIVATE_NAMESPACES = ("unshare", "-m", "-p", "-f", "--mount-proc", "--kill-child", "--propagation", "private")
+
 # The scenarios mount fresh tmpfs on these: nothing the test uid runs may live beneath them.
 HIDDEN_IN_SCENARIOS = ("/tmp", "/home")
 
@@ -716,18 +719,7 @@ echo '<<<END'
     path.chmod(0o600)
     try:
         proc = subprocess.run(
-            [
-                "unshare",
-                "-m",
-                "-p",
-                "-f",
-                "--mount-proc",
-                "--kill-child",
-                "--propagation",
-                "private",
-                "bash",
-                str(path),
-            ],
+            [*PRIVATE_NAMESPACES, "bash", str(path)],
             capture_output=True,
             stdin=subprocess.DEVNULL,
             timeout=timeout,

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 from documents import checked, schema_name
-from harness import PEER, USER, install_nx, stage_nxsock, stage_oracle
+from harness import PEER, PRIVATE_NAMESPACES, USER, install_nx, stage_nxsock, stage_oracle
 
 DRIVER = Path(__file__).resolve().parents[1] / "remedy_driver.py"
 HOME = f"/home/u{USER}"
@@ -232,7 +232,7 @@ cd /
 exec {q(python)} {q(str(stage_oracle(DRIVER)))} {q(json.dumps(config))}
 """
     proc = subprocess.run(
-        ["unshare", "-m", "-p", "-f", "--mount-proc", "--kill-child", "--propagation", "private", "bash", "-c", script],
+        [*PRIVATE_NAMESPACES, "bash", "-c", script],
         capture_output=True, timeout=300 * len(extra.get("branches") or [None]), stdin=subprocess.DEVNULL,
     )
     text = proc.stdout.decode("utf-8", "replace")

@@ -31,6 +31,7 @@ import typing as t
 import pytest
 from documents import parsed
 from harness import (
+    PRIVATE_NAMESPACES,
     REPO,
     USER,
     as_user_prefix,
@@ -266,19 +267,7 @@ echo '@@END'; [ -e {DATA_D}/disabled ] && echo '@@MARKER-AFTER'
 true
 """
     proc = subprocess.run(
-        [
-            "unshare",
-            "-m",
-            "-p",
-            "-f",
-            "--mount-proc",
-            "--kill-child",
-            "--propagation",
-            "private",
-            "bash",
-            "-c",
-            outside,
-        ],
+        [*PRIVATE_NAMESPACES, "bash", "-c", outside],
         capture_output=True,
         stdin=subprocess.DEVNULL,
         timeout=400,

@@ -509,20 +509,17 @@ class TestPeerSwapsALevelBetweenPlanAndApply:
         assert unchanged and all(line in after.splitlines() for line in unchanged), "the other tree changed"
 
 
+#: The user, alone with a plain environment: what each --fix run below starts from.
+_AS_USER = ("setpriv", f"--reuid={USER}", f"--regid={USER}", "--clear-groups", "env", "-i",
+            "PATH=/usr/local/bin:/usr/bin:/bin", f"HOME={HOME}", "LANG=C.UTF-8")
+
+
 def _pty_run(setup: str, fix_args: t.Sequence[str], attack: str = "true", interrupt_in: str | None = None,
              env: t.Sequence[str] = ()) -> tuple[dict[str, t.Any], str, str]:
     """``doctor --fix`` as the user on a pseudo-terminal after *setup*; *attack* runs at the question, then "y"."""
     python, pylib = stage_nxsock()
     argv = [
-        "setpriv",
-        f"--reuid={USER}",
-        f"--regid={USER}",
-        "--clear-groups",
-        "env",
-        "-i",
-        "PATH=/usr/local/bin:/usr/bin:/bin",
-        f"HOME={HOME}",
-        "LANG=C.UTF-8",
+        *_AS_USER,
         *env,
         f"PYTHONPATH={pylib}",
         "PYTHONDONTWRITEBYTECODE=1",
@@ -613,15 +610,7 @@ def _stopped_run(setup: str, fix_args: t.Sequence[str], point: str) -> tuple[dic
     """``doctor --fix`` as the user after *setup*, stopped at *point* and sent SIGINT there; the tree around it."""
     python, pylib = stage_nxsock()
     argv = [
-        "setpriv",
-        f"--reuid={USER}",
-        f"--regid={USER}",
-        "--clear-groups",
-        "env",
-        "-i",
-        "PATH=/usr/local/bin:/usr/bin:/bin",
-        f"HOME={HOME}",
-        "LANG=C.UTF-8",
+        *_AS_USER,
         f"NXSOCK_TEST_STOP_AT={point}",
         f"PYTHONPATH={pylib}",
         "PYTHONDONTWRITEBYTECODE=1",
