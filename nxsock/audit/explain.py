@@ -14,9 +14,10 @@ from __future__ import annotations
 import re
 import typing as t
 
-from ..core._pathname import dirname
+from ..core._pathname import dirname, join
 from ..core.fsview import Entry
 from ..core.remedy import (
+    Chmod,
     Create,
     Export,
     NxCommand,
@@ -28,8 +29,10 @@ from ..core.remedy import (
     RunNxsock,
     Step,
     StopProcess,
+    Umask,
     Unset,
     Withheld,
+    nx_level_root,
     render,
     shell_quote,
 )
@@ -41,6 +44,7 @@ from ..core.wording import (
     MARKER_WITH_CAUSE,
     NO_SOCKETS_HERE,
     OS_ERROR_13_NO_PATH,
+    OS_ERROR_13_UNWRITABLE,
     PLUGIN_NO_TIMEOUTS,
     PLUGINS_IN_PROCESS,
     READ_ONLY_CACHE_TOO,
@@ -52,6 +56,7 @@ from ..core.wording import (
     Advice,
     RemedyContext,
     socket_export,
+    umask_note,
     version_changed_note,
 )
 
@@ -423,7 +428,74 @@ def _fs_errno(message: Message, ask: _Ask) -> Remedies:
 
 
 def _os_permission_denied(message: Message, ask: _Ask) -> Remedies:
-    return (_doctor_instead(OS_ERROR_13_NO_PATH),)
+    """The native layer's EACCES, with no path: where this machine shows the cause — a umask that takes the owner's
+    bits, Nx's own levels of yours left unwritable by one — its whole remedy; else why the text alone has none."""
+    found = _umask_remedy(ask.ctx)
+    return (found,) if found is not None else (_doctor_instead(OS_ERROR_13_NO_PATH),)
+
+
+#: The most entries of one socket or cache directory looked at for a level left unwritable.
+_MAX_LISTED = 256
+
+
+def _nx_levels(ctx: RemedyContext) -> list[str]:
+    """Nx's own directories of this user that Nx creates, top first: ``/tmp/.nx/<uid>`` and ``~/.nx`` with their
+    sockets (and the hashed directories in them) and binding cache, and the workspace's levels down to the daemon's
+    directory (``<ws>/.nx/workspace-data/d``)."""
+    policy, view = ctx.policy, ctx.policy.view
+
+    def with_children(directory: str) -> list[str]:
+        names = view.listdir(directory)
+        return [directory, *(join(directory, n) for n in sorted(names)[:_MAX_LISTED])] if isinstance(names, list) \
+            else [directory]
+
+    levels = [policy.user_root, *with_children(join(policy.user_root, "sockets")),
+              *with_children(join(policy.user_root, "native-cache"))]
+    if policy.home_nx is not None:
+        levels += [policy.home_nx, *with_children(join(policy.home_nx, "sockets"))]
+    top = nx_level_root(policy, policy.daemon_dir) or policy.daemon_dir
+    rest = policy.daemon_dir[len(top):].strip("/")
+    levels.append(top)
+    for part in rest.split("/") if rest else ():
+        levels.append(join(levels[-1], part))
+    return levels
+
+
+def _umask_remedy(ctx: RemedyContext) -> Remedy | Withheld | None:
+    """The shell's umask set back (when it takes an owner's bit) and every level of Nx's own left unwritable to its
+    owner (yours: 0500 under a umask of 0277) repaired — re-moded, or, in the workspace's .nx where nxsock only
+    removes, removed when empty; ``None`` where this machine shows neither.
+
+    The umask is nxsock's own, which is the shell's that runs it — unless root pastes it (``doctor --user``).
+    """
+    policy, view = ctx.policy, ctx.policy.view
+    umask = ctx.resolution.environment.umask if ctx.resolution is not None and not policy.pasted_by_root else None
+    steps: list[Step] = []
+    kept = None
+    if umask is not None and umask & 0o700:
+        kept = umask & 0o077
+        steps.append(Umask(kept))
+    else:
+        umask = None
+    repaired: list[tuple[str, int]] = []
+    removed: list[str] = []
+    for level in _nx_levels(ctx):
+        entry = view.lstat(level)
+        if not isinstance(entry, Entry) or not entry.is_dir or entry.is_link or entry.uid != policy.uid \
+                or entry.mode & 0o700 == 0o700 or any(level.startswith(r + "/") for r in removed):
+            continue
+        if level.startswith(policy.daemon_dir + "/") or level == policy.daemon_dir \
+                or nx_level_root(policy, level) != nx_level_root(policy, policy.daemon_dir):
+            steps.append(Chmod(level, mode=entry.mode | 0o700))
+            repaired.append((level, entry.mode))
+        elif view.listdir(level) == []:  # the workspace's .nx, workspace-data: nxsock removes them, never re-modes
+            steps.append(RemoveTree(level))
+            removed.append(level)
+        else:
+            return Withheld(OS_ERROR_13_UNWRITABLE.format(path=shell_quote(level), mode=f"{entry.mode & 0o7777:04o}"))
+    if not steps:
+        return None
+    return Remedy(tuple(steps), umask_note(umask, kept, repaired, removed))
 
 
 def _daemon_disabled(message: Message, ask: _Ask) -> Remedies:
@@ -945,8 +1017,7 @@ def answer_all(
     With *offer* (the policy on this machine), the disabled marker's message gets its cause's remedy with the
     marker's removal after it: the cause alone leaves the daemon off, the marker alone brings the cause back.
     """
-    own = [_whole(m, findings, general(m)) if m.matched in _WHOLE else answer(m, findings, finding_ids, general(m))
-           for m in messages]
+    own = [_own(m, findings, finding_ids, general(m)) for m in messages]
     answers = []
     whole = next((a for a in own if a.message.matched in _MARKER_CAUSES), None)
     for index, message in enumerate(messages):
@@ -974,6 +1045,16 @@ def answer_all(
             mine = _with_cache_moved(mine, offer)
         answers.append(mine)
     return answers
+
+
+def _own(message: Message, findings: t.Sequence[_Finding], finding_ids: t.Mapping[str, t.Sequence[str]],
+         general: Advice) -> Answer:
+    """One message's own answer: whole, or found on this machine by its own builder, or from the findings."""
+    if message.matched in _WHOLE:
+        return _whole(message, findings, general)
+    if message.matched in _FOUND_BY_ITS_BUILDER and general.command is not None:
+        return Answer(message, general.command, general.hint, "this machine", None, general.steps)
+    return answer(message, findings, finding_ids, general)
 
 
 def _with_marker_cleared(marker: Answer, own: t.Sequence[Answer], offer: t.Callable[[Remedy], Advice]) -> Answer:
@@ -1042,6 +1123,9 @@ def answer(
 #: Messages whose command is always their own whole remedy: a finding here fixes only a part (the record, the marker),
 #: so the findings of these ids only name the cause on this machine.
 _WHOLE = {"daemon-terminated": ("daemon-error", "daemon-disabled", "daemon-record")}
+#: Messages whose builder gives a command only where this machine shows their cause (os error 13: the umask and the
+#: levels it left unwritable): that command, whole, comes before a finding's, which sees only a part of the cause.
+_FOUND_BY_ITS_BUILDER = frozenset(("os-permission-denied",))
 #: What a whole-remedied message leaves behind, answered in the same paste with its remedy.
 _CONSEQUENCES = frozenset(("daemon-disabled", "daemon-not-running"))
 #: The causes of a disabled marker whose own answer also clears it (or says how), so the marker's message takes it.

@@ -53,6 +53,7 @@ __all__ = [
     "MARKER_WITH_CAUSE",
     "NO_SOCKETS_HERE",
     "OS_ERROR_13_NO_PATH",
+    "OS_ERROR_13_UNWRITABLE",
     "PLUGINS_IN_PROCESS",
     "PLUGIN_NO_TIMEOUTS",
     "PROVISION_COMMAND",
@@ -89,6 +90,7 @@ __all__ = [
     "shell_quote",
     "socket_export",
     "tmpdir_warning",
+    "umask_note",
     "verdict_sentence",
     "version_changed_note",
 ]
@@ -659,6 +661,37 @@ READ_ONLY_NO_COMMAND = ("which filesystem is read-only shows only on the machine
 #: Why "Permission denied (os error 13)" with no path has no command from the text alone.
 OS_ERROR_13_NO_PATH = ("the message names no path (most often `sudo nx` left .nx/workspace-data owned by root, or a "
                        "umask such as 0277 left the directories Nx made unwritable)")
+#: Why a level of Nx's own that its owner cannot write has no command: it holds entries, and nxsock neither re-modes
+#: the workspace's .nx nor removes what is in it.
+OS_ERROR_13_UNWRITABLE = ("No safe command: {path} is yours and Nx's, left {mode} (you cannot write in it), but it "
+                          "holds entries, and nxsock neither re-modes the workspace's .nx nor removes what is in it; "
+                          "`chmod u+w` it yourself.")
+
+
+def umask_note(umask: int | None, kept: int | None, repaired: t.Sequence[tuple[str, int]],
+               removed: t.Sequence[str]) -> str:
+    """What the cause of ``Permission denied (os error 13)`` is on this machine, and what the remedy changes: the
+    shell's *umask* (set back to *kept*), and Nx's own levels left unwritable (*repaired* re-moded, *removed*)."""
+    parts = []
+    if umask is not None and kept is not None:
+        bits = [word for bit, word in ((0o400, "read"), (0o200, "write"), (0o100, "search")) if umask & bit]
+        listed = bits[0] if len(bits) == 1 else f"{', '.join(bits[:-1])} and {bits[-1]}"
+        parts.append(f"Your shell's umask is {umask:04o}: it takes the owner's {listed} "
+                     f"{'bit' if len(bits) == 1 else 'bits'} from every directory Nx creates (they are made "
+                     f"{0o777 & ~umask:04o}), so Nx cannot write in its own directories. `umask {kept:04o}` gives the "
+                     "owner every bit and keeps the group's and others' as you set them (add it to your shell's "
+                     "profile to keep it).")
+    if repaired:
+        names = [f"{shell_quote(path)} ({format_mode(mode)})" for path, mode in repaired]
+        parts.append(f"Left unwritable to you, and given back their owner's bits: {', '.join(names)}.")
+    if removed:
+        names = [shell_quote(path) for path in removed]
+        parts.append(f"Left unwritable to you and empty, removed (Nx makes {'it' if len(names) == 1 else 'them'} "
+                     f"again): {', '.join(names)}.")
+    parts.append("Then run the Nx command again.")
+    return " ".join(parts)
+
+
 #: A path or pipe from a Windows paste: read and named, but not judged from another machine.
 WINDOWS_NOT_JUDGED = ("No safe command from this machine: {path} is a Windows path or named pipe, and what refused it "
                       "({errno}) shows only on that Windows machine; nxsock judges modes, owners and sandboxes only "

@@ -642,3 +642,95 @@ class TestDisabledMarkerMadeWhole:
         document = json.loads(result.output)
         marker = next(m for m in document["messages"] if m["matched"] == "daemon-disabled")
         assert marker["remedy"].endswith("&& nxsock reset --daemon-marker")
+
+
+class TestPermissionDeniedFoundOnThisMachine:
+    """``NX   Permission denied (os error 13)`` (Nx 24.0.6 under a umask of 0277, the stored capture): no path, so the
+    cause is read from the machine — the shell's umask (nxsock's own: the shell runs it) and the levels of Nx's own it
+    left unwritable — and answered whole: the umask set back and those levels repaired (docs/remedy-policy.md)."""
+
+    _, TEXT = CAPTURES["24.0.6/umask-0277--run.txt"]
+    AS_NX_LEFT_IT: t.ClassVar[dict[str, Entry]] = {"/tmp/.nx": mine(0o1777), "/tmp/.nx/1000": mine(0o500),
+                                                   "/home/ada/acme/.nx": mine(0o500)}
+
+    def _answer(self, extra: t.Mapping[str, Entry] = {}, umask: int = 0o277, by_root: bool = False,
+                findings: t.Sequence[t.Any] = ()) -> t.Any:
+        from nxsock.audit.doctor import FINDING_IDS
+
+        view = machine(extra)
+        ctx = context_for(resolve(environment(umask=umask), view), view, pasted_by_root=by_root)
+        [message] = explain(self.TEXT).messages
+        [answered] = answer_all([message], findings, FINDING_IDS,
+                                lambda m: general_advice(m, {}, "linux", ctx))
+        if answered.finding is None and answered.remedy is not None:  # vetted, and rendered by the one function
+            assert check(Remedy(answered.steps, ""), ctx.policy) is None and render(Remedy(answered.steps, "")) \
+                == answered.remedy
+        return answered
+
+    def test_the_capture_is_eacces_with_no_path(self) -> None:
+        [message] = explain(self.TEXT).messages
+        assert (message.matched, message.errno, message.path) == ("os-permission-denied", "EACCES", None)
+
+    def test_as_nx_left_it_the_umask_is_set_back_and_the_levels_it_left_repaired(self) -> None:
+        """/tmp/.nx/1000 is re-moded (Nx's, yours); the workspace's .nx, empty, removed (nxsock never re-modes it)."""
+        answered = self._answer(self.AS_NX_LEFT_IT)
+        assert answered.remedy == "umask 0077 && chmod 0700 -- /tmp/.nx/1000 && rm -rf -- /home/ada/acme/.nx"
+        assert answered.source == "this machine" and [s.verb for s in answered.steps] == ["umask", "chmod",
+                                                                                         "remove-tree"]
+        assert "umask is 0277" in answered.hint and "write bit" in answered.hint and "made 0500" in answered.hint
+
+    def test_before_nx_ran_the_umask_alone(self) -> None:
+        assert self._answer().remedy == "umask 0077"
+
+    def test_levels_a_past_umask_left_are_repaired_under_a_good_one(self) -> None:
+        extra = {**self.AS_NX_LEFT_IT, "/tmp/.nx/1000": mine(0o700), "/tmp/.nx/1000/sockets": mine(0o500),
+                 "/tmp/.nx/1000/sockets/0123456789abcdef0123": mine(0o500), "/home/ada/acme/.nx": mine(0o755),
+                 "/home/ada/acme/.nx/workspace-data": mine(0o755), "/home/ada/acme/.nx/workspace-data/d": mine(0o555)}
+        answered = self._answer(extra, umask=0o022)
+        assert answered.remedy == ("chmod 0700 -- /tmp/.nx/1000/sockets && chmod 0700 -- "
+                                   "/tmp/.nx/1000/sockets/0123456789abcdef0123 && chmod 0755 -- "
+                                   "/home/ada/acme/.nx/workspace-data/d")
+        assert "umask" not in answered.hint
+
+    def test_a_mask_that_keeps_the_owners_bits_and_no_broken_level_is_not_the_cause(self) -> None:
+        answered = self._answer({"/tmp/.nx": mine(0o1777), "/tmp/.nx/1000": mine(0o700)}, umask=0o077)
+        assert answered.remedy is None and answered.hint.startswith("No safe command from the text alone")
+
+    def test_an_owner_found_here_keeps_its_own_answer(self) -> None:
+        """``sudo nx`` left workspace-data root's: the finding that shows it still answers (the umask is fine)."""
+        from nxsock.audit.findings import Finding
+
+        data = "/home/ada/acme/.nx/workspace-data"
+        found = Finding("workspace-data", "error", data, "root's", f"sudo rm -rf -- {data}")
+        answered = self._answer({"/home/ada/acme/.nx": mine(0o755), data: Entry("dir", 0, 0, 0o755)}, umask=0o022,
+                                findings=[found])
+        assert (answered.remedy, answered.source) == (f"sudo rm -rf -- {data}", "this machine")
+
+    def test_its_whole_remedy_comes_before_a_findings_part(self) -> None:
+        """Doctor's levels finding (an NX_SOCKET_DIR elsewhere) sees a part: Nx would still make 0500 directories."""
+        from nxsock.audit.findings import Finding
+
+        found = Finding("private-levels", "error", "/tmp/.nx/1000/sockets", "cannot be created",
+                        "export NX_SOCKET_DIR=/home/ada/.nxs")
+        assert self._answer(self.AS_NX_LEFT_IT, findings=[found]).remedy.startswith("umask 0077 && ")
+
+    def test_a_workspace_nx_that_holds_entries_is_neither_removed_nor_re_moded(self) -> None:
+        extra = {**self.AS_NX_LEFT_IT, "/home/ada/acme/.nx/cache": mine(0o755)}
+        answered = self._answer(extra)
+        assert answered.remedy is None and "holds entries" in answered.hint and "chmod u+w" in answered.hint
+
+    def test_another_users_level_is_never_touched(self) -> None:
+        extra = {**self.AS_NX_LEFT_IT, "/tmp/.nx/1000": mine(0o500, PEER)}
+        assert "/tmp/.nx/1000" not in (self._answer(extra).remedy or "")
+
+    def test_a_hostile_name_is_quoted(self) -> None:
+        name = "/tmp/.nx/1000/sockets/o'b\x1b]8;;"
+        extra = {**self.AS_NX_LEFT_IT, "/tmp/.nx/1000": mine(0o700), "/tmp/.nx/1000/sockets": mine(0o700),
+                 name: mine(0o500), "/home/ada/acme/.nx": mine(0o755)}
+        answered = self._answer(extra, umask=0o022)
+        assert answered.remedy == "chmod 0700 -- $'/tmp/.nx/1000/sockets/o\\'b\\x1b]8;;'"
+        assert answered.hint.isprintable() and "\x1b" not in answered.hint
+
+    def test_root_pasting_for_another_user_is_not_told_its_own_umask(self) -> None:
+        """Under ``doctor --user`` the umask read is root's process's, not the user's shell's."""
+        assert self._answer(umask=0o277, by_root=True).remedy is None
