@@ -99,8 +99,14 @@ def _kinds(text: str) -> set[str]:
 UNPROVEN: dict[str, str] = {}
 
 
-@pytest.mark.parametrize("file", [pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=UNPROVEN[f]))
-                                  if f in UNPROVEN else f for f in _proof_captures()])
+def _marks(file: str) -> list[pytest.MarkDecorator]:
+    """A capture's marks: strict xfail while its remedy is unproven, and what building its state needs."""
+    tools = STATES[CAPTURES[file][0]["state"]].tools
+    return ([pytest.mark.xfail(strict=True, reason=UNPROVEN[file])] if file in UNPROVEN else []) + (
+        [pytest.mark.tool(*tools)] if tools else [])
+
+
+@pytest.mark.parametrize("file", [pytest.param(f, marks=_marks(f)) for f in _proof_captures()])
 def test_the_remedy_given_for_each_message_makes_the_same_nx_command_stop_printing_it(
     file: str, proofs: dict[str, concurrent.futures.Future[t.Any]]
 ) -> None:
