@@ -16,6 +16,7 @@ import typing as t
 
 from ..core._pathname import dirname, join
 from ..core.fsview import Entry
+from ..core.mounts import filesystem_name
 from ..core.remedy import (
     Chmod,
     Create,
@@ -43,6 +44,8 @@ from ..core.wording import (
     INOTIFY_NO_COMMAND,
     MARKER_WITH_CAUSE,
     NO_SOCKETS_HERE,
+    NO_SOCKETS_ON,
+    NO_SOCKETS_UNSET,
     OS_ERROR_13_NO_PATH,
     OS_ERROR_13_UNWRITABLE,
     PLUGIN_NO_TIMEOUTS,
@@ -367,9 +370,34 @@ def _socket_errno(message: Message, ask: _Ask) -> Remedies:
                          "Removes the socket another user left where yours belongs (a daemon of `sudo nx`), never a "
                          "directory; your Nx binds its own.")
         return (remove, ask.export)
-    if errno_name in ("ENOTSUP", "EOPNOTSUPP"):  # the filesystem, not a mode: a directory of your own elsewhere
-        return (ask.export,)
+    if errno_name in ("ENOTSUP", "EOPNOTSUPP"):  # the filesystem, not a mode
+        return _no_sockets_here(message, ask)
     return (_doctor_instead(f"{errno_name} on a socket has more than one cause"),)
+
+
+def _no_sockets_here(message: Message, ask: _Ask) -> Remedies:
+    """A filesystem that cannot hold sockets (WSL's /mnt/c): Nx's sockets moved to one that can.
+
+    Where the refused socket lies in the ``NX_SOCKET_DIR`` this shell sets, the setting is the cause, fixed where it
+    was made: unset, Nx keeps its sockets in its own directories; or (first, where a ``.env`` file sets it) a
+    directory of your own elsewhere.  The
+    filesystem is named as this machine's mount table shows it.
+    """
+    ctx, path = ask.ctx, message.path or ""
+    directory = dirname(path)
+    # Set in this shell: unset there (a value from a .env file would come back; exported, a directory wins over it).
+    configured = any(variable in ("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR") and directory in (given, real)
+                     and ctx.source_of(variable) == "environment" for variable, given, real in ctx.policy.configured)
+    mounts = ctx.resolution.mounts if ctx.resolution is not None else ()
+    mount = next((m.mount for m in mounts if m.level == "socket-root" and m.path == directory), None)
+    where = NO_SOCKETS_ON.format(path=shell_quote(directory), fs=filesystem_name(mount)) if mount is not None else ""
+    export = ask.export
+    if not configured:
+        if isinstance(export, Remedy) and where:
+            export = export._replace(changes=f"{where} {export.changes}")
+        return (export,)
+    unset = _unset("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR", changes=f"{where} {NO_SOCKETS_UNSET}".strip())
+    return (unset, export)
 
 
 def _refused_socket_dir(message: Message, ask: _Ask) -> Remedies:

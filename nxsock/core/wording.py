@@ -52,6 +52,8 @@ __all__ = [
     "INSIDE_HINT",
     "MARKER_WITH_CAUSE",
     "NO_SOCKETS_HERE",
+    "NO_SOCKETS_ON",
+    "NO_SOCKETS_UNSET",
     "OS_ERROR_13_NO_PATH",
     "OS_ERROR_13_UNWRITABLE",
     "PLUGINS_IN_PROCESS",
@@ -706,6 +708,11 @@ INOTIFY_NO_COMMAND = (
 )
 #: A socket on a filesystem that cannot hold one.
 NO_SOCKETS_HERE = "the filesystem cannot hold unix sockets (a Windows drive under WSL, a FUSE or network mount)"
+#: Where this machine's mount table shows the refused socket's directory.
+NO_SOCKETS_ON = "{path} is on {fs}, which refused the socket."
+#: What unsetting an NX_SOCKET_DIR on such a filesystem changes.
+NO_SOCKETS_UNSET = ("Nx then keeps its sockets in its own directories (under /tmp/.nx, else ~/.nx), off the filesystem "
+                    "that cannot hold them; add the unset to your shell's profile if it sets the variable.")
 #: What the dead daemon's remedy changes: the marker the client wrote goes, and a daemon is started now.
 DAEMON_BACK = ("Removes the disabled marker the client wrote when its daemon died, then starts a daemon now; "
                "Nx also starts one on its next command. The record and socket of the dead one are replaced.")

@@ -734,3 +734,48 @@ class TestPermissionDeniedFoundOnThisMachine:
     def test_root_pasting_for_another_user_is_not_told_its_own_umask(self) -> None:
         """Under ``doctor --user`` the umask read is root's process's, not the user's shell's."""
         assert self._answer(umask=0o277, by_root=True).remedy is None
+
+
+class TestNoSocketsHere:
+    """``listen ENOTSUP: operation not supported on socket …`` (Nx 24.0.6 with NX_SOCKET_DIR on a filesystem that
+    cannot hold sockets, the stored capture): the filesystem, not a mode — Nx's sockets go where one can be."""
+
+    _, TEXT = CAPTURES["24.0.6/socket-dir-no-sockets--run.txt"]
+    SOCKETS = "/mnt/c/nx-sockets"
+    MOUNTS = ("1 0 0:1 / / rw - ext4 /dev/vda rw\n"
+              "2 1 0:2 / /mnt/c rw,nosuid,nodev - fuse nosockets rw,user_id=0,group_id=0\n")
+
+    def _answers(self, source: str = "environment", configured: bool = True) -> list[t.Any]:
+        from nxsock.core.environment import Variable
+
+        extra = {"/mnt": Entry("dir", 0, 0, 0o755), "/mnt/c": Entry("dir", 0, 0, 0o755), self.SOCKETS: mine(0o700)}
+        view = machine(extra, files={"/proc/self/mountinfo": self.MOUNTS})
+        env = environment()
+        if configured:
+            env = env._replace(variables={**env.variables, "NX_SOCKET_DIR": Variable(self.SOCKETS, source)})
+        ctx = context_for(resolve(env, view), view)
+        messages = explain(self.TEXT).messages
+        answers = answer_all(messages, [], {}, lambda m: general_advice(m, {}, "linux", ctx))
+        for answered in answers:
+            assert check(Remedy(answered.steps, ""), ctx.policy) is None
+        return answers
+
+    def test_it_is_read_as_a_filesystem_that_cannot_hold_sockets(self) -> None:
+        kinds = {(m.matched, m.errno) for m in explain(self.TEXT).messages}
+        assert kinds == {("socket-errno", "ENOTSUP"), ("plugins-failed", None)}
+        assert all("cannot hold unix sockets" in m.cause for m in explain(self.TEXT).messages if m.errno)
+
+    def test_the_nx_socket_dir_this_shell_sets_is_unset_and_the_filesystem_named(self) -> None:
+        answers = self._answers()
+        assert {a.remedy for a in answers} == {"unset NX_SOCKET_DIR && unset NX_DAEMON_SOCKET_DIR"}
+        hint = answers[0].hint or ""
+        assert hint.startswith(f"{self.SOCKETS} is on fuse (nosockets) at /mnt/c, which refused the socket.")
+        assert "Or: export NX_SOCKET_DIR=/home/ada/.nxs" in hint
+
+    def test_one_a_dotenv_file_sets_is_overridden_by_a_directory_of_yours(self) -> None:
+        """Unset in the shell, the .env file's value would be in force again: a directory exported wins over it."""
+        answers = self._answers(source="/home/ada/acme/.env")
+        assert {a.remedy for a in answers} == {"export NX_SOCKET_DIR=/home/ada/.nxs"}
+
+    def test_without_the_setting_a_directory_of_yours(self) -> None:
+        assert {a.remedy for a in self._answers(configured=False)} == {"export NX_SOCKET_DIR=/home/ada/.nxs"}
