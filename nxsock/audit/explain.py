@@ -14,11 +14,10 @@ from __future__ import annotations
 import re
 import typing as t
 
-from ..core._pathname import dirname, join
+from ..core._pathname import dirname
 from ..core.fsview import Entry
 from ..core.mounts import filesystem_name
 from ..core.remedy import (
-    Chmod,
     Create,
     Export,
     NxCommand,
@@ -30,10 +29,8 @@ from ..core.remedy import (
     RunNxsock,
     Step,
     StopProcess,
-    Umask,
     Unset,
     Withheld,
-    nx_level_root,
     render,
     shell_quote,
 )
@@ -47,7 +44,6 @@ from ..core.wording import (
     NO_SOCKETS_ON,
     NO_SOCKETS_UNSET,
     OS_ERROR_13_NO_PATH,
-    OS_ERROR_13_UNWRITABLE,
     PLUGIN_NO_TIMEOUTS,
     PLUGINS_IN_PROCESS,
     READ_ONLY_CACHE_TOO,
@@ -59,7 +55,7 @@ from ..core.wording import (
     Advice,
     RemedyContext,
     socket_export,
-    umask_note,
+    umask_remedy,
     version_changed_note,
 )
 
@@ -458,72 +454,8 @@ def _fs_errno(message: Message, ask: _Ask) -> Remedies:
 def _os_permission_denied(message: Message, ask: _Ask) -> Remedies:
     """The native layer's EACCES, with no path: where this machine shows the cause — a umask that takes the owner's
     bits, Nx's own levels of yours left unwritable by one — its whole remedy; else why the text alone has none."""
-    found = _umask_remedy(ask.ctx)
+    found = umask_remedy(ask.ctx)
     return (found,) if found is not None else (_doctor_instead(OS_ERROR_13_NO_PATH),)
-
-
-#: The most entries of one socket or cache directory looked at for a level left unwritable.
-_MAX_LISTED = 256
-
-
-def _nx_levels(ctx: RemedyContext) -> list[str]:
-    """Nx's own directories of this user that Nx creates, top first: ``/tmp/.nx/<uid>`` and ``~/.nx`` with their
-    sockets (and the hashed directories in them) and binding cache, and the workspace's levels down to the daemon's
-    directory (``<ws>/.nx/workspace-data/d``)."""
-    policy, view = ctx.policy, ctx.policy.view
-
-    def with_children(directory: str) -> list[str]:
-        names = view.listdir(directory)
-        return [directory, *(join(directory, n) for n in sorted(names)[:_MAX_LISTED])] if isinstance(names, list) \
-            else [directory]
-
-    levels = [policy.user_root, *with_children(join(policy.user_root, "sockets")),
-              *with_children(join(policy.user_root, "native-cache"))]
-    if policy.home_nx is not None:
-        levels += [policy.home_nx, *with_children(join(policy.home_nx, "sockets"))]
-    top = nx_level_root(policy, policy.daemon_dir) or policy.daemon_dir
-    rest = policy.daemon_dir[len(top):].strip("/")
-    levels.append(top)
-    for part in rest.split("/") if rest else ():
-        levels.append(join(levels[-1], part))
-    return levels
-
-
-def _umask_remedy(ctx: RemedyContext) -> Remedy | Withheld | None:
-    """The shell's umask set back (when it takes an owner's bit) and every level of Nx's own left unwritable to its
-    owner (yours: 0500 under a umask of 0277) repaired — re-moded, or, in the workspace's .nx where nxsock only
-    removes, removed when empty; ``None`` where this machine shows neither.
-
-    The umask is nxsock's own, which is the shell's that runs it — unless root pastes it (``doctor --user``).
-    """
-    policy, view = ctx.policy, ctx.policy.view
-    umask = ctx.resolution.environment.umask if ctx.resolution is not None and not policy.pasted_by_root else None
-    steps: list[Step] = []
-    kept = None
-    if umask is not None and umask & 0o700:
-        kept = umask & 0o077
-        steps.append(Umask(kept))
-    else:
-        umask = None
-    repaired: list[tuple[str, int]] = []
-    removed: list[str] = []
-    for level in _nx_levels(ctx):
-        entry = view.lstat(level)
-        if not isinstance(entry, Entry) or not entry.is_dir or entry.is_link or entry.uid != policy.uid \
-                or entry.mode & 0o700 == 0o700 or any(level.startswith(r + "/") for r in removed):
-            continue
-        if level.startswith(policy.daemon_dir + "/") or level == policy.daemon_dir \
-                or nx_level_root(policy, level) != nx_level_root(policy, policy.daemon_dir):
-            steps.append(Chmod(level, mode=entry.mode | 0o700))
-            repaired.append((level, entry.mode))
-        elif view.listdir(level) == []:  # the workspace's .nx, workspace-data: nxsock removes them, never re-modes
-            steps.append(RemoveTree(level))
-            removed.append(level)
-        else:
-            return Withheld(OS_ERROR_13_UNWRITABLE.format(path=shell_quote(level), mode=f"{entry.mode & 0o7777:04o}"))
-    if not steps:
-        return None
-    return Remedy(tuple(steps), umask_note(umask, kept, repaired, removed))
 
 
 def _daemon_disabled(message: Message, ask: _Ask) -> Remedies:

@@ -29,8 +29,10 @@ from .remedy import (
     Remove,
     RemoveTree,
     Step,
+    Umask,
     Unset,
     Withheld,
+    nx_level_root,
     render,
     shell_quote,
     suggestion_problem,
@@ -92,7 +94,9 @@ __all__ = [
     "shell_quote",
     "socket_export",
     "tmpdir_warning",
+    "umask_cause",
     "umask_note",
+    "umask_remedy",
     "verdict_sentence",
     "version_changed_note",
 ]
@@ -423,7 +427,8 @@ def _build(refusal: Refusal, ctx: RemedyContext, purpose: str) -> tuple[Remedy |
         if refusal.errno == "ENOENT":
             return Remedy((Create(dirname(d)),), f"Creates {dirname(d)}, the missing level above it."), elsewhere
         if refusal.errno in ("EACCES", "EPERM"):
-            return _unwritable(ctx, d, purpose), elsewhere
+            umask = umask_cause(ctx, d)  # a directory elsewhere would be made unwritable too: no alternative
+            return (umask, None) if umask is not None else (_unwritable(ctx, d, purpose), elsewhere)
         return Withheld(
             f"Creating {d} failed with {refusal.errno}"
             + (
@@ -692,6 +697,84 @@ def umask_note(umask: int | None, kept: int | None, repaired: t.Sequence[tuple[s
                      f"again): {', '.join(names)}.")
     parts.append("Then run the Nx command again.")
     return " ".join(parts)
+
+
+#: The most entries of one socket or cache directory looked at for a level left unwritable.
+_MAX_LISTED = 256
+
+
+def _nx_levels(ctx: RemedyContext) -> list[str]:
+    """Nx's own directories of this user that Nx creates, top first: ``/tmp/.nx/<uid>`` and ``~/.nx`` with their
+    sockets (and the hashed directories in them) and binding cache, and the workspace's levels down to the daemon's
+    directory (``<ws>/.nx/workspace-data/d``)."""
+    policy, view = ctx.policy, ctx.policy.view
+
+    def with_children(directory: str) -> list[str]:
+        names = view.listdir(directory)
+        return [directory, *(join(directory, n) for n in sorted(names)[:_MAX_LISTED])] if isinstance(names, list) \
+            else [directory]
+
+    levels = [policy.user_root, *with_children(join(policy.user_root, "sockets")),
+              *with_children(join(policy.user_root, "native-cache"))]
+    if policy.home_nx is not None:
+        levels += [policy.home_nx, *with_children(join(policy.home_nx, "sockets"))]
+    top = nx_level_root(policy, policy.daemon_dir) or policy.daemon_dir
+    rest = policy.daemon_dir[len(top):].strip("/")
+    levels.append(top)
+    for part in rest.split("/") if rest else ():
+        levels.append(join(levels[-1], part))
+    return levels
+
+
+def umask_cause(ctx: RemedyContext, level: str) -> Remedy | Withheld | None:
+    """:func:`umask_remedy` where it is why *level* cannot be created: the umask takes an owner's bit, or the level
+    above it that exists is one of Nx's own of yours its owner cannot write."""
+    view = ctx.policy.view
+    blocker = dirname(level)
+    while isinstance(view.lstat(blocker), int) and dirname(blocker) != blocker:
+        blocker = dirname(blocker)
+    entry = view.lstat(blocker)
+    umask = ctx.resolution.environment.umask if ctx.resolution is not None else 0
+    left = (isinstance(entry, Entry) and entry.is_dir and not entry.is_link and entry.uid == ctx.uid
+            and entry.mode & 0o700 != 0o700 and blocker in _nx_levels(ctx))
+    return umask_remedy(ctx) if left or (umask & 0o700 and not ctx.policy.pasted_by_root) else None
+
+
+def umask_remedy(ctx: RemedyContext) -> Remedy | Withheld | None:
+    """The shell's umask set back (when it takes an owner's bit) and every level of Nx's own left unwritable to its
+    owner (yours: 0500 under a umask of 0277) repaired — re-moded, or, in the workspace's .nx where nxsock only
+    removes, removed when empty; ``None`` where this machine shows neither.
+
+    The umask is nxsock's own, which is the shell's that runs it — unless root pastes it (``doctor --user``).
+    """
+    policy, view = ctx.policy, ctx.policy.view
+    umask = ctx.resolution.environment.umask if ctx.resolution is not None and not policy.pasted_by_root else None
+    steps: list[Step] = []
+    kept = None
+    if umask is not None and umask & 0o700:
+        kept = umask & 0o077
+        steps.append(Umask(kept))
+    else:
+        umask = None
+    repaired: list[tuple[str, int]] = []
+    removed: list[str] = []
+    for level in _nx_levels(ctx):
+        entry = view.lstat(level)
+        if not isinstance(entry, Entry) or not entry.is_dir or entry.is_link or entry.uid != policy.uid \
+                or entry.mode & 0o700 == 0o700 or any(level.startswith(r + "/") for r in removed):
+            continue
+        if level.startswith(policy.daemon_dir + "/") or level == policy.daemon_dir \
+                or nx_level_root(policy, level) != nx_level_root(policy, policy.daemon_dir):
+            steps.append(Chmod(level, mode=entry.mode | 0o700))
+            repaired.append((level, entry.mode))
+        elif view.listdir(level) == []:  # the workspace's .nx, workspace-data: nxsock removes them, never re-modes
+            steps.append(RemoveTree(level))
+            removed.append(level)
+        else:
+            return Withheld(OS_ERROR_13_UNWRITABLE.format(path=shell_quote(level), mode=f"{entry.mode & 0o7777:04o}"))
+    if not steps:
+        return None
+    return Remedy(tuple(steps), umask_note(umask, kept, repaired, removed))
 
 
 #: A path or pipe from a Windows paste: read and named, but not judged from another machine.

@@ -374,7 +374,7 @@ def test_under_a_umask_of_0277_both_halves_of_the_command_are_needed(half: str) 
     """Nx 24.0.6 run under a umask of 0277 prints ``Permission denied (os error 13)`` and leaves its levels 0500;
     ``doctor --explain``'s command sets the umask back *and* repairs them. Pasted in that shell, only the whole command
     lets the same Nx command run: the umask alone leaves the 0500 levels Nx cannot write in, the repairs alone leave a
-    umask under which Nx makes them 0500 again.
+    umask under which Nx makes them 0500 again. Plain ``doctor`` gives each of its findings there that same command.
     """
     import re
     import shlex
@@ -398,6 +398,8 @@ echo '<<<DOCTOR'
 as_user env PYTHONPATH={q(pythonpath)} PYTHONDONTWRITEBYTECODE=1 {q(python)} -m nxsock doctor --explain - --json \\
   </home/.proof/before.txt >/home/.proof/doctor.json
 cat /home/.proof/doctor.json
+echo '<<<FINDINGS'
+as_user env PYTHONPATH={q(pythonpath)} PYTHONDONTWRITEBYTECODE=1 {q(python)} -m nxsock doctor --json
 echo '<<<PASTED'
 {q(python)} -c {q(STEPS_OF_THE_OS_ERROR_13_COMMAND)} {half} </home/.proof/doctor.json >/home/.proof/pasted
 cat /home/.proof/pasted
@@ -412,6 +414,11 @@ echo '<<<END'
     [message] = json.loads(capture.section(out, "DOCTOR"))["messages"]
     assert re.fullmatch(rf"umask 0077 && chmod 0700 -- /tmp/\.nx/{harness.USER} && rm -rf -- {capture.WS}/\.nx",
                         message["remedy"]), message
+    # plain doctor, each of its warnings and errors: the same whole command (or none), never a part of it
+    findings = [f for f in json.loads(capture.section(out, "FINDINGS"))["findings"]
+                if f["severity"] in ("warn", "error")]
+    assert findings and {f["remedy"] for f in findings} <= {message["remedy"], None}, findings
+    assert any(f["id"] == "private-levels" and f["remedy"] == message["remedy"] for f in findings), findings
     pasted = capture.section(out, "PASTED").strip()
     assert pasted and pasted.startswith("umask 0077") == (half != "levels"), out[-3000:]
     again = capture.section(out, "AGAIN")

@@ -731,6 +731,21 @@ class TestPermissionDeniedFoundOnThisMachine:
         assert answered.remedy == "chmod 0700 -- $'/tmp/.nx/1000/sockets/o\\'b\\x1b]8;;'"
         assert answered.hint.isprintable() and "\x1b" not in answered.hint
 
+    @pytest.mark.parametrize("umask", [0o277, 0o022])
+    def test_doctor_gives_its_findings_there_the_same_whole_command(self, umask: int) -> None:
+        """Plain ``doctor`` (no paste): the levels that cannot be made and the workspace data that cannot be written
+        get the same command, not an NX_SOCKET_DIR elsewhere (which a 0277 umask would leave as unwritable)."""
+        from nxsock.audit.checks_levels import check_levels, check_workspace_writable
+        from nxsock.audit.findings import Context
+
+        view = machine(self.AS_NX_LEFT_IT)
+        resolution = resolve(environment(umask=umask), view)
+        doctor = Context(resolution, view, context_for(resolution, view), None, 0, (), (), ())
+        found = [f for check in (check_levels, check_workspace_writable) for f in check(doctor)]
+        assert {f.id for f in found} >= {"private-levels", "workspace-writable"}, found
+        whole = "chmod 0700 -- /tmp/.nx/1000 && rm -rf -- /home/ada/acme/.nx"
+        assert {f.remedy for f in found} == {f"umask 0077 && {whole}" if umask == 0o277 else whole}, found
+
     def test_root_pasting_for_another_user_is_not_told_its_own_umask(self) -> None:
         """Under ``doctor --user`` the umask read is root's process's, not the user's shell's."""
         assert self._answer(umask=0o277, by_root=True).remedy is None
