@@ -26,6 +26,7 @@ from ..core.wording import (
     remedy_for_invalid,
     sandbox_statement,
     socket_export,
+    umask_cause,
 )
 from .findings import (
     SANDBOX_MARKERS,
@@ -606,11 +607,15 @@ def check_workspace_writable(ctx: Context) -> list[Finding]:
         cause = f"{blocker} belongs to uid {entry.uid} (mode {mode_text(entry)})"
     elif isinstance(entry, Entry):
         cause = f"{blocker} is yours but not writable (mode {mode_text(entry)})"
+    elif env.umask & 0o700:
+        cause = f"{blocker} would be made {0o777 & ~env.umask:04o} under your umask {env.umask:04o}"
     else:
         cause = f"{blocker} cannot be inspected"
     message = (f"Nx cannot create {level} ({errno_text}): {cause}. Every Nx command writes its workspace data there "
                f"({data.dir}, from {data.source}), so it fails with {errno_text}.")
-    return [advised_finding("workspace-writable", "error", level, message, _data_elsewhere(ctx, sim))]
+    umask = umask_cause(ctx.remedies, level) if cause.startswith((f"{blocker} is yours", f"{blocker} would")) else None
+    advice = ctx.remedies.offer(umask) if umask is not None else _data_elsewhere(ctx, sim)
+    return [advised_finding("workspace-writable", "error", level, message, advice)]
 
 
 def _data_elsewhere(ctx: Context, sim: t.Any) -> Advice:
