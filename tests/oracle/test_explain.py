@@ -74,20 +74,37 @@ def proofs(request: pytest.FixtureRequest) -> t.Iterator[dict[str, concurrent.fu
               and hasattr(item, "callspec")]
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
         if in_xdist_worker():
-            yield _OnDemand(pool)
+            grouped = getattr(request.config.option, "loadgroup", False)  # else a group may span the workers
+            yield _OnDemand(pool, [file for file in dict.fromkeys(wanted) if grouped and _waits(file)])
         else:
             yield {file: pool.submit(_prove, file) for file in dict.fromkeys(wanted)}
 
 
-class _OnDemand(dict[str, "concurrent.futures.Future[t.Any]"]):
-    """A proof started when a test first asks for it."""
+#: States whose proof is mostly a wait on the real Nx, not work: the client's own minute of polling for the daemon
+#: the plugin killed, and the busy step that outlasts the plugin worker's 30 s.  Their tests are one ``xdist_group``
+#: (:data:`WAITING`): its worker starts all of them together, so they wait side by side on one worker instead of
+#: each holding a worker in turn.
+WAITING_STATES = frozenset({"daemon-killed", "plugin-host-busy"})
+WAITING = "explain-waits"
 
-    def __init__(self, pool: concurrent.futures.ThreadPoolExecutor) -> None:
+
+def _waits(file: str) -> bool:
+    return CAPTURES[file][0]["state"] in WAITING_STATES
+
+
+class _OnDemand(dict[str, "concurrent.futures.Future[t.Any]"]):
+    """A proof started when a test first asks for it; a waiting one with every other waiting one this session runs
+    (one ``xdist_group``: all on this worker)."""
+
+    def __init__(self, pool: concurrent.futures.ThreadPoolExecutor, waiting: list[str]) -> None:
         super().__init__()
         self._pool = pool
+        self._waiting = waiting
 
     def __missing__(self, file: str) -> concurrent.futures.Future[t.Any]:
-        self[file] = self._pool.submit(_prove, file)
+        for other in [file, *self._waiting] if _waits(file) else [file]:
+            if other not in self:
+                self[other] = self._pool.submit(_prove, other)
         return self[file]
 
 
@@ -100,10 +117,11 @@ UNPROVEN: dict[str, str] = {}
 
 
 def _marks(file: str) -> list[pytest.MarkDecorator]:
-    """A capture's marks: strict xfail while its remedy is unproven, and what building its state needs."""
+    """A capture's marks: strict xfail while its remedy is unproven, what building its state needs, and the group of
+    the proofs that are a wait."""
     tools = STATES[CAPTURES[file][0]["state"]].tools
     return ([pytest.mark.xfail(strict=True, reason=UNPROVEN[file])] if file in UNPROVEN else []) + (
-        [pytest.mark.tool(*tools)] if tools else [])
+        [pytest.mark.tool(*tools)] if tools else []) + ([pytest.mark.xdist_group(WAITING)] if _waits(file) else [])
 
 
 @pytest.mark.parametrize("file", [pytest.param(f, marks=_marks(f)) for f in _proof_captures()])
