@@ -15,6 +15,7 @@ import typing as t
 
 from ..core.daemon_switch import OVERRIDDEN_BY_NX_DAEMON_TRUE, DaemonSwitch, reason_sentence
 from ..core.remedy import Export, NxsockCommand, Remedy, RunNxsock, Step
+from ..core.wording import Advice
 from .findings import Context, Finding, advised_finding
 
 __all__ = ["DAEMON_ONLY_FINDINGS", "check_daemon_enabled", "off_sentence", "when_daemon_runs"]
@@ -73,7 +74,7 @@ def check_daemon_enabled(ctx: Context) -> list[Finding]:
     path = verdict.facts.marker if "disabled-marker" in verdict.reasons else None
     if not steps:
         hint = "To turn it on: " + "; ".join(words) + "."
-        return [Finding("daemon-enabled", "info", path, off_sentence(verdict) + _unread(verdict), None, hint)]
+        return [Finding("daemon-enabled", "info", path, off_sentence(verdict) + _unread(verdict), Advice(None, hint))]
     changes = []
     if "disabled-marker" in verdict.reasons:
         changes.append("Removes the disabled marker")
@@ -104,9 +105,11 @@ def _settle(finding: Finding, verdict: DaemonSwitch) -> Finding:
     if finding.id not in DAEMON_ONLY_FINDINGS:
         return finding
     if verdict.facts.nx_daemon == "false" and _already_daemonless(finding):
-        finding = finding._replace(remedy=None, steps=(), hint=(
+        finding = finding._replace(advice=Advice(
+            None,
             "NX_DAEMON=false is already set here, so Nx runs without its daemon; a sandbox started from this "
-            "environment inherits it."))
+            "environment inherits it.",
+        ))
     if finding.severity != "warn":
         return finding
     return finding._replace(

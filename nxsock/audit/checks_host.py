@@ -34,7 +34,7 @@ from ..core.remedy import (
     Step,
 )
 from ..core.terminal import counted
-from ..core.wording import configuration_fix, socket_export
+from ..core.wording import Advice, configuration_fix, socket_export
 from .binding_cache import entry_removal
 from .checks_sockets import reset_remedy
 from .findings import Context, Finding, Severity, advised_finding, mode_text, offer_remedy, refusal_finding
@@ -85,9 +85,11 @@ def check_workspace_data(ctx: Context) -> list[Finding]:
                 "error",
                 foreign[0][0],
                 f"{foreign[0][0]} belongs to uid {foreign[0][1]}, and {links[0]} is a link on the way to it.",
-                None,
-                "No safe command: rm, chown or chmod could act on what the link points at. Look at it; "
-                "remove the link itself (not its target) if you did not make it.",
+                Advice(
+                    None,
+                    "No safe command: rm, chown or chmod could act on what the link points at. Look at it; "
+                    "remove the link itself (not its target) if you did not make it.",
+                ),
             )
         ]
     first, owner = foreign[0]
@@ -117,9 +119,11 @@ def check_workspace_data(ctx: Context) -> list[Finding]:
                 "error",
                 dot_nx,
                 f"{dot_nx} belongs to uid {dot_nx_owner}, not to you or root.",
-                None,
-                "No safe command: another user's directory is never handed to you. Look at what it holds, "
-                "then move it aside as root.",
+                Advice(
+                    None,
+                    "No safe command: another user's directory is never handed to you. Look at what it holds, "
+                    "then move it aside as root.",
+                ),
             )
         ]
     advice = offer_remedy(
@@ -149,8 +153,7 @@ def check_cache_directory(ctx: Context) -> list[Finding]:
                 f"The task cache {cache.dir} ({cache.source}) is not safe: {cache.untrusted_reason}. Nx {release} "
                 "uses it only because NX_ALLOW_INSECURE_DIRECTORIES=true; another user could plant task outputs "
                 "there that Nx restores.",
-                None,
-                "Point it at a directory only you can write, then unset NX_ALLOW_INSECURE_DIRECTORIES.",
+                Advice(None, "Point it at a directory only you can write, then unset NX_ALLOW_INSECURE_DIRECTORIES."),
             )
         ]
     message = (f"The task cache {cache.dir} ({cache.source}) is not safe: {cache.untrusted_reason}. Nx {release} stops "
@@ -162,10 +165,12 @@ def check_cache_directory(ctx: Context) -> list[Finding]:
                 "error",
                 cache.dir,
                 message,
-                None,
-                "No command: nxsock does not edit nx.json. Change cacheDirectory there to a directory only you, "
-                "root or the workspace's owner can write (a path inside the workspace is trusted like it), "
-                "or remove it to use Nx's default.",
+                Advice(
+                    None,
+                    "No command: nxsock does not edit nx.json. Change cacheDirectory there to a directory only you, "
+                    "root or the workspace's owner can write (a path inside the workspace is trusted like it), "
+                    "or remove it to use Nx's default.",
+                ),
             )
         ]
     advice = ctx.remedies.offer(configuration_fix(ctx.remedies, cache.variable, "task cache"))
@@ -222,7 +227,7 @@ def check_shared_tmp(ctx: Context) -> list[Finding]:
         "What works: a private /tmp per container (docker run --tmpfs /tmp; an emptyDir volume at /tmp in "
         "Kubernetes) or a per-container NX_SOCKET_DIR. NX_DAEMON=false is not enough: it spares the daemon's "
         "socket, not the sockets of Nx's tasks.")
-    return [Finding("shared-tmp", "warn", root.root, message, advice.command, hint, steps=advice.steps)]
+    return [Finding("shared-tmp", "warn", root.root, message, advice._replace(hint=hint))]
 
 
 def check_native_cache(ctx: Context) -> list[Finding]:
@@ -327,10 +332,12 @@ def _loadability_finding(ctx: Context) -> Finding | None:
             "error",
             cache.dir,
             message,
-            None,
-            f"No safe command: node_modules is on {loads.binding_mount}, mounted noexec too, so loading in place "
-            "fails as well. Point NX_NATIVE_FILE_CACHE_DIRECTORY at a directory of your own on a filesystem "
-            "mounted exec, or remount one of them with exec (as root).",
+            Advice(
+                None,
+                f"No safe command: node_modules is on {loads.binding_mount}, mounted noexec too, so loading in place "
+                "fails as well. Point NX_NATIVE_FILE_CACHE_DIRECTORY at a directory of your own on a filesystem "
+                "mounted exec, or remount one of them with exec (as root).",
+            ),
         )
     if loads.state == "binding-noexec":
         how = "it does not cache it here" if cache.bypass_reason is not None else "its cached copy cannot load either"
@@ -340,14 +347,14 @@ def _loadability_finding(ctx: Context) -> Finding | None:
             hint += "; or unset NX_SKIP_NATIVE_FILE_CACHE, so Nx loads its copy from a cache mounted exec"
         return Finding("native-cache", "error", cache.dir or loads.binding_mount,
                        f"Nx's binding lies on {loads.binding_mount}, mounted noexec, and Nx loads it in place ({how}): "
-                       f"{NOT_A_CONSTRUCTOR}.", None, hint + ".")
+                       f"{NOT_A_CONSTRUCTOR}.", Advice(None, hint + "."))
     return Finding(
         "native-cache",
         "info",
         cache.dir,
         f"{cache.dir} lies on {loads.cache_mount}, mounted noexec: Nx {release} cannot load its copy there and "
         "loads the binding in place, from node_modules, instead.",
-        hint="`export NX_SKIP_NATIVE_FILE_CACHE=true` spares it the copy it cannot use.",
+        advice=Advice(None, "`export NX_SKIP_NATIVE_FILE_CACHE=true` spares it the copy it cannot use."),
     )
 
 
@@ -488,10 +495,12 @@ def _judge_boot_rules(ctx: Context, systemd: bool) -> list[Finding] | None:
                         "warn",
                         CONTAINER,
                         message,
-                        None,
-                        f"No command: {first.file} is read before any drop-in nxsock could write, and nxsock "
-                        f"does not edit another package's file. Change line {first.number} there to "
-                        f"`{GOOD_TMPFILES_LINE}`.",
+                        Advice(
+                            None,
+                            f"No command: {first.file} is read before any drop-in nxsock could write, and nxsock "
+                            f"does not edit another package's file. Change line {first.number} there to "
+                            f"`{GOOD_TMPFILES_LINE}`.",
+                        ),
                     )
                 )
     for line in obeyed:
@@ -500,9 +509,11 @@ def _judge_boot_rules(ctx: Context, systemd: bool) -> list[Finding] | None:
         problem = _judge_other_line(line)
         if problem is not None:
             found.append(Finding("boot-persistence", "warn", line.path,
-                                 f"{line.where} (`{' '.join(line.fields)}`): {problem}{when}.", None,
-                                 f"No command: nxsock does not edit tmpfiles.d files. Delete line {line.number} of "
-                                 f"{line.file}, or make it `x {line.path}` to keep it from ageing."))
+                                 f"{line.where} (`{' '.join(line.fields)}`): {problem}{when}.", Advice(
+                                     None,
+                                     f"No command: nxsock does not edit tmpfiles.d files. Delete line {line.number} of "
+                                     f"{line.file}, or make it `x {line.path}` to keep it from ageing.",
+                                 )))
     return found
 
 
@@ -571,9 +582,12 @@ def check_boot_persistence(ctx: Context) -> list[Finding]:
             CONTAINER,
             f"The tmpfiles.d rule `{rule}` in {where}{more} would clear or age /tmp, but systemd does not run here "
             "(no /run/systemd/system), so nothing applies it now.",
-            hint=f"If this host boots with systemd, `{install.command}` keeps /tmp/.nx across it."
-            if install.command
-            else None,
+            advice=Advice(
+                None,
+                f"If this host boots with systemd, `{install.command}` keeps /tmp/.nx across it."
+                if install.command
+                else None,
+            ),
         )
     ]
 
@@ -634,9 +648,11 @@ def check_binding(ctx: Context) -> list[Finding]:
                 "error",
                 presence.nx_dir,
                 message,
-                None,
-                f"No command: the installed Nx version is unknown. Install {package} at the "
-                "version of node_modules/nx.",
+                Advice(
+                    None,
+                    f"No command: the installed Nx version is unknown. Install {package} at the "
+                    "version of node_modules/nx.",
+                ),
             )
         ]
     if presence.manager == "yarn-berry":
@@ -646,10 +662,12 @@ def check_binding(ctx: Context) -> list[Finding]:
                 "error",
                 presence.nx_dir,
                 message,
-                None,
-                "No command: yarn 2+ installs only the architectures its supportedArchitectures names. Add this "
-                "host's to .yarnrc.yml, remove node_modules, and run `yarn install`; or `yarn add "
-                f"-D {package}@{version}`.",
+                Advice(
+                    None,
+                    "No command: yarn 2+ installs only the architectures its supportedArchitectures names. Add this "
+                    "host's to .yarnrc.yml, remove node_modules, and run `yarn install`; or `yarn add "
+                    f"-D {package}@{version}`.",
+                ),
             )
         ]
     what = (

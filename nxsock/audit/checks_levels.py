@@ -77,7 +77,10 @@ def check_environment(ctx: Context) -> list[Finding]:
         found.append(Finding("environment", "warn", None if where == "--nx-version" else where,
                              f"The version {quoted_value(text)} in {where} "
                              f"is not a version: nxsock names nothing after it and predicts Nx {res.rules.release}.",
-                             hint="Reinstall Nx (npm ci); a package.json you did not write may be hostile."))
+                             advice=Advice(
+                                 None,
+                                 "Reinstall Nx (npm ci); a package.json you did not write may be hostile.",
+                             )))
     elif env.nx_version is None:
         found.append(
             Finding(
@@ -86,8 +89,11 @@ def check_environment(ctx: Context) -> list[Finding]:
                 env.workspace_root,
                 f"No Nx is installed in this workspace; predicted as Nx {res.rules.release}, the "
                 "newest release nxsock knows.",
-                hint="Run nxsock in the workspace (or pass --workspace DIR), or pass --nx-version VERSION "
-                     "to audit for that release.",
+                advice=Advice(
+                    None,
+                    "Run nxsock in the workspace (or pass --workspace DIR), or pass --nx-version VERSION "
+                    "to audit for that release.",
+                ),
             )
         )
     else:
@@ -130,7 +136,10 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
                 None,
                 f"Running in a user namespace (uid_map: {mapping}): other owners, root included, show as 65534. "
                 f"Nx resolves to {res.socket_root.root} ({res.socket_root.tier}).",
-                hint="An allowlist of only /tmp/.nx and ~/.nx does nothing here unless Nx resolves there.",
+                advice=Advice(
+                    None,
+                    "An allowlist of only /tmp/.nx and ~/.nx does nothing here unless Nx resolves there.",
+                ),
             )
         )
     elif env.platform != "linux" or env.uid == 0:
@@ -142,7 +151,7 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
                 "info",
                 None,
                 f"{name} keeps owners as they are here: Nx resolves as it does outside.",
-                hint=f"`nxsock paths --format {named}` prints what it must allow.",
+                advice=Advice(None, f"`nxsock paths --format {named}` prints what it must allow."),
             )
         ]
     else:
@@ -159,7 +168,7 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
                     f"{inside} Nx {env.nx_version or ''} fails as well: it finds no socket directory to use.".replace(
                         "  ", " "
                     ),
-                    hint="Fix the error reported above first; no sandbox allowlist helps before that.",
+                    advice=Advice(None, "Fix the error reported above first; no sandbox allowlist helps before that."),
                 )
             )
             return found
@@ -169,13 +178,16 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
                 "info",
                 None,
                 f"{inside} Nx {env.nx_version or ''} would resolve to {root.root} ({root.tier}).".replace("  ", " "),
-                hint=f"Allow that directory and the workspace data directory {res.workspace_data.dir} in the sandbox; "
-                f"`nxsock paths --format {formats}` prints the entries."
-                + (
+                advice=Advice(
+                    None,
+                    f"Allow that directory and the workspace data directory {res.workspace_data.dir} in the sandbox; "
+                    f"`nxsock paths --format {formats}` prints the entries."
+                    + (
                     ""
                     if verdict is None or verdict.usable
                     else " That lets Nx run there, but without its daemon, which no allowlist makes "
-                         "usable (see sandbox-daemon)."
+                    "usable (see sandbox-daemon)."
+                    ),
                 ),
             )
         )
@@ -199,7 +211,7 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
             advice = offer_remedy(ctx, [RunNxsock(NxsockCommand.paths_format(named))], hint)
             found.append(advised_finding("sandbox-daemon", "warn", None, statement, advice))
         else:
-            found.append(Finding("sandbox-daemon", "info", None, statement, None, hint))
+            found.append(Finding("sandbox-daemon", "info", None, statement, Advice(None, hint)))
     return found
 
 
@@ -313,7 +325,7 @@ def check_levels(ctx: Context) -> list[Finding]:
             advice = offer_remedy(
                 ctx, [Chmod(action.path, mode=0o700)], f"Restricts {action.path} to you now, as Nx would."
             )
-            if advice.command is None:
+            if advice.remedy is None:
                 advice = Advice(
                     None,
                     "Nx tightens it to 0700 itself on its next run; nxsock does not change a configured directory.",
@@ -344,7 +356,7 @@ def check_container(ctx: Context) -> list[Finding]:
                 "ok",
                 CONTAINER,
                 "/tmp/.nx does not exist yet; Nx will create it, owned by you, 1777.",
-                hint=f"On a shared machine provision it for everyone: {PROVISION_COMMAND}",
+                advice=Advice(None, f"On a shared machine provision it for everyone: {PROVISION_COMMAND}"),
             )
         ]
     if not entry.is_dir:
@@ -395,7 +407,7 @@ def check_outcome(ctx: Context) -> list[Finding]:
             )
         ]
     first = _first_fix(ctx, root.refusals[0]) if root.refusals else Advice(None, None)
-    if first.command is not None:
+    if first.remedy is not None:
         first = first._replace(
             hint=f"The fix of the first refusal above, {root.refusals[0].dir}: {first.hint or ''}".rstrip(": ")
         )
@@ -406,7 +418,8 @@ def check_outcome(ctx: Context) -> list[Finding]:
                 "warn",
                 root.root,
                 f"Nx is demoted to {root.root}: the shared container could not be used.",
-                first if first.command or first.hint else Advice(None, "Nx works from there; nothing needs fixing."),
+                first if first.remedy is not None or first.hint
+                else Advice(None, "Nx works from there; nothing needs fixing."),
             )
         ]
     if root.tier == "workspace":
@@ -497,12 +510,12 @@ def check_path_budget(ctx: Context) -> list[Finding]:
             )
     if found:
         advice = ctx.remedies.offer(socket_export(ctx.remedies))
-        if advice.command is None:
+        if advice.remedy is None:
             advice = Advice(
                 None,
                 "No shorter directory that passes every rule was found; choose one you own. " + (advice.hint or ""),
             )
-        found = [f._replace(remedy=advice.command, hint=advice.hint, steps=advice.steps) for f in found]
+        found = [f._replace(advice=advice) for f in found]
     return found
 
 
@@ -532,9 +545,12 @@ def mount_refusal(ctx: Context, refusal: Refusal) -> tuple[str, Mount] | None:
 def _sockets_elsewhere(ctx: Context, why: str) -> Advice:
     """Nx's sockets moved to a directory of the user's own on a local, writable filesystem, or why nxsock has none."""
     advice = ctx.remedies.offer(socket_export(ctx.remedies))
-    if advice.command is None:
-        return Advice(None, f"{why} No directory of your own on a local, writable filesystem was found to suggest: set "
-                            "NX_SOCKET_DIR to one (for example under $XDG_RUNTIME_DIR).")
+    if advice.remedy is None:
+        return Advice(
+            None,
+            f"{why} No directory of your own on a local, writable filesystem was found to suggest: set "
+            "NX_SOCKET_DIR to one (for example under $XDG_RUNTIME_DIR).",
+        )
     return advice._replace(hint=f"{why} {advice.hint or ''}".strip())
 
 
@@ -623,5 +639,8 @@ def _data_elsewhere(ctx: Context, sim: t.Any) -> Advice:
             (Export(variable="NX_WORKSPACE_DATA_DIRECTORY", value=suggestion),),
             f"Keeps Nx's workspace data (its caches and the daemon's files) in {suggestion}, a directory of your own "
             "on a writable filesystem (add it to your shell's profile, or the workspace's .env, to keep it)."))
-    return Advice(None, "No directory of your own on a writable filesystem was found to suggest: set "
-                        "NX_WORKSPACE_DATA_DIRECTORY to one.")
+    return Advice(
+        None,
+        "No directory of your own on a writable filesystem was found to suggest: set "
+        "NX_WORKSPACE_DATA_DIRECTORY to one.",
+    )

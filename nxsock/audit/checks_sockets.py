@@ -211,7 +211,10 @@ def _probe_finding(view: FsView, path: str, result: str | None, uid: int, remedi
             return Finding("sockets", "error", path,
                            f"EACCES connecting to {path} although its modes and owners allow it: a security policy "
                            "(SELinux, AppArmor, Landlock) refuses; chmod would not help.",
-                           hint="No command: allow unix-socket connects for Nx in that policy or sandbox.")
+                           advice=Advice(
+                               None,
+                               "No command: allow unix-socket connects for Nx in that policy or sandbox.",
+                           ))
         steps = []
         sock = view.lstat(path)
         holder = view.lstat(dirname(path))
@@ -237,11 +240,11 @@ def _probe_finding(view: FsView, path: str, result: str | None, uid: int, remedi
             "error",
             path,
             f"EPERM connecting to {path}: a sandbox policy (seccomp, Seatbelt) forbids unix sockets.",
-            hint="No command: allow unix sockets in the sandbox's settings (srt: allowAllUnixSockets).",
+            advice=Advice(None, "No command: allow unix sockets in the sandbox's settings (srt: allowAllUnixSockets)."),
         )
     if result == "EROFS":
         return Finding("sockets", "error", path, f"EROFS at {path}: a read-only mount, typically a sandbox's bind.",
-                       hint="No command: make the socket directory writable in the sandbox.")
+                       advice=Advice(None, "No command: make the socket directory writable in the sandbox."))
     return Finding("sockets", "info", path, f"{path}: {result or 'not probed'}.")
 
 
@@ -306,8 +309,7 @@ def check_socket_owner(ctx: Context) -> list[Finding]:
                 severity,
                 path,
                 f"pid {pid} listens on {path}: {command} (in {where}){why}.",
-                None,
-                "Give each checkout its own NX_SOCKET_DIR (or none)." if severity == "warn" else None,
+                Advice(None, "Give each checkout its own NX_SOCKET_DIR (or none)." if severity == "warn" else None),
             )
         )
     return found
@@ -401,7 +403,7 @@ def check_root_leftovers(ctx: Context) -> list[Finding]:
     ) + "your Nx recreates its own on the next command."
     others = [f"pid {pid} is uid {uid}'s: ask them to stop it (nx daemon --stop)" for pid, uid in daemons if uid != 0]
     advice = offer_remedy(ctx, steps, changes) if steps else Advice(None, "No command: " + "; ".join(others) + ".")
-    if others and advice.command is not None:
+    if others and advice.remedy is not None:
         advice = advice._replace(
             hint=f"{advice.hint} Another user's daemon is theirs to stop: " + "; ".join(others) + "."
         )
@@ -486,7 +488,7 @@ def check_daemon(ctx: Context) -> list[Finding]:
     if isinstance(text, str) and text.strip():
         error, context = _daemon_error(text)
         found.append(Finding("daemon-error", "info", log, f"Last daemon error ({_classify(text)}): {error}",
-                             hint=f"The whole error is in {log}.", detail=context))
+                             advice=Advice(None, f"The whole error is in {log}."), detail=context))
     return found
 
 

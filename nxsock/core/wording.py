@@ -103,11 +103,26 @@ PROVISION = Remedy(
 
 
 class Advice(t.NamedTuple):
-    """What is shown: the command to paste, or ``None``; and what it changes, or why there is none."""
+    """What a finding or an answer advises: the vetted remedy, or ``None`` where no safe command exists; and the
+    sentence of what it changes, or why there is none.
 
-    command: str | None
+    It carries values, not text: the line to paste is rendered from the vetted
+    steps (:func:`~nxsock.core.remedy.render`) where it is shown.
+    """
+
+    remedy: Remedy | None  # vetted: ``sudo`` exactly where needed; never empty
     hint: str | None
-    steps: tuple[Step, ...] = ()  # the vetted steps the command renders (empty when there is none)
+    nxsock_for_root: str = "nxsock"  # how a ``sudo`` step names nxsock (:attr:`Policy.nxsock_for_root`)
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """The vetted steps ``--fix`` applies (empty when there is no command)."""
+        return self.remedy.steps if self.remedy is not None else ()
+
+    @property
+    def command(self) -> str | None:
+        """The one line to paste, rendered from the vetted remedy; ``None`` where there is none."""
+        return render(self.remedy, self.nxsock_for_root) if self.remedy is not None else None
 
 
 class RemedyContext:
@@ -165,8 +180,8 @@ class RemedyContext:
                 unsafe = [a.reason for a in alternatives if isinstance(a, Withheld)]
                 return Advice(None, " ".join(dict.fromkeys([verdict.reason, *unsafe])))
             first, rest = passed[0], passed[1:]
-            return Advice(render(first, program), f"{verdict.reason} {first.changes}" + _or(rest, program), first.steps)
-        return Advice(render(verdict, program), verdict.changes + _or(passed, program), verdict.steps)
+            return Advice(first, f"{verdict.reason} {first.changes}" + _or(rest, program), program)
+        return Advice(verdict, verdict.changes + _or(passed, program), program)
 
 
 def _or(alternatives: list[Remedy], nxsock_for_root: str) -> str:

@@ -16,7 +16,7 @@ from ..core.layout import CONTAINER
 from ..core.resolver import Resolution
 from ..core.severity import SEVERITIES
 from ..core.terminal import counted, printable, printable_lines
-from .paths_json import paths_document
+from .paths_json import fix_line, paths_document
 
 if t.TYPE_CHECKING:
     from ..act.tmpfiles import TmpfilesChange
@@ -419,8 +419,9 @@ def render_verdict(verdict: Verdict) -> None:
     good = verdict.state in ("fresh", "bypassed")
     mark = Text("✓ " + verdict.state + "  ", style="green") if good else Text("✗ " + verdict.state + "  ", style="red")
     out.print(mark + Text(printable(verdict.message)))
-    if verdict.remedy:
-        out.print(Text("    fix:  ", style="bold") + Text(printable(verdict.remedy), style="cyan"))
+    fix = fix_line(verdict.advice)
+    if fix:
+        out.print(Text("    fix:  ", style="bold") + Text(printable(fix), style="cyan"))
 
 
 #: Lines shown per outcome before the rest are only counted: a flood of entries is a summary, not a flood.
@@ -518,9 +519,8 @@ def render_doctor(results: t.Sequence[tuple[str, Finding]], status: str, explana
     problems = [(g, f) for g, f in results if f.severity == "error"] + [
         (g, f) for g, f in results if f.severity == "warn"
     ]
-    lead = [
-        f for _, f in problems if f is problems[0][1] or (problems[0][1].remedy and f.remedy == problems[0][1].remedy)
-    ]
+    first_fix = fix_line(problems[0][1].advice) if problems else None
+    lead = [f for _, f in problems if f is problems[0][1] or (first_fix and fix_line(f.advice) == first_fix)]
     for line in _verdict(results, lead, width):
         out.print(line)
     shown = [(g, f) for g, f in (results if verbose else problems) if not any(f is x for x in lead)]
@@ -562,8 +562,9 @@ def _verdict(results: t.Sequence[tuple[str, Finding]], lead: t.Sequence[Finding]
     for other in lead[1:]:
         lines += _wrapped(Text("  and: ", style="bold"), printable(other.message), width, indent=7,
                           tail=Text(f"  [{other.id}]", style="dim"))
-    if first.remedy:
-        lines.append(Text("  fix:  ", style="bold") + Text(printable(first.remedy), style="cyan"))
+    fix = fix_line(first.advice)
+    if fix:
+        lines.append(Text("  fix:  ", style="bold") + Text(printable(fix), style="cyan"))
     for hint in dict.fromkeys(f.hint for f in lead if f.hint):
         lines += _wrapped(Text("  note: ", style="dim"), printable(hint), width, indent=8, style="dim")
     return lines
@@ -590,7 +591,7 @@ def _render_groups(out: Console, results: t.Sequence[tuple[str, Finding]], width
                 out.print(line)
             for line in getattr(finding, "detail", ()):
                 out.print(Text(f"        | {printable(line)}", style="dim"))
-        fix = members[0].remedy
+        fix = fix_line(members[0].advice)
         if fix:
             label = "      fix:  " if len(members) == 1 else f"      fix ({counted(len(members), 'finding')}):  "
             out.print(Text(label, style="bold") + Text(printable(fix), style="cyan"))
@@ -605,7 +606,7 @@ def _by_remedy(results: t.Sequence[tuple[str, Finding]]) -> list[tuple[str, list
     groups: list[tuple[str, list[Finding]]] = []
     placed: dict[str, list[Finding]] = {}
     for name, finding in results:
-        key = finding.remedy or None
+        key = fix_line(finding.advice) or None
         if key is not None and key in placed:
             placed[key].append(finding)
             continue
@@ -665,11 +666,12 @@ def _render_explanation(out: Console, explanation: Explanation, answers: t.Seque
         if message.path:
             out.print(Text(f"  about {printable(message.path)}", style="dim"))
         label = "fix:  " if item.source == "this machine" else "fix (general; this machine does not show the cause):  "
-        if item.remedy is not None and item.remedy in fixes_shown:  # each remedy once
+        fix = fix_line(item.advice)
+        if fix is not None and fix in fixes_shown:  # each remedy once
             out.print(Text(f"  {label}", style="bold") + Text("the same as above", style="dim"))
-        elif item.remedy is not None:
-            fixes_shown.add(item.remedy)
-            out.print(Text(f"  {label}", style="bold") + Text(printable(item.remedy), style="cyan"))
+        elif fix is not None:
+            fixes_shown.add(fix)
+            out.print(Text(f"  {label}", style="bold") + Text(printable(fix), style="cyan"))
         else:  # no safe command: the note says why
             out.print(Text(f"  {label}", style="bold") + Text("none", style="yellow"))
         if item.hint:
@@ -896,8 +898,9 @@ def render_fix_outcome(applied: t.Sequence[t.Any], after: t.Sequence[tuple[str, 
                 + Text(printable(finding.message))
                 + Text(f"  [{finding.id}]", style="dim")
             )
-            if finding.remedy:
-                out.print(Text("      fix:  ", style="bold") + Text(printable(finding.remedy), style="cyan"))
+            fix = fix_line(finding.advice)
+            if fix:
+                out.print(Text("      fix:  ", style="bold") + Text(printable(fix), style="cyan"))
         if len(problems) > FINDINGS_SHOWN:
             out.print(Text(f"  … and {len(problems) - FINDINGS_SHOWN:,} more (nxsock doctor lists each).", style="dim"))
     summary = SEVERITIES[status].mark + " " + wording.AFTER_FIX[status]

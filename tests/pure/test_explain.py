@@ -19,9 +19,10 @@ from conftest import PEER, environment, machine, mine
 from nxsock.app import cli
 from nxsock.audit.explain import _ERRNO_OF, _KINDS, answer_all, explain, general_advice, sandbox_format
 from nxsock.core.fsview import Entry
-from nxsock.core.remedy import Remedy, check, render
+from nxsock.core.remedy import NxsockCommand, Remedy, Remove, RemoveTree, RunNxsock, Step, check, render
 from nxsock.core.resolver import resolve
 from nxsock.core.wording import Advice, RemedyContext, context_for
+from nxsock.output.paths_json import fix_line
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 sys.path.insert(0, str(CORPUS))
@@ -30,6 +31,12 @@ import capture  # noqa: E402
 CAPTURES = {entry["file"]: (entry, text) for entry, text in capture.corpus()}
 EXPECTED: dict[str, list[list[str | None]]] = json.loads((CORPUS / "expected.json").read_text())
 WITH_MESSAGES = sorted(f for f, messages in EXPECTED.items() if messages)
+RESET = NxsockCommand.RESET
+
+
+def _advised(*steps: Step) -> Advice:
+    """A finding's advice of *steps* (taken as vetted: the machines here are made up)."""
+    return Advice(Remedy(steps, ""), None)
 
 
 def remedies(
@@ -148,7 +155,7 @@ def test_every_recognised_message_gets_a_command_or_why_there_is_none_where_the_
     assert [a.message for a in answers] == list(messages)
     for item in answers:
         assert item.source == "general"
-        assert (item.remedy and item.remedy.strip()) or (item.hint or "").startswith("No safe command"), item
+        assert (fix_line(item.advice) or "").strip() or (item.hint or "").startswith("No safe command"), item
 
 
 @pytest.mark.parametrize("file", WITH_MESSAGES)
@@ -172,11 +179,13 @@ def test_the_finding_that_shows_the_cause_wins_over_a_symptom_of_it() -> None:
 
     run_dir = "/tmp/.nx/1000/sockets/0123456789abcdef0123"
     message = explain(f"(connect EACCES {run_dir}/d.sock). Continuing").messages[0]
-    findings = [Finding("daemon-record", "warn", f"{run_dir}/d.sock", "does not answer", "nxsock reset"),
-                Finding("sockets", "error", run_dir, "belongs to uid 1001", f"sudo rm -rf -- {run_dir}"),
-                Finding("leftovers", "warn", "/elsewhere", "unrelated", "nxsock cache prune")]
+    peer = _advised(RemoveTree(run_dir, needs_root=True))
+    findings = [Finding("daemon-record", "warn", f"{run_dir}/d.sock", "does not answer", _advised(RunNxsock(RESET))),
+                Finding("sockets", "error", run_dir, "belongs to uid 1001", peer),
+                Finding("leftovers", "warn", "/elsewhere", "unrelated", _advised(RunNxsock(NxsockCommand.CACHE_PRUNE)))]
     chosen = answer_all([message], findings, FINDING_IDS, general())[0]
-    assert (chosen.remedy, chosen.source, chosen.finding) == (f"sudo rm -rf -- {run_dir}", "this machine", "sockets")
+    assert (fix_line(chosen.advice), chosen.source, chosen.finding) == (
+        f"sudo rm -rf -- {run_dir}", "this machine", "sockets")
 
 
 @pytest.mark.parametrize("path", ["/tmp/.nx/1000/../../etc/passwd", "/tmp/.nx/1000/sockets//x/d.sock",
@@ -300,7 +309,8 @@ def test_a_message_that_carries_another_borrows_its_answer() -> None:
     messages = explain(text).messages
     answers = answer_all(messages, [], {}, general())
     assert [a.message.matched for a in answers] == ["daemon-start-failed", "invalid-shared"]
-    assert answers[0].remedy == answers[1].remedy == "unset NX_SOCKET_DIR && unset NX_DAEMON_SOCKET_DIR"
+    assert fix_line(answers[0].advice) == fix_line(answers[1].advice) == \
+        "unset NX_SOCKET_DIR && unset NX_DAEMON_SOCKET_DIR"
     assert "invalid-shared" in (answers[0].hint or "")
 
 
@@ -488,7 +498,7 @@ class TestDaemonThatDied:
     def test_every_message_of_the_paste_gets_the_one_whole_remedy(self, file: str) -> None:
         """The marker cleared and a daemon started: not the marker alone, nor ``nx reset``'s cache wipe."""
         answers = answer_all(explain(CAPTURES[file][1]).messages, [], {}, general())
-        assert {a.remedy for a in answers} == {self.WHOLE}
+        assert {fix_line(a.advice) for a in answers} == {self.WHOLE}
 
     def test_on_this_machine_the_cause_names_the_log_the_marker_and_the_record(self) -> None:
         from nxsock.audit.doctor import FINDING_IDS
@@ -500,14 +510,14 @@ class TestDaemonThatDied:
                 "warn",
                 "/w/d/server-process.json",
                 "The recorded daemon (pid 38) is not running.",
-                "nxsock reset",
+                _advised(RunNxsock(RESET)),
             ),
             Finding(
                 "daemon-disabled",
                 "warn",
                 "/w/d/disabled",
                 "The daemon is disabled until `nx reset`; the reason it recorded:",
-                "rm -- /w/d/disabled",
+                _advised(Remove("/w/d/disabled")),
             ),
             Finding(
                 "daemon-error",
@@ -519,20 +529,20 @@ class TestDaemonThatDied:
         text = CAPTURES["24.0.6/daemon-killed--client-log.txt"][1]
         answers = answer_all(explain(text).messages, findings, FINDING_IDS, general())
         died = next(a for a in answers if a.message.matched == "daemon-terminated")
-        assert (died.remedy, died.source, died.finding) == (self.WHOLE, "this machine", "daemon-error")
+        assert (fix_line(died.advice), died.source, died.finding) == (self.WHOLE, "this machine", "daemon-error")
         assert died.message.cause.endswith(
             "On this machine: Last daemon error (other): Daemon process terminated and closed "
             "the connection. The daemon is disabled until `nx reset`. The recorded daemon "
             "(pid 38) is not running."
         )
-        assert {a.remedy for a in answers} == {
+        assert {fix_line(a.advice) for a in answers} == {
             self.WHOLE
         }  # not the finding's half remedies (the marker alone, the record)
 
     def test_a_disabled_marker_alone_keeps_its_own_answer(self) -> None:
         """Without the dead daemon in the paste, the marker's message is answered as before."""
         [message] = explain('Nx Daemon is going to be disabled until you run "nx reset".').messages
-        assert answer_all([message], [], {}, general())[0].remedy == "nx reset"
+        assert answer_all([message], [], {}, general())[0].advice.command == "nx reset"
 
 
 #: The daemon-side messages as the releases' sources spell them (nx/dist/src/…, 23.1.1–24.0.6), for those not yet in the
@@ -599,7 +609,7 @@ class TestDaemonMessages:
         answers = answer_all(explain(text).messages, [], {}, general())
         assert [a.message.matched for a in answers] == ["inotify-limit", "daemon-disabled"]
         for item in answers:  # the marker's message is answered with its cause: nx reset alone would leave the limit
-            assert item.remedy is None and "sudo sysctl fs.inotify.max_user_watches=" in (item.hint or "")
+            assert fix_line(item.advice) is None and "sudo sysctl fs.inotify.max_user_watches=" in (item.hint or "")
             assert "nx reset" in (item.hint or "")
 
     @pytest.mark.parametrize("errno", ["ENOTSUP", "EOPNOTSUPP"])
@@ -623,18 +633,19 @@ class TestDisabledMarkerMadeWhole:
         ctx = remedies()
         answers = answer_all(explain(CAPTURES[file][1]).messages, [], {}, general(ctx), ctx.offer)
         marker = next(a for a in answers if a.message.matched == "daemon-disabled")
-        assert marker.remedy == f"{cause} && nxsock reset --daemon-marker"
-        assert check(Remedy(marker.steps, ""), ctx.policy) is None and render(Remedy(marker.steps, "")) == marker.remedy
+        assert fix_line(marker.advice) == f"{cause} && nxsock reset --daemon-marker"
+        assert check(Remedy(marker.steps, ""), ctx.policy) is None
+        assert render(Remedy(marker.steps, "")) == fix_line(marker.advice)
 
     def test_without_the_policy_to_vet_it_the_marker_keeps_its_own_answer(self) -> None:
         answers = answer_all(explain(CAPTURES["24.0.6/socket-dir-shared--client.txt"][1]).messages, [], {}, general())
-        assert next(a for a in answers if a.message.matched == "daemon-disabled").remedy == "nx reset"
+        assert next(a for a in answers if a.message.matched == "daemon-disabled").advice.command == "nx reset"
 
     def test_a_cause_with_no_command_leaves_the_markers_own_answer(self) -> None:
         ctx = remedies()
         text = ' NX   Permission denied (os error 13)\nNx Daemon is going to be disabled until you run "nx reset".'
         answers = answer_all(explain(text).messages, [], {}, general(ctx), ctx.offer)
-        assert [a.remedy for a in answers] == [None, "nx reset"]
+        assert [fix_line(a.advice) for a in answers] == [None, "nx reset"]
 
     def test_the_cli_prints_the_whole_command_for_the_marker(self, runner: CliRunner) -> None:
         result = runner.invoke(cli, ["doctor", "--json", "--explain", "-"],
