@@ -26,7 +26,7 @@ from ..core.releases import ReleaseRules, rules_for
 from ..core.remedy import Remedy, Remove
 from ..core.resolver import Resolution
 from ..core.terminal import counted
-from ..core.wording import Advice
+from ..core.wording import BINDING_IN_PLACE, Advice
 from .binding_presence import Loadability, host_triple, loadability, locate_binding, platform_triple
 
 __all__ = [
@@ -246,7 +246,7 @@ def verify(listing: CacheListing, removal: t.Callable[[str], Advice], rules: Rel
     """
     binding = listing.binding
     if listing.bypass_reason is not None:
-        return Verdict("bypassed", None, f"Nx loads the binding in place: {listing.bypass_reason}.", None)
+        return Verdict("bypassed", None, BINDING_IN_PLACE.format(reason=listing.bypass_reason), None)
     if binding is None or binding.entry_name is None or listing.dir is None:
         return Verdict("no-binding", None, "No installed Nx binding was found in this workspace to verify.", None)
     match = next((e for e in listing.entries if basename(e.path) == binding.entry_name), None)

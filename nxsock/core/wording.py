@@ -839,3 +839,366 @@ def problems_after_fix(count: int) -> str:
 
 #: ``doctor --fix``'s last line, by the status of the audit run after it.
 AFTER_FIX = {"ok": "The audit finds no problem now.", "warn": "Warnings remain.", "error": "Problems remain."}
+
+
+# -- the workspace's own directories, the binding cache, the leftovers, boot (audit/checks_host.py) ----------------
+
+
+def owner_word(uid: int | None) -> str:
+    """``root``, or ``uid N``: who owns an entry, in a sentence."""
+    return _owner(uid)
+
+
+WORKSPACE_DATA_BEHIND_LINK = "{directory} belongs to uid {uid}, and {link} is a link on the way to it."
+WORKSPACE_DATA_LINK_NO_COMMAND = (
+    "No safe command: rm, chown or chmod could act on what the link points at. Look at it; "
+    "remove the link itself (not its target) if you did not make it."
+)
+CONFIGURED_DATA_DIR_FOREIGN = "{directory} ({source}) belongs to {owner}; Nx cannot write there."
+DOT_NX_FOREIGN = "{directory} belongs to uid {uid}, not to you or root."
+DOT_NX_FOREIGN_NO_COMMAND = (
+    "No safe command: another user's directory is never handed to you. Look at what it holds, "
+    "then move it aside as root."
+)
+WORKSPACE_DATA_RESET = (
+    "Left by running Nx as another user (`sudo nx`): Nx's caches are removed and rebuilt, as after `nx reset`; "
+    "{dot_nx} itself, which may hold files you commit, is handed back to you rather than removed."
+)
+WORKSPACE_DATA_FOREIGN = (
+    "{directory} belongs to {owner}, so Nx cannot write its caches or daemon files there (EACCES, \"os error 13\")."
+)
+
+TASK_CACHE_ALLOWED = (
+    "The task cache {directory} ({source}) is not safe: {reason}. Nx {release} "
+    "uses it only because NX_ALLOW_INSECURE_DIRECTORIES=true; another user could plant task outputs "
+    "there that Nx restores."
+)
+TASK_CACHE_ALLOWED_HINT = "Point it at a directory only you can write, then unset NX_ALLOW_INSECURE_DIRECTORIES."
+TASK_CACHE_REFUSED = (
+    "The task cache {directory} ({source}) is not safe: {reason}. Nx {release} stops "
+    "every command with UntrustedDataDirectoryError before it runs anything."
+)
+TASK_CACHE_IN_NX_JSON = (
+    "No command: nxsock does not edit nx.json. Change cacheDirectory there to a directory only you, "
+    "root or the workspace's owner can write (a path inside the workspace is trusted like it), "
+    "or remove it to use Nx's default."
+)
+
+FOREIGN_LISTENER = (
+    "{socket} answers from a process in a pid namespace nxsock cannot see from here (another container, or the host)"
+)
+
+
+def shared_socket_root(seen: t.Sequence[str]) -> str:
+    """Why a socket root shared beyond this pid namespace matters: *seen* are how it was seen to be shared."""
+    return ("Nx's socket root is shared beyond this pid namespace: " + "; and ".join(seen) + ". Pids repeat across "
+            "pid namespaces and Nx names its per-run directory after the workspace path and the pid, so two "
+            "containers with the same checkout path take each other's sockets: the second unlinks the first's "
+            "task socket fp<pid>-0.sock and listens in its place (or fails with listen EADDRINUSE).")
+
+
+def shared_tmp_hint(changes: str | None) -> str:
+    """What the ``NX_SOCKET_DIR`` remedy changes (*changes*), then what works for containers sharing a /tmp."""
+    return ((changes + " ") if changes else "") + (
+        "What works: a private /tmp per container (docker run --tmpfs /tmp; an emptyDir volume at /tmp in "
+        "Kubernetes) or a per-container NX_SOCKET_DIR. NX_DAEMON=false is not enough: it spares the daemon's "
+        "socket, not the sockets of Nx's tasks.")
+
+
+BINDING_IN_PLACE = "Nx loads the binding in place: {reason}."
+BINDING_UNCACHED = "Nx loads the binding in place, uncached: "
+CACHE_DIR_MODE_FIX = "Gives you back write access to your own cache directory."
+CACHE_DIR_NOT_WRITABLE = (
+    "{directory} is yours but mode {mode}: Nx cannot copy its binding into it (EACCES) and loads it in place."
+)
+SKIP_CACHE_STOPS_COPYING = "Nx then loads its binding in place and stops trying to copy it."
+PRUNE_FREES = "Frees what other versions and interrupted copies hold."
+CACHE_NO_ROOM = (
+    "Only {room} bytes are free where Nx copies its binding ({directory}); the copy needs {needed}, "
+    "so it fails with ENOSPC on every run and Nx loads the binding in place."
+)
+
+#: What Nx prints when its binding does not load: ``native-bindings.js`` catches the failure and exports nothing.
+NOT_A_CONSTRUCTOR = "every Nx command then fails with \"TypeError: WorkspaceContext is not a constructor\""
+CACHE_NOEXEC = (
+    "{directory} lies on {mount}, mounted noexec: Nx {release} copies its binding there but "
+    "cannot load the copy (ERR_DLOPEN_FAILED, \"failed to map segment from shared object\"), and "
+    + NOT_A_CONSTRUCTOR + "."
+)
+SKIP_CACHE_LOADS_IN_PLACE = "Nx then loads its binding in place, from node_modules, whose mount allows it."
+BOTH_NOEXEC_NO_COMMAND = (
+    "No safe command: node_modules is on {mount}, mounted noexec too, so loading in place "
+    "fails as well. Point NX_NATIVE_FILE_CACHE_DIRECTORY at a directory of your own on a filesystem "
+    "mounted exec, or remount one of them with exec (as root)."
+)
+
+
+def binding_noexec(mount: str | None, cached: bool) -> str:
+    """Nx's binding on a noexec mount, loaded in place (*cached*: a cached copy exists, and cannot load either)."""
+    how = "its cached copy cannot load either" if cached else "it does not cache it here"
+    return f"Nx's binding lies on {mount}, mounted noexec, and Nx loads it in place ({how}): {NOT_A_CONSTRUCTOR}."
+
+
+def binding_noexec_no_command(mount: str | None, skipping: bool) -> str:
+    """Why no command fixes a binding on a noexec mount; *skipping*: ``NX_SKIP_NATIVE_FILE_CACHE`` is why Nx does
+    not use its cache."""
+    hint = ("No safe command: nxsock does not remount filesystems or reinstall packages. Install node_modules on a "
+            f"filesystem mounted exec, or remount {mount} with exec (as root)")
+    if skipping:
+        hint += "; or unset NX_SKIP_NATIVE_FILE_CACHE, so Nx loads its copy from a cache mounted exec"
+    return hint + "."
+
+
+CACHE_NOEXEC_IN_PLACE = (
+    "{directory} lies on {mount}, mounted noexec: Nx {release} cannot load its copy there and "
+    "loads the binding in place, from node_modules, instead."
+)
+SKIP_CACHE_SPARES_THE_COPY = "`export NX_SKIP_NATIVE_FILE_CACHE=true` spares it the copy it cannot use."
+
+PRUNE_REMOVES = "Removes other versions' entries, interrupted copies and untrusted entries of yours."
+RESET_LEGACY_REMOVES = "Removes your leftovers of Nx ≤ 23.1.1 from the temp directory, by descriptor."
+
+# Why a tmpfiles.d line for /tmp/.nx (or a level below it) harms it: completes "…, but {problem}".
+TMPFILES_NOT_A_DIRECTORY = "its type {kind} does not create a directory"
+TMPFILES_EMPTIES = "its type {kind} empties /tmp/.nx at every boot-time removal"
+TMPFILES_BOOT_ONLY = "it applies only at boot"
+TMPFILES_MODE = "its mode is {mode}, not 1777 (shared and sticky)"
+TMPFILES_OWNER = "it hands /tmp/.nx to {user}:{group}, not root:root, at every boot"
+TMPFILES_AGE = "its age {age} lets systemd-tmpfiles age out the users' directories"
+TMPFILES_REMOVES = "it removes {path} at boot"
+TMPFILES_AGES_LEVEL = "its age {age} lets systemd-tmpfiles age out {path} and what Nx keeps in it"
+TMPFILES_SETS_CONTAINER = "it sets {path} to {mode} {user}:{group} at every boot, not root:root 1777"
+TMPFILES_MAKES_LEVEL = (
+    "it makes {path} {mode} {user}:{group} at boot: a level Nx makes and guards itself "
+    "(private to its user, 0700), which it then refuses"
+)
+
+
+def boot_rule_applies(systemd: bool) -> str:
+    """When a tmpfiles.d rule applies, appended to what it does: nothing where systemd runs."""
+    return "" if systemd else " (systemd does not run here: it applies when the host boots with systemd)"
+
+
+def boot_rule_good(fields: str, file: str, systemd: bool) -> str:
+    applied = "" if systemd else "; systemd does not run here, so it applies only when the host boots with systemd"
+    return f"The tmpfiles.d rule `{fields}` in {file} recreates /tmp/.nx at boot{applied}."
+
+
+BOOT_RULE_BAD = (
+    "{where} makes /tmp/.nx at boot (`{fields}`), but {problem}: every user but "
+    "its owner is demoted to ~/.nx or refused, again at every boot{when}."
+)
+
+
+def tmpfiles_install_changes(good_line: str, ours: bool, target: str | None, file: str) -> str:
+    """What ``nxsock provision --tmpfiles --install`` changes: nxsock's own drop-in rewritten (*ours*), or *target*
+    installed to win over *file*."""
+    changes = (f"Rewrites nxsock's own drop-in with the line `{good_line}`" if ours else
+               f"Installs {target} with the line `{good_line}`; systemd-tmpfiles reads it before "
+               f"{file} and obeys the first line for a path, so this one wins")
+    return changes + ", and applies it now (root:root 1777)."
+
+
+BOOT_RULE_FIRST_NO_COMMAND = (
+    "No command: {file} is read before any drop-in nxsock could write, and nxsock "
+    "does not edit another package's file. Change line {number} there to `{good_line}`."
+)
+BOOT_RULE_OTHER = "{where} (`{fields}`): {problem}{when}."
+BOOT_RULE_OTHER_NO_COMMAND = (
+    "No command: nxsock does not edit tmpfiles.d files. Delete line {number} of "
+    "{file}, or make it `x {path}` to keep it from ageing."
+)
+TMPFILES_DROP_IN_INSTALLS = (
+    "Installs a drop-in with `{good_line}`, which recreates /tmp/.nx at boot and exempts it from ageing; "
+    "`nxsock provision --tmpfiles` prints it."
+)
+_NOTHING_RECREATES = (
+    "nothing recreates /tmp/.nx: after a reboot the first user to run Nx owns it and every other user is demoted."
+)
+TMP_IS_TMPFS = "/tmp is a tmpfs, emptied at every boot, and " + _NOTHING_RECREATES
+
+
+def tmp_cleared_by_rule(rule: str, where: str, more: int) -> str:
+    """systemd runs and a tmpfiles.d rule clears or ages /tmp (*more*: how many other rules do too)."""
+    return (f"systemd runs here and the tmpfiles.d rule `{rule}` in {where}{_more_rules(more)} clears or "
+            f"ages /tmp, and {_NOTHING_RECREATES}")
+
+
+def tmp_rule_not_applied(rule: str, where: str, more: int) -> str:
+    """A tmpfiles.d rule would clear or age /tmp, but systemd does not run to apply it."""
+    return (f"The tmpfiles.d rule `{rule}` in {where}{_more_rules(more)} would clear or age /tmp, but systemd does not "
+            "run here (no /run/systemd/system), so nothing applies it now.")
+
+
+def _more_rules(more: int) -> str:
+    return f" (and {counted(more, 'more rule')})" if more else ""
+
+
+BOOT_WITH_SYSTEMD = "If this host boots with systemd, `{command}` keeps /tmp/.nx across it."
+
+
+def host_words(triple: str) -> str:
+    """``linux-x64-musl`` → ``linux, x64, musl``: the platform, architecture and C library the binding is built for."""
+    parts = triple.split("-")
+    libc = {"gnu": "glibc", "musl": "musl", "gnueabihf": "glibc (armhf)", "msvc": "MSVC"}
+    return ", ".join([*parts[:2], *(libc.get(p, p) for p in parts[2:])])
+
+
+def installed_instead(triple: str, others: t.Sequence[str]) -> str:
+    """What the other ``@nx/nx-*`` packages installed say about how the tree was made."""
+    names = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+    here = triple.split("-")
+    foreign = [o.removeprefix("@nx/nx-") for o in others]
+    if any(f.split("-")[:2] == here[:2] for f in foreign):
+        other_libc = "glibc" if here[-1] == "musl" else "musl"
+        return (f" Installed instead: {names}, the {other_libc} build, which does not load here "
+                "(a node_modules installed on another distribution, or one that resolved the wrong C library).")
+    if any(f.startswith("win32-") for f in foreign) and here[0] == "linux":
+        return (
+            f" Installed instead: {names}: this node_modules was installed from Windows (a checkout shared with WSL)."
+        )
+    return (
+        f" Installed instead: {names}: this node_modules was installed on another host (copied, or a mounted volume)."
+    )
+
+
+BINDING_MISSING = (
+    "Nx needs {package} on this host ({host}), and neither it nor nx.{triple}.node beside "
+    "node_modules/nx is installed: " + NOT_A_CONSTRUCTOR + "."
+)
+LOCKFILE_RESTORES = " {lockfile} lists it: an install on this host restores it."
+LOCKFILE_SKIPPED_OPTIONAL = (
+    " {lockfile} lists it: the install skipped optional dependencies (--omit=optional, "
+    "--no-optional, --ignore-optional)."
+)
+LOCKFILE_LACKS_IT = (
+    " {lockfile} does not list it: it was written on a host that resolved only its own platform's package."
+)
+BINDING_VERSION_UNKNOWN = (
+    "No command: the installed Nx version is unknown. Install {package} at the version of node_modules/nx."
+)
+BINDING_YARN_BERRY = (
+    "No command: yarn 2+ installs only the architectures its supportedArchitectures names. Add this "
+    "host's to .yarnrc.yml, remove node_modules, and run `yarn install`; or `yarn add "
+    "-D {package}@{version}`."
+)
+
+
+def binding_install_changes(npm: bool, lockfile: str | None) -> str:
+    """What the package manager's install changes: the one package (npm), or node_modules from *lockfile*."""
+    what = (
+        "Installs the one package, leaving package.json and the lockfile as they are"
+        if npm
+        else f"Reinstalls node_modules from {lockfile}, optional dependencies included"
+    )
+    return f"{what}; nxsock never runs a package manager itself."
+
+
+# -- the screens of doctor, --explain, --fix, cache and reset (output/render.py) -------------------------------------
+# render.py keeps the layout (labels, columns, marks, colours, escaping); the sentences are these.  The report of
+# ``paths`` keeps its own: it is the fast path, which does not load the remedy policy this module imports.
+
+
+def cache_total(entries: int, size: str, reclaim: tuple[int, str] | None) -> str:
+    """``cache list``'s last line: the entries and their *size*; what ``prune`` would reclaim (*reclaim*: how many
+    entries, and their size), or that it would reclaim nothing."""
+    total = f"{counted(entries, 'entry', 'entries')}, {size} in all"
+    if reclaim is not None:
+        total += f"; `nxsock cache prune` would reclaim {reclaim[1]} ({counted(reclaim[0], 'entry', 'entries')})"
+    else:
+        total += (
+            "; `nxsock cache prune` would reclaim nothing (`--unused-for 30d` also takes other checkouts' old entries)"
+        )
+    return total + "."
+
+
+def unused_basis(access_times: bool) -> str:
+    """What ``--unused-for`` judged by: load (access) times where the mount records them, else copy times."""
+    if access_times:
+        return "Unused is judged by when each entry was last loaded (its access time, kept to within a day)."
+    return ("Unused is judged by when each entry was copied: this mount records no access times, so an entry "
+            "still loaded may go (its checkout's Nx copies it again).")
+
+
+MARKER_REASON = "The daemon had been disabled; the reason it recorded:"
+COULD_NOT_REMOVE = "could not remove {path}: {why}"
+
+
+def more_not_listed(count: int, what: str) -> str:
+    return f"… and {count} more {what}, not listed (--json lists them)"
+
+
+def removal_summary(dry_run: bool, removed: int, freed: str, failed: int, interrupted: bool) -> str:
+    """``reset``'s and ``cache prune``'s last line: what was (or would be) removed, the space *freed*, what could not
+    be, and an interruption."""
+    summary = f"{'Would remove' if dry_run else 'Removed'} {counted(removed, 'entry', 'entries')}, {freed}"
+    if failed:
+        summary += f"; {counted(failed, 'entry', 'entries')} could not be removed"
+    if interrupted:
+        return f"Interrupted: {summary[0].lower()}{summary[1:]}; the rest was not examined."
+    return summary + "."
+
+
+EXPLAIN_TRUNCATED = "The text is longer than nxsock reads; only its first mebibyte was read."
+EXPLAIN_UNRECOGNISED = "Not a message nxsock recognises; running every check."
+EXPLAIN_FIX_GENERAL = "fix (general; this machine does not show the cause):  "
+EXPLAIN_SAME_FIX = "the same as above"
+EXPLAIN_NO_FIX = "none"
+EXPLAIN_NOTHING_HERE = "No check on this machine bears on these messages now; each fix above is the message's own."
+
+
+def messages_left_off(count: int) -> str:
+    return f"… and {count} more messages, counted but not answered."
+
+
+def no_user_state(container: str) -> str:
+    return f"No user has state under {container}."
+
+
+def fleet_more(count: int) -> str:
+    """How many more problems a user's line does not name."""
+    return f" (+{count} more)" if count else ""
+
+
+def fleet_counts(users: int, counts: t.Mapping[str, int]) -> str:
+    return f"{users} users: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+
+
+def and_more(count: int) -> str:
+    """`` (and N more)`` after the one of many named; nothing for none."""
+    return f" (and {count:,} more)" if count else ""
+
+
+def first_recorded_line(message: str, lines: t.Sequence[str]) -> str:
+    """A message that introduces its quoted lines, with the first of them (and how many more)."""
+    return f"{message} \u201c{lines[0].strip()}\u201d" + (
+        f" (and {counted(len(lines) - 1, 'more line')})" if len(lines) > 1 else ""
+    )
+
+
+def more_of_this_kind(command: str, count: int) -> str:
+    return f"{command} (and {count:,} more of this kind)"
+
+
+def fix_applies(dry_run: bool, count: int) -> str:
+    word = "would apply" if dry_run else "applies"
+    return f"nxsock {word} {counted(count, 'remedy', 'remedies')} itself, in this order, by descriptor:"
+
+
+FIX_NOTHING_TO_APPLY = "Nothing for nxsock to apply itself."
+FIX_FOR_YOU = "For you to run (nxsock does not run these):"
+FIX_NO_SAFE_COMMAND = "No safe command (doctor says why):"
+FIX_LISTED_IN_JSON = "Each remedy and finding is listed by nxsock doctor --fix --dry-run --json."
+DRY_RUN_CHANGED_NOTHING = "nothing was changed."
+
+
+def more_shown_elsewhere(count: int, where: str = "") -> str:
+    """``… and N more.``, or ``… and N more (where).``"""
+    return f"… and {count:,} more" + (f" ({where})" if where else "") + "."
+
+
+def reasons_counted(distinct: bool, reasons: int, items: int) -> str:
+    """How the one reason shown stands for the run's: the first of several different ones, or shared by some."""
+    if distinct:
+        return f" (the first of {reasons:,} reasons; --json has each)"
+    return f" ({reasons:,} of {items:,})" if reasons < items else ""
