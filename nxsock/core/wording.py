@@ -1202,3 +1202,121 @@ def reasons_counted(distinct: bool, reasons: int, items: int) -> str:
     if distinct:
         return f" (the first of {reasons:,} reasons; --json has each)"
     return f" ({reasons:,} of {items:,})" if reasons < items else ""
+
+
+
+# -- the sockets, who listens, the daemon's record, marker and log (audit/checks_sockets.py) -------------------------
+
+NO_UNIX_SOCKETS = (
+    "This process may not create unix sockets ({errno}): a sandbox's policy refuses them, "
+    "so Nx's daemon and plugin workers cannot listen anywhere."
+)
+FOREIGN_RUN_DIRECTORY_REMOVAL = "Removes that directory of uid {uid}; it is never handed to you."
+FOREIGN_RUN_DIRECTORY = "{directory} belongs to uid {uid}: connecting to the daemon socket in it fails (EACCES)."
+NOT_A_SOCKET_REMOVAL = "Removes the {kind} where Nx binds a socket; Nx binds a fresh one."
+NOT_A_SOCKET = "{path} is a {kind}, not a socket."
+FOREIGN_SOCKET_REMOVAL = "Removes the socket of uid {uid}, so your Nx binds its own there."
+FOREIGN_SOCKET = "{path} belongs to uid {uid}: dialling it reaches another user's process."
+SOCKET_MODE_FIX = "Restricts the socket to you, as Nx makes it."
+SOCKET_MODE = "{path} has mode {mode}; Nx {release} makes its daemon socket {made}."
+RESET_FORCE_REMOVES = (
+    "Removes your dead Nx runtime state, including what changed in the last minute (reset "
+    "keeps that unless forced)."
+)
+RESET_REMOVES = "Removes your dead Nx runtime state: stale sockets, dead directories, a dead daemon's record."
+SOCKET_ANSWERS = "{path} answers."
+SOCKET_STALE = "ECONNREFUSED: nothing listens on {path}; it is stale."
+SOCKET_POLICY_REFUSES = (
+    "EACCES connecting to {path} although its modes and owners allow it: a security policy "
+    "(SELinux, AppArmor, Landlock) refuses; chmod would not help."
+)
+SOCKET_POLICY_NO_COMMAND = "No command: allow unix-socket connects for Nx in that policy or sandbox."
+SOCKET_ACCESS_FIX = "Gives you back write on the socket and search on its directory."
+SOCKET_LEVEL_ABOVE = "A level further up refuses you; nxsock changes only Nx's own levels."
+SOCKET_MODE_REFUSES = "EACCES connecting to {path}: a mode or owner on it or a directory above refuses you."
+SOCKET_SANDBOX_FORBIDS = "EPERM connecting to {path}: a sandbox policy (seccomp, Seatbelt) forbids unix sockets."
+SOCKET_SANDBOX_NO_COMMAND = "No command: allow unix sockets in the sandbox's settings (srt: allowAllUnixSockets)."
+SOCKET_READ_ONLY = "EROFS at {path}: a read-only mount, typically a sandbox's bind."
+SOCKET_READ_ONLY_NO_COMMAND = "No command: make the socket directory writable in the sandbox."
+SOCKET_PROBED = "{path}: {result}."
+LISTENER_UNKNOWN = (
+    "Cannot tell who listens on {path} (another user's process, or another network namespace); not guessing."
+)
+
+
+def listener(pid: int, path: str, command: str, where: str, serves_other: bool, not_recorded: bool) -> str:
+    """Who listens on a socket: its pid, command and working directory, and whether it is not this workspace's or
+    not the recorded daemon."""
+    why = (" — it serves another workspace" if serves_other else "") + (
+        " — not the recorded daemon" if not_recorded else ""
+    )
+    return f"pid {pid} listens on {path}: {command} (in {where}){why}."
+
+
+LISTENER_ELSEWHERE_HINT = "Give each checkout its own NX_SOCKET_DIR (or none)."
+
+
+def foreign_daemon(pid: int, uid: int) -> str:
+    return f"pid {pid}, a daemon of {_owner(uid)}, serves this workspace"
+
+
+def foreign_daemon_level(level: str, uid: int | None, mode: str | None) -> str:
+    return (f"{level} belongs to {_owner(uid)} (mode {mode}), "
+            "so your Nx cannot write its daemon's log and record there (EACCES)")
+
+
+def root_leftovers(only_root: bool, said: t.Sequence[str]) -> str:
+    """What ``sudo nx`` (or another user's Nx) left in this workspace: *said*, each thing seen."""
+    prefix = (
+        "Left by running Nx as root (sudo nx): "
+        if only_root
+        else "Another user's Nx serves or owns this workspace: "
+    )
+    return prefix + "; ".join(said) + "."
+
+
+def root_leftovers_removal(stops: bool) -> str:
+    return ("Stops root's daemon and removes its files; " if stops else "Removes them; ") + (
+        "your Nx recreates its own on the next command.")
+
+
+def others_daemon(pid: int, uid: int) -> str:
+    return f"pid {pid} is uid {uid}'s: ask them to stop it (nx daemon --stop)"
+
+
+def others_daemons_no_command(others: t.Sequence[str]) -> str:
+    return "No command: " + "; ".join(others) + "."
+
+
+def others_daemons_also(changes: str | None, others: t.Sequence[str]) -> str:
+    return f"{changes} Another user's daemon is theirs to stop: " + "; ".join(others) + "."
+
+
+RECORD_UNREADABLE_REMOVAL = "Removes the unreadable record; the daemon writes a new one when it starts."
+RECORD_PROBLEM = "The daemon's record {problem}."
+RECORD_NOT_RUNNING = "The recorded daemon (pid {pid}) is not running."
+DAEMON_STOP_RESTARTS = "Stops the old daemon; Nx starts one of the installed version on the next command."
+RECORD_OTHER_VERSION = (
+    "The daemon runs Nx {running}; {installed} is installed. Nx restarts it on the next command."
+)
+RECORD_SOCKET_SILENT = "The recorded socket {socket} does not answer ({result})."
+RECORD_ANSWERS = "The daemon (pid {pid}) is running and answers."
+MARKER_REMOVAL = "Removes the marker, so Nx starts its daemon again."
+NX_RESET_CLEARS = "Nx's own reset, which also clears its caches."
+
+
+def daemon_disabled(has_reason: bool) -> str:
+    return ("The daemon is disabled until `nx reset`; the reason it recorded:" if has_reason
+            else "The daemon is disabled until `nx reset` (the marker gives no reason).")
+
+
+LAST_DAEMON_ERROR = "Last daemon error ({kind}): {error}"
+WHOLE_ERROR_IN = "The whole error is in {log}."
+
+
+def client_refuses(pid: int | None, version: str | None, why: str) -> str:
+    """The daemon answers a plain connect, but this release's client refuses its socket (*why*)."""
+    return (
+        f"The daemon (pid {pid}) answers a plain connect, but Nx {version or ''}'s client refuses "
+        f"its socket: {why}"
+    ).replace("  ", " ")
