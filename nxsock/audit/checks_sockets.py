@@ -483,13 +483,13 @@ def _daemon_error(text: str) -> tuple[str, tuple[str, ...]]:
 
 
 def _classify(text: str) -> str:
-    for pattern, label in (
-        (r"EACCES|EPERM", "refused by a permission or policy"),
-        (r"EADDRINUSE", "socket already in use"),
-        (r"maximum socket length", "socket path too long"),
-        (r"ENOENT", "missing directory"),
-        (r"inotify", "out of inotify watches"),
+    for pattern, kind in (
+        (r"EACCES|EPERM", "refused"),
+        (r"EADDRINUSE", "in-use"),
+        (r"maximum socket length", "too-long"),
+        (r"ENOENT", "missing"),
+        (r"inotify", "inotify"),
     ):
         if re.search(pattern, text):
-            return label
-    return "other"
+            return wording.DAEMON_ERROR_KINDS[kind]
+    return wording.DAEMON_ERROR_KINDS["other"]

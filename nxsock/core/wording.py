@@ -1311,6 +1311,10 @@ def daemon_disabled(has_reason: bool) -> str:
 
 
 LAST_DAEMON_ERROR = "Last daemon error ({kind}): {error}"
+#: What a daemon's recorded error is, by what it names.
+DAEMON_ERROR_KINDS = {"refused": "refused by a permission or policy", "in-use": "socket already in use",
+                      "too-long": "socket path too long", "missing": "missing directory",
+                      "inotify": "out of inotify watches", "other": "other"}
 WHOLE_ERROR_IN = "The whole error is in {log}."
 
 
