@@ -1324,3 +1324,266 @@ def client_refuses(pid: int | None, version: str | None, why: str) -> str:
         f"The daemon (pid {pid}) answers a plain connect, but Nx {version or ''}'s client refuses "
         f"its socket: {why}"
     ).replace("  ", " ")
+
+
+
+# -- the environment, the user namespace, TMPDIR (audit/checks_levels.py) --------------------------------------------
+
+ENVIRONMENT = (
+    "platform {platform}, uid {uid}, HOME {home}, TMPDIR {tmpdir}, workspace {workspace} (found by {found_by})"
+)
+VERSION_NOT_A_VERSION = (
+    "The version {text} in {where} "
+    "is not a version: nxsock names nothing after it and predicts Nx {release}."
+)
+VERSION_NOT_A_VERSION_HINT = "Reinstall Nx (npm ci); a package.json you did not write may be hostile."
+NO_NX_INSTALLED = "No Nx is installed in this workspace; predicted as Nx {release}, the newest release nxsock knows."
+NO_NX_INSTALLED_HINT = (
+    "Run nxsock in the workspace (or pass --workspace DIR), or pass --nx-version VERSION to audit for that release."
+)
+
+
+def nx_installed(version: str, layout: str, generation: str, assumed_release: str | None) -> str:
+    """The installed Nx, its layout and generation; *assumed_release*: what it is predicted as, where it is newer
+    than any release nxsock knows."""
+    assumed = (
+        f"; newer than any release nxsock knows, predicted as Nx {assumed_release}" if assumed_release else ""
+    )
+    return f"Nx {version}, {layout} layout ({generation}){assumed}."
+
+
+VARIABLE_SET = "{name}={value} (from {source})"
+
+
+def sandbox_markers_set(markers: t.Sequence[str]) -> str:
+    return f"Sandbox markers set: {', '.join(markers)}."
+
+
+IN_USER_NAMESPACE = (
+    "Running in a user namespace (uid_map: {mapping}): other owners, root included, show as 65534. "
+    "Nx resolves to {root} ({tier})."
+)
+IN_USER_NAMESPACE_HINT = "An allowlist of only /tmp/.nx and ~/.nx does nothing here unless Nx resolves there."
+SANDBOX_KEEPS_OWNERS = "{name} keeps owners as they are here: Nx resolves as it does outside."
+PATHS_FORMAT_PRINTS = "`nxsock paths --format {format}` prints what it must allow."
+
+
+def inside_sandbox(name: str | None) -> str:
+    """How a sentence about the sandbox *name* (or any unprivileged one) begins."""
+    return f"Inside {name}" if name else "Inside an unprivileged sandbox (bubblewrap, srt, codex)"
+
+
+def sandbox_fails_too(inside: str, version: str | None) -> str:
+    return f"{inside} Nx {version or ''} fails as well: it finds no socket directory to use.".replace("  ", " ")
+
+
+SANDBOX_FIX_FIRST = "Fix the error reported above first; no sandbox allowlist helps before that."
+
+
+def sandbox_resolves(inside: str, version: str | None, root: str | None, tier: str | None) -> str:
+    return f"{inside} Nx {version or ''} would resolve to {root} ({tier}).".replace("  ", " ")
+
+
+def sandbox_allow(data_dir: str, formats: str, daemon_usable: bool) -> str:
+    """What the sandbox must allow, and what ``paths --format`` prints; where its daemon is not usable, that no
+    allowlist changes that."""
+    return (
+        f"Allow that directory and the workspace data directory {data_dir} in the sandbox; "
+        f"`nxsock paths --format {formats}` prints the entries."
+        + (
+            ""
+            if daemon_usable
+            else " That lets Nx run there, but without its daemon, which no allowlist makes "
+            "usable (see sandbox-daemon)."
+        )
+    )
+
+
+def sandbox_carries_no_daemon(named: str | None) -> str:
+    """Which ``paths --format`` carries ``NX_DAEMON=false`` into the sandbox (*named*, or the formats that can)."""
+    if named:
+        return f" `nxsock paths --format {named}` carries it."
+    return " `nxsock paths --format bwrap|claude|codex-profile` carries it; for srt, start it with it."
+
+
+TMPDIR_MISSING = "TMPDIR names {directory}, which does not exist; Nx 23.1.2–23.3 fails every socket path with ENOENT."
+
+
+def foreign_tmpdir(name: str, path: str, level: str, link: bool, uid: int, kept: t.Sequence[str]) -> str:
+    """A temporary directory at or beneath another user's link or directory (*level*), and what of Nx's goes there
+    (*kept*: Nx's sockets, its binding cache; else Node's temporary files)."""
+    what = "a link" if link else "a directory"
+    where = f"{path}," if level == path else f"{path}, beneath {level},"
+    goes = " and ".join(kept) if kept else "Node's temporary files"
+    return f"{name} names {where} {what} owned by uid {uid}: {goes} go there, where that user chooses."
+
+
+#: What of Nx's a temporary directory holds, in a sentence.
+NX_SOCKETS, BINDING_CACHE = "Nx's sockets", "its binding cache"
+
+
+def foreign_tmpdir_hint(level: str, uid: int, changes: str | None) -> str:
+    return " ".join(filter(None, [f"{level} is uid {uid}'s: nxsock removes nothing of another user's.", changes]))
+
+
+
+# -- private levels, the container, the outcome (audit/checks_levels.py) ---------------------------------------------
+
+TIGHTEN_NOW = "Restricts {path} to you now, as Nx would."
+NX_TIGHTENS_ITSELF = "Nx tightens it to 0700 itself on its next run; nxsock does not change a configured directory."
+OPEN_LEVEL = "{path} is open to other users; Nx will tighten it to 0700 on its next run."
+CONTAINER_NOT_YET = "/tmp/.nx does not exist yet; Nx will create it, owned by you, 1777."
+PROVISION_FOR_EVERYONE = "On a shared machine provision it for everyone: {command}"
+CONTAINER_PROVISIONED = "/tmp/.nx is provisioned for sharing: root:root-owned, 1777."
+CONTAINER_HAND_TO_ROOT = "Hands /tmp/.nx to root, 1777, so every user can keep a private directory in it."
+
+
+def container_yours(boot_rule: str | None) -> str:
+    """/tmp/.nx is the user's: made by the first run of Nx, or by the tmpfiles.d rule at *boot_rule*."""
+    made = (
+        "the first user to run Nx made it"
+        if boot_rule is None
+        else f"the tmpfiles.d rule at {boot_rule} makes it at boot"
+    )
+    return (f"/tmp/.nx is yours ({made}): normal on a single-user machine, "
+            "but every other user will be demoted to ~/.nx.")
+
+
+CONTAINER_PASSES = "/tmp/.nx passes the shared-root guard for you (owner uid {uid}, mode {mode})."
+NO_REFUSAL_RECORDED = "No refusal was recorded to fix."
+NO_SOCKET_DIRECTORY = "Nx cannot establish any socket directory: every command that needs the daemon or plugins fails."
+
+
+def first_refusal_fix(directory: str, changes: str | None) -> str:
+    return f"The fix of the first refusal above, {directory}: {changes or ''}".rstrip(": ")
+
+
+DEMOTED_HOME = "Nx is demoted to {root}: the shared container could not be used."
+NOTHING_NEEDS_FIXING = "Nx works from there; nothing needs fixing."
+ALLOWLIST_MISSES_WORKSPACE = "A sandbox allowlist for /tmp/.nx or ~/.nx does not cover this directory."
+DEMOTED_WORKSPACE = "Nx falls back to {root}, inside the workspace: its paths grow with the checkout's depth."
+OUTCOME = "Nx uses {root} ({tier})."
+CONFIGURED_REFUSED = "{name}={directory} is refused, so Nx drops it for the workspace fallback."
+
+NOT_WRITABLE_LEGACY = (
+    "{name}={directory} is not writable by you (owner uid {uid}, mode {mode}): "
+    "this Nx cannot listen there, so its daemon and plugin workers fail (EACCES)."
+)
+DATA_DIR_UNSAFE = "The workspace data directory is not safe: {reason}."
+SOCKET_PATH_TOO_LONG = "The {kind} socket path is {length} characters, over Nx's limit of {budget}."
+
+
+def no_shorter_directory(why: str | None) -> str:
+    return "No shorter directory that passes every rule was found; choose one you own. " + (why or "")
+
+
+# -- the filesystem under the levels, a workspace Nx cannot write (audit/checks_levels.py) ---------------------------
+
+FILESYSTEM_KEEPS_NO_MODE = "keeps no mode of its own (chmod is silently ignored)"
+FILESYSTEM_READ_ONLY = "is mounted read-only"
+
+
+def sockets_elsewhere_none(why: str) -> str:
+    return (f"{why} No directory of your own on a local, writable filesystem was found to suggest: set "
+            "NX_SOCKET_DIR to one (for example under $XDG_RUNTIME_DIR).")
+
+
+def reason_then(why: str, changes: str | None) -> str:
+    """Why, then what the remedy changes."""
+    return f"{why} {changes or ''}".strip()
+
+
+LEVEL_ON_FILESYSTEM = "{directory} is on {filesystem}, which {why}"
+FILESYSTEM_UNCHANGED = "No command changes that filesystem; the sockets go elsewhere."
+A_FILESYSTEM = "a filesystem"
+SOCKET_FILE_RETURNS = (
+    "Removing the file Nx leaves named like its socket does not help: Nx makes it again on every run; "
+    "the sockets must go to a local filesystem."
+)
+NO_UNIX_SOCKETS_THERE = (
+    "Nx would put its sockets in {root} ({tier}), on {filesystem}, which cannot hold unix "
+    "sockets: its listen fails ({errno}), so its daemon and plugin workers fail."
+)
+BLOCKER_READ_ONLY = "{blocker} is on {filesystem}, mounted read-only"
+BLOCKER_FOREIGN = "{blocker} belongs to uid {uid} (mode {mode})"
+BLOCKER_NOT_WRITABLE = "{blocker} is yours but not writable (mode {mode})"
+BLOCKER_UNINSPECTABLE = "{blocker} cannot be inspected"
+DATA_DIR_NOT_CREATED = (
+    "Nx cannot create {level} ({errno}): {cause}. Every Nx command writes its workspace data there "
+    "({directory}, from {source}), so it fails with {errno}."
+)
+DATA_DIR_ELSEWHERE = (
+    "Keeps Nx's workspace data (its caches and the daemon's files) in {directory}, a directory of your own "
+    "on a writable filesystem (add it to your shell's profile, or the workspace's .env, to keep it)."
+)
+NO_DATA_DIR_SUGGESTION = (
+    "No directory of your own on a writable filesystem was found to suggest: set NX_WORKSPACE_DATA_DIRECTORY to one."
+)
+
+
+
+# -- whether Nx uses its daemon here (audit/checks_daemon.py) --------------------------------------------------------
+
+#: What to do, in words, for a cause of the daemon being off that no variable overrides.
+DAEMON_BY_HAND = {
+    "no-nx-json": "create nx.json at the workspace root (`nx init` does)",
+    "version-mismatch": "run the Nx installed in the workspace (`npx nx`), or install the one you run",
+    "wasm": "unset NAPI_RS_FORCE_WASI, so Nx loads its native binding",
+}
+#: Each cause ``NX_DAEMON=true`` overrides, as the remedy's sentence names it.
+DAEMON_OVERRIDDEN = {"NX_DAEMON": "NX_DAEMON=false", "useDaemonProcess": "useDaemonProcess: false", "ci": "CI",
+                     "docker": "the container", "sandbox": "the agent sandbox"}
+
+
+def daemon_off(release: str, reasons: str) -> str:
+    """Why the daemon is off here, in one sentence naming each cause (*reasons*, already worded)."""
+    return f"Nx {release} keeps its daemon off here: {reasons}."
+
+
+def nx_json_unread(problem: str | None) -> str:
+    """A sentence where nx.json exists but Nx reads no setting from it; nothing where it reads it."""
+    return "" if problem is None else f" Its useDaemonProcess counts as unset: {problem}."
+
+
+DAEMON_OFF_FOR_SHELL = "Turns the daemon off for the Nx you run from this shell."
+DAEMON_ON = (
+    "Nx {release} uses its daemon here: no CI variable, container, NX_DAEMON=false, "
+    "useDaemonProcess: false or disabled marker turns it off."
+)
+
+
+def daemon_on_by_hand(words: t.Sequence[str]) -> str:
+    return "To turn it on: " + "; ".join(words) + "."
+
+
+def daemon_on_changes(marker: bool, overridden: t.Sequence[str], by_hand: t.Sequence[str]) -> str:
+    """What turning the daemon on changes: the marker removed, ``NX_DAEMON=true`` over the *overridden* causes, and
+    what stays for the user to do (*by_hand*)."""
+    changes = []
+    if marker:
+        changes.append("Removes the disabled marker")
+    if overridden:
+        changes.append("NX_DAEMON=true (exactly) turns the daemon on for the Nx you run from this shell, "
+                       "over " + ", ".join(overridden))
+    if by_hand:
+        changes.append("it stays off until you also " + "; ".join(by_hand))
+    return "; ".join(changes) + "."
+
+
+def marker_not_alone(message: str, why: str) -> str:
+    return f"{message} Removing it alone does not turn the daemon on here: {why}."
+
+
+DAEMONLESS_ALREADY = (
+    "NX_DAEMON=false is already set here, so Nx runs without its daemon; a sandbox started from this "
+    "environment inherits it."
+)
+
+
+def only_for_a_daemon(message: str, off: str) -> str:
+    return f"{message} It matters only to a running daemon: {off}"
+
+
+def refused_on_filesystem(description: str, filesystem: str) -> str:
+    """A refusal's sentence, then the filesystem that makes it (*filesystem*: where the level lies, and why)."""
+    return f"{description} {filesystem}."
