@@ -61,6 +61,12 @@ def missing(need: str) -> str | None:
         return harness.missing_privileges() or harness.missing_readable_python()
     if need == "node":
         return harness.missing_node()
+    if need == "fusepy":  # a FUSE filesystem the corpus serves (tests/corpus/nosockets.py): fusepy over libfuse 2
+        try:
+            import fuse  # noqa: F401
+        except (ImportError, OSError) as exc:
+            return f"needs fusepy (pip install -e '.[test]') and libfuse 2 (Debian package libfuse2): {exc}"
+        return None
     present = os.path.exists(need) if need.startswith("/") else shutil.which(need) is not None
     return None if present else f"needs {need} (Debian package {DEBIAN_PACKAGES.get(need, need)})"
 

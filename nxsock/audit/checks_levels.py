@@ -27,6 +27,7 @@ from ..core.wording import (
     remedy_for_invalid,
     sandbox_statement,
     socket_export,
+    umask_cause,
 )
 from .findings import (
     SANDBOX_MARKERS,
@@ -556,6 +557,7 @@ def check_workspace_writable(ctx: Context) -> list[Finding]:
     blocker = dirname(level)
     entry = ctx.view.stat(blocker)
     mount = _mount_under(ctx, blocker)
+    yours = False  # the level is the user's own: a umask, not an owner, may be what refuses
     if errno_text == "EROFS" or (mount is not None and mount.read_only):
         cause = wording.BLOCKER_READ_ONLY.format(blocker=blocker,
                                                  filesystem=filesystem_name(mount) if mount else wording.A_FILESYSTEM)
@@ -563,11 +565,18 @@ def check_workspace_writable(ctx: Context) -> list[Finding]:
         cause = wording.BLOCKER_FOREIGN.format(blocker=blocker, uid=entry.uid, mode=mode_text(entry))
     elif isinstance(entry, Entry):
         cause = wording.BLOCKER_NOT_WRITABLE.format(blocker=blocker, mode=mode_text(entry))
+        yours = True
+    elif env.umask & 0o700:
+        cause = wording.BLOCKER_UMASK.format(blocker=blocker, made=format(0o777 & ~env.umask, "04o"),
+                                             umask=format(env.umask, "04o"))
+        yours = True
     else:
         cause = wording.BLOCKER_UNINSPECTABLE.format(blocker=blocker)
     message = wording.DATA_DIR_NOT_CREATED.format(level=level, errno=errno_text, cause=cause, directory=data.dir,
                                                   source=data.source)
-    return [advised_finding("workspace-writable", "error", level, message, _data_elsewhere(ctx, sim))]
+    umask = umask_cause(ctx.remedies, level) if yours else None
+    advice = ctx.remedies.offer(umask) if umask is not None else _data_elsewhere(ctx, sim)
+    return [advised_finding("workspace-writable", "error", level, message, advice)]
 
 
 def _data_elsewhere(ctx: Context, sim: t.Any) -> Advice:

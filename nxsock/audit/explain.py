@@ -16,6 +16,7 @@ import typing as t
 
 from ..core._pathname import dirname
 from ..core.fsview import Entry
+from ..core.mounts import filesystem_name
 from ..core.remedy import (
     Create,
     Export,
@@ -40,6 +41,8 @@ from ..core.wording import (
     INOTIFY_NO_COMMAND,
     MARKER_WITH_CAUSE,
     NO_SOCKETS_HERE,
+    NO_SOCKETS_ON,
+    NO_SOCKETS_UNSET,
     OS_ERROR_13_NO_PATH,
     PLUGIN_NO_TIMEOUTS,
     PLUGINS_IN_PROCESS,
@@ -52,6 +55,7 @@ from ..core.wording import (
     Advice,
     RemedyContext,
     socket_export,
+    umask_remedy,
     version_changed_note,
 )
 
@@ -373,9 +377,34 @@ def _socket_errno(message: Message, ask: _Ask) -> Remedies:
                          "Removes the socket another user left where yours belongs (a daemon of `sudo nx`), never a "
                          "directory; your Nx binds its own.")
         return (remove, ask.export)
-    if errno_name in ("ENOTSUP", "EOPNOTSUPP"):  # the filesystem, not a mode: a directory of your own elsewhere
-        return (ask.export,)
+    if errno_name in ("ENOTSUP", "EOPNOTSUPP"):  # the filesystem, not a mode
+        return _no_sockets_here(message, ask)
     return (_doctor_instead(f"{errno_name} on a socket has more than one cause"),)
+
+
+def _no_sockets_here(message: Message, ask: _Ask) -> Remedies:
+    """A filesystem that cannot hold sockets (WSL's /mnt/c): Nx's sockets moved to one that can.
+
+    Where the refused socket lies in the ``NX_SOCKET_DIR`` this shell sets, the setting is the cause, fixed where it
+    was made: unset, Nx keeps its sockets in its own directories; or (first, where a ``.env`` file sets it) a
+    directory of your own elsewhere.  The
+    filesystem is named as this machine's mount table shows it.
+    """
+    ctx, path = ask.ctx, message.path or ""
+    directory = dirname(path)
+    # Set in this shell: unset there (a value from a .env file would come back; exported, a directory wins over it).
+    configured = any(variable in ("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR") and directory in (given, real)
+                     and ctx.source_of(variable) == "environment" for variable, given, real in ctx.policy.configured)
+    mounts = ctx.resolution.mounts if ctx.resolution is not None else ()
+    mount = next((m.mount for m in mounts if m.level == "socket-root" and m.path == directory), None)
+    where = NO_SOCKETS_ON.format(path=shell_quote(directory), fs=filesystem_name(mount)) if mount is not None else ""
+    export = ask.export
+    if not configured:
+        if isinstance(export, Remedy) and where:
+            export = export._replace(changes=f"{where} {export.changes}")
+        return (export,)
+    unset = _unset("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR", changes=f"{where} {NO_SOCKETS_UNSET}".strip())
+    return (unset, export)
 
 
 def _refused_socket_dir(message: Message, ask: _Ask) -> Remedies:
@@ -434,7 +463,10 @@ def _fs_errno(message: Message, ask: _Ask) -> Remedies:
 
 
 def _os_permission_denied(message: Message, ask: _Ask) -> Remedies:
-    return (_doctor_instead(OS_ERROR_13_NO_PATH),)
+    """The native layer's EACCES, with no path: where this machine shows the cause — a umask that takes the owner's
+    bits, Nx's own levels of yours left unwritable by one — its whole remedy; else why the text alone has none."""
+    found = umask_remedy(ask.ctx)
+    return (found,) if found is not None else (_doctor_instead(OS_ERROR_13_NO_PATH),)
 
 
 def _daemon_disabled(message: Message, ask: _Ask) -> Remedies:
@@ -954,8 +986,7 @@ def answer_all(
     With *offer* (the policy on this machine), the disabled marker's message gets its cause's remedy with the
     marker's removal after it: the cause alone leaves the daemon off, the marker alone brings the cause back.
     """
-    own = [_whole(m, findings, general(m)) if m.matched in _WHOLE else answer(m, findings, finding_ids, general(m))
-           for m in messages]
+    own = [_own(m, findings, finding_ids, general(m)) for m in messages]
     answers = []
     whole = next((a for a in own if a.message.matched in _MARKER_CAUSES), None)
     for index, message in enumerate(messages):
@@ -983,6 +1014,16 @@ def answer_all(
             mine = _with_cache_moved(mine, offer)
         answers.append(mine)
     return answers
+
+
+def _own(message: Message, findings: t.Sequence[_Finding], finding_ids: t.Mapping[str, t.Sequence[str]],
+         general: Advice) -> Answer:
+    """One message's own answer: whole, or found on this machine by its own builder, or from the findings."""
+    if message.matched in _WHOLE:
+        return _whole(message, findings, general)
+    if message.matched in _FOUND_BY_ITS_BUILDER and general.remedy is not None:
+        return Answer(message, general, "this machine", None)
+    return answer(message, findings, finding_ids, general)
 
 
 def _with_marker_cleared(marker: Answer, own: t.Sequence[Answer], offer: t.Callable[[Remedy], Advice]) -> Answer:
@@ -1056,6 +1097,9 @@ def _no_command(finding: _Finding) -> bool:
 #: Messages whose command is always their own whole remedy: a finding here fixes only a part (the record, the marker),
 #: so the findings of these ids only name the cause on this machine.
 _WHOLE = {"daemon-terminated": ("daemon-error", "daemon-disabled", "daemon-record")}
+#: Messages whose builder gives a command only where this machine shows their cause (os error 13: the umask and the
+#: levels it left unwritable): that command, whole, comes before a finding's, which sees only a part of the cause.
+_FOUND_BY_ITS_BUILDER = frozenset(("os-permission-denied",))
 #: What a whole-remedied message leaves behind, answered in the same paste with its remedy.
 _CONSEQUENCES = frozenset(("daemon-disabled", "daemon-not-running"))
 #: The causes of a disabled marker whose own answer also clears it (or says how), so the marker's message takes it.

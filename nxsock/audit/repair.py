@@ -39,6 +39,7 @@ from ..core.remedy import (
     RunNxsock,
     Step,
     StopProcess,
+    Umask,
     Unset,
     assert_never,
     render,
@@ -208,6 +209,7 @@ FIX: dict[type[t.Any], Fix] = {
     Chmod: Fix(_nxsock_applies, _chmod),
     Unset: Fix(_left(SHELL), _not_applied),
     Export: Fix(_left(SHELL), _not_applied),
+    Umask: Fix(_left(SHELL), _not_applied),  # the parent shell's mask: no program sets it for its parent
     EditEnvFile: Fix(_nxsock_applies, _edit_env_file),
     StopProcess: Fix(_left(SIGNALS), _not_applied),
     RunNxsock: Fix(_nxsock_left, _run_nxsock),

@@ -7,7 +7,7 @@ a few steps and one sentence of what they change.  A step is a value of one
 of the verb types below (:data:`Step`), each a frozen dataclass that owns
 its shell text (``text``), its JSON fields (``fields``) and its vetting
 (``vet``): :class:`Remove`, :class:`RemoveTree`, :class:`Create`,
-:class:`Chown`, :class:`Chmod`, :class:`Unset`, :class:`Export`,
+:class:`Chown`, :class:`Chmod`, :class:`Unset`, :class:`Export`, :class:`Umask`,
 :class:`EditEnvFile`, :class:`StopProcess`, :class:`RunNxsock`,
 :class:`RunNx`, :class:`InstallPackage`.  nxsock's own commands, Nx's and
 the package managers are enums (:class:`NxsockCommand`, :class:`NxCommand`,
@@ -61,6 +61,7 @@ __all__ = [
     "RunNxsock",
     "Step",
     "StopProcess",
+    "Umask",
     "Unset",
     "Verb",
     "Withheld",
@@ -83,6 +84,7 @@ Verb = t.Literal[
     "chmod",  # set a mode
     "unset",  # a variable, in this shell
     "export",  # a variable, in this shell
+    "umask",  # this shell's file-creation mask: only one that leaves the owner every bit
     "edit-env-file",  # delete the lines of a .env file that set a variable
     "stop-process",  # signal a process to stop
     "run-nxsock",  # an nxsock command that acts by descriptor, or only prints (a sandbox's allowlist)
@@ -555,6 +557,37 @@ class Export:
 
 
 @dataclass(frozen=True)
+class Umask:
+    """Set this shell's file-creation mask (``umask 0077``): shell configuration, like :class:`Export`.
+
+    Only a mask that leaves the owner every bit is suggested: one that takes
+    the owner's write bit (``0277``) leaves every directory Nx creates
+    unwritable to its own user, and the native layer then fails with
+    ``Permission denied (os error 13)``.  The group's and others' bits are the
+    user's choice and are kept as they are.
+    """
+
+    verb: t.ClassVar[Verb] = "umask"
+    needs_root: t.ClassVar[bool] = False
+    kept_when_steered: t.ClassVar[bool] = True
+    mask: int
+
+    def text(self, nxsock_for_root: str) -> str:
+        return f"umask {_mode_word(self.mask)}"
+
+    def fields(self) -> dict[str, t.Any]:
+        return {"mode": _mode_word(self.mask)}
+
+    def vet(self, policy: Policy, earlier: t.Sequence[Step] = ()) -> Umask | Problem:
+        if not 0 <= self.mask <= 0o777:
+            return Problem(f"{self.mask:o} is not a file-creation mask")
+        if self.mask & 0o700:
+            return Problem(f"a umask of {_mode_word(self.mask)} takes bits from the owner of every directory Nx "
+                           "creates; nxsock suggests only a mask that leaves them")
+        return self
+
+
+@dataclass(frozen=True)
 class EditEnvFile:
     """Delete the lines of a ``.env`` file that set a variable: ``sed -i``.
 
@@ -698,8 +731,8 @@ class InstallPackage:
 
 
 #: One thing a remedy does: a value of one verb type.
-Step = (Remove | RemoveTree | Create | Chown | Chmod | Unset | Export | EditEnvFile | StopProcess | RunNxsock | RunNx
-        | InstallPackage)
+Step = (Remove | RemoveTree | Create | Chown | Chmod | Unset | Export | Umask | EditEnvFile | StopProcess | RunNxsock
+        | RunNx | InstallPackage)
 #: Every verb type, in the order of :data:`Verb`.
 STEP_TYPES: tuple[type[Step], ...] = t.get_args(Step)
 

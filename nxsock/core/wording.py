@@ -29,8 +29,10 @@ from .remedy import (
     Remove,
     RemoveTree,
     Step,
+    Umask,
     Unset,
     Withheld,
+    nx_level_root,
     render,
     shell_quote,
     suggestion_problem,
@@ -52,7 +54,10 @@ __all__ = [
     "INSIDE_HINT",
     "MARKER_WITH_CAUSE",
     "NO_SOCKETS_HERE",
+    "NO_SOCKETS_ON",
+    "NO_SOCKETS_UNSET",
     "OS_ERROR_13_NO_PATH",
+    "OS_ERROR_13_UNWRITABLE",
     "PLUGINS_IN_PROCESS",
     "PLUGIN_NO_TIMEOUTS",
     "PROVISION_COMMAND",
@@ -89,6 +94,9 @@ __all__ = [
     "shell_quote",
     "socket_export",
     "tmpdir_warning",
+    "umask_cause",
+    "umask_note",
+    "umask_remedy",
     "verdict_sentence",
     "version_changed_note",
 ]
@@ -434,7 +442,8 @@ def _build(refusal: Refusal, ctx: RemedyContext, purpose: str) -> tuple[Remedy |
         if refusal.errno == "ENOENT":
             return Remedy((Create(dirname(d)),), f"Creates {dirname(d)}, the missing level above it."), elsewhere
         if refusal.errno in ("EACCES", "EPERM"):
-            return _unwritable(ctx, d, purpose), elsewhere
+            umask = umask_cause(ctx, d)  # a directory elsewhere would be made unwritable too: no alternative
+            return (umask, None) if umask is not None else (_unwritable(ctx, d, purpose), elsewhere)
         return Withheld(
             f"Creating {d} failed with {refusal.errno}"
             + (
@@ -674,6 +683,115 @@ READ_ONLY_NO_COMMAND = ("which filesystem is read-only shows only on the machine
 #: Why "Permission denied (os error 13)" with no path has no command from the text alone.
 OS_ERROR_13_NO_PATH = ("the message names no path (most often `sudo nx` left .nx/workspace-data owned by root, or a "
                        "umask such as 0277 left the directories Nx made unwritable)")
+#: Why a level of Nx's own that its owner cannot write has no command: it holds entries, and nxsock neither re-modes
+#: the workspace's .nx nor removes what is in it.
+OS_ERROR_13_UNWRITABLE = ("No safe command: {path} is yours and Nx's, left {mode} (you cannot write in it), but it "
+                          "holds entries, and nxsock neither re-modes the workspace's .nx nor removes what is in it; "
+                          "`chmod u+w` it yourself.")
+
+
+def umask_note(umask: int | None, kept: int | None, repaired: t.Sequence[tuple[str, int]],
+               removed: t.Sequence[str]) -> str:
+    """What the cause of ``Permission denied (os error 13)`` is on this machine, and what the remedy changes: the
+    shell's *umask* (set back to *kept*), and Nx's own levels left unwritable (*repaired* re-moded, *removed*)."""
+    parts = []
+    if umask is not None and kept is not None:
+        bits = [word for bit, word in ((0o400, "read"), (0o200, "write"), (0o100, "search")) if umask & bit]
+        listed = bits[0] if len(bits) == 1 else f"{', '.join(bits[:-1])} and {bits[-1]}"
+        parts.append(f"Your shell's umask is {umask:04o}: it takes the owner's {listed} "
+                     f"{'bit' if len(bits) == 1 else 'bits'} from every directory Nx creates (they are made "
+                     f"{0o777 & ~umask:04o}), so Nx cannot write in its own directories. `umask {kept:04o}` gives the "
+                     "owner every bit and keeps the group's and others' as you set them (add it to your shell's "
+                     "profile to keep it).")
+    if repaired:
+        names = [f"{shell_quote(path)} ({format_mode(mode)})" for path, mode in repaired]
+        parts.append(f"Left unwritable to you, and given back their owner's bits: {', '.join(names)}.")
+    if removed:
+        names = [shell_quote(path) for path in removed]
+        parts.append(f"Left unwritable to you and empty, removed (Nx makes {'it' if len(names) == 1 else 'them'} "
+                     f"again): {', '.join(names)}.")
+    parts.append("Then run the Nx command again.")
+    return " ".join(parts)
+
+
+#: The most entries of one socket or cache directory looked at for a level left unwritable.
+_MAX_LISTED = 256
+
+
+def _nx_levels(ctx: RemedyContext) -> list[str]:
+    """Nx's own directories of this user that Nx creates, top first: ``/tmp/.nx/<uid>`` and ``~/.nx`` with their
+    sockets (and the hashed directories in them) and binding cache, and the workspace's levels down to the daemon's
+    directory (``<ws>/.nx/workspace-data/d``)."""
+    policy, view = ctx.policy, ctx.policy.view
+
+    def with_children(directory: str) -> list[str]:
+        names = view.listdir(directory)
+        return [directory, *(join(directory, n) for n in sorted(names)[:_MAX_LISTED])] if isinstance(names, list) \
+            else [directory]
+
+    levels = [policy.user_root, *with_children(join(policy.user_root, "sockets")),
+              *with_children(join(policy.user_root, "native-cache"))]
+    if policy.home_nx is not None:
+        levels += [policy.home_nx, *with_children(join(policy.home_nx, "sockets"))]
+    top = nx_level_root(policy, policy.daemon_dir) or policy.daemon_dir
+    rest = policy.daemon_dir[len(top):].strip("/")
+    levels.append(top)
+    for part in rest.split("/") if rest else ():
+        levels.append(join(levels[-1], part))
+    return levels
+
+
+def umask_cause(ctx: RemedyContext, level: str) -> Remedy | Withheld | None:
+    """:func:`umask_remedy` where it is why *level* cannot be created: the umask takes an owner's bit, or the level
+    above it that exists is one of Nx's own of yours its owner cannot write."""
+    view = ctx.policy.view
+    blocker = dirname(level)
+    while isinstance(view.lstat(blocker), int) and dirname(blocker) != blocker:
+        blocker = dirname(blocker)
+    entry = view.lstat(blocker)
+    umask = ctx.resolution.environment.umask if ctx.resolution is not None else 0
+    left = (isinstance(entry, Entry) and entry.is_dir and not entry.is_link and entry.uid == ctx.uid
+            and entry.mode & 0o700 != 0o700 and blocker in _nx_levels(ctx))
+    return umask_remedy(ctx) if left or (umask & 0o700 and not ctx.policy.pasted_by_root) else None
+
+
+def umask_remedy(ctx: RemedyContext) -> Remedy | Withheld | None:
+    """The shell's umask set back (when it takes an owner's bit) and every level of Nx's own left unwritable to its
+    owner (yours: 0500 under a umask of 0277) repaired — re-moded, or, in the workspace's .nx where nxsock only
+    removes, removed when empty; ``None`` where this machine shows neither.
+
+    The umask is nxsock's own, which is the shell's that runs it — unless root pastes it (``doctor --user``).
+    """
+    policy, view = ctx.policy, ctx.policy.view
+    umask = ctx.resolution.environment.umask if ctx.resolution is not None and not policy.pasted_by_root else None
+    steps: list[Step] = []
+    kept = None
+    if umask is not None and umask & 0o700:
+        kept = umask & 0o077
+        steps.append(Umask(kept))
+    else:
+        umask = None
+    repaired: list[tuple[str, int]] = []
+    removed: list[str] = []
+    for level in _nx_levels(ctx):
+        entry = view.lstat(level)
+        if not isinstance(entry, Entry) or not entry.is_dir or entry.is_link or entry.uid != policy.uid \
+                or entry.mode & 0o700 == 0o700 or any(level.startswith(r + "/") for r in removed):
+            continue
+        if level.startswith(policy.daemon_dir + "/") or level == policy.daemon_dir \
+                or nx_level_root(policy, level) != nx_level_root(policy, policy.daemon_dir):
+            steps.append(Chmod(level, mode=entry.mode | 0o700))
+            repaired.append((level, entry.mode))
+        elif view.listdir(level) == []:  # the workspace's .nx, workspace-data: nxsock removes them, never re-modes
+            steps.append(RemoveTree(level))
+            removed.append(level)
+        else:
+            return Withheld(OS_ERROR_13_UNWRITABLE.format(path=shell_quote(level), mode=f"{entry.mode & 0o7777:04o}"))
+    if not steps:
+        return None
+    return Remedy(tuple(steps), umask_note(umask, kept, repaired, removed))
+
+
 #: A path or pipe from a Windows paste: read and named, but not judged from another machine.
 WINDOWS_NOT_JUDGED = ("No safe command from this machine: {path} is a Windows path or named pipe, and what refused it "
                       "({errno}) shows only on that Windows machine; nxsock judges modes, owners and sandboxes only "
@@ -688,6 +806,11 @@ INOTIFY_NO_COMMAND = (
 )
 #: A socket on a filesystem that cannot hold one.
 NO_SOCKETS_HERE = "the filesystem cannot hold unix sockets (a Windows drive under WSL, a FUSE or network mount)"
+#: Where this machine's mount table shows the refused socket's directory.
+NO_SOCKETS_ON = "{path} is on {fs}, which refused the socket."
+#: What unsetting an NX_SOCKET_DIR on such a filesystem changes.
+NO_SOCKETS_UNSET = ("Nx then keeps its sockets in its own directories (under /tmp/.nx, else ~/.nx), off the filesystem "
+                    "that cannot hold them; add the unset to your shell's profile if it sets the variable.")
 #: What the dead daemon's remedy changes: the marker the client wrote goes, and a daemon is started now.
 DAEMON_BACK = ("Removes the disabled marker the client wrote when its daemon died, then starts a daemon now; "
                "Nx also starts one on its next command. The record and socket of the dead one are replaced.")
@@ -1507,6 +1630,7 @@ NO_UNIX_SOCKETS_THERE = (
 BLOCKER_READ_ONLY = "{blocker} is on {filesystem}, mounted read-only"
 BLOCKER_FOREIGN = "{blocker} belongs to uid {uid} (mode {mode})"
 BLOCKER_NOT_WRITABLE = "{blocker} is yours but not writable (mode {mode})"
+BLOCKER_UMASK = "{blocker} would be made {made} under your umask {umask}"
 BLOCKER_UNINSPECTABLE = "{blocker} cannot be inspected"
 DATA_DIR_NOT_CREATED = (
     "Nx cannot create {level} ({errno}): {cause}. Every Nx command writes its workspace data there "

@@ -26,6 +26,7 @@ import argparse
 import functools
 import hashlib
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -145,6 +146,8 @@ class State(t.NamedTuple):
     reprint: bool = True
     #: The releases the state is captured for (none: every one); a swap to OTHER_RELEASE means something only above it.
     releases: tuple[str, ...] = ()
+    #: What building the state needs beyond the corpus's own (``@pytest.mark.tool`` names, tests/conftest.py).
+    tools: tuple[str, ...] = ()
 
 
 STATES: tuple[State, ...] = (
@@ -320,6 +323,12 @@ STATES += (
           commands=("watch-version",), standing=False, releases=("24.0.6",)),
     State("umask-0277", "the user's umask is 0277: the .nx Nx creates in the workspace is 0500, so nothing goes "
           "inside it", "umask 0277", commands=("run",)),
+    State("socket-dir-no-sockets", "NX_SOCKET_DIR on a filesystem that cannot hold sockets, as WSL's /mnt/c (drvfs): "
+          "a FUSE passthrough whose mknod of a socket answers EOPNOTSUPP, as drvfs does (nosockets.py)",
+          "mount -t tmpfs -o mode=0755 tmpfs /mnt; install -d /mnt/.c /mnt/c; $NXSOCK_NOSOCKETS /mnt/.c /mnt/c & "
+          "for i in $(seq 300); do mountpoint -q /mnt/c && break; sleep 0.1; done; "
+          f"install -d -m 0700 -o {U} -g {U} /mnt/c/nx-sockets",
+          env={"NX_SOCKET_DIR": "/mnt/c/nx-sockets"}, tools=("fusepy", "/dev/fuse"), releases=("24.0.6",)),
 )
 
 
@@ -337,6 +346,30 @@ def nounix_helper() -> Path:
 
 
 @functools.cache
+def nosockets_fs() -> str:
+    """The command (as root) that serves ``nosockets.py``: it and fusepy's one module staged together into the shared
+    test cache, run by the interpreter the tests stage (the checkout may lie under the /tmp a state replaces)."""
+    import fuse  # fusepy (the [test] extra): importing it finds the machine's libfuse 2
+
+    sources = [HERE / "nosockets.py", Path(fuse.__file__)]
+    digest = hashlib.sha256(b"".join(source.read_bytes() for source in sources)).hexdigest()[:12]
+    target = harness.cache_dir() / f"nosockets-{digest}"
+    if not target.exists():
+        partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
+        partial.mkdir(mode=0o755)
+        for source in sources:
+            (partial / source.name).write_bytes(source.read_bytes())
+        try:
+            partial.replace(target)
+        except OSError:  # another run staged it first
+            import shutil
+
+            shutil.rmtree(partial)
+    python, _ = harness.stage_nxsock()
+    return f"env PYTHONPATH={target} PYTHONDONTWRITEBYTECODE=1 {python} {target / 'nosockets.py'}"
+
+
+@functools.cache
 def nx_folder(release: str) -> Path:
     """The release installed once into the shared test cache (its lock is taken once per release, not per run)."""
     return harness.install_nx(release)
@@ -348,6 +381,7 @@ def _workspace(release: str, state: State) -> str:
     for triple in _BINDING_TARBALL.findall(state.setup):  # fetched here, outside the state's fresh /tmp
         bindings = harness.pack_nx_binding(triple, release).parent
     other = nx_folder(OTHER_RELEASE) if "$NXSOCK_OTHER_NX" in state.setup else nx  # the release swapped in
+    nosockets = nosockets_fs() if "$NXSOCK_NOSOCKETS" in state.setup else ""  # a filesystem that refuses sockets
     q = shlex.quote
     env = {"NPM_CONFIG_UPDATE_NOTIFIER": "false", **state.env}
     size = f",size={state.tmp_size}" if state.tmp_size else ""
@@ -367,6 +401,7 @@ chown -R -h {U}:{U} {WS}
 NX_VERSION={q(release)}
 NXSOCK_BINDINGS={q(str(bindings))}
 NXSOCK_OTHER_NX={q(str(other / "node_modules"))}
+NXSOCK_NOSOCKETS={q(nosockets)}
 as_user() {{ ( cd {WS} && {harness.as_user_prefix(U, env)} "$@" ); }}
 cd {WS}
 """

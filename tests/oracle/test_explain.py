@@ -96,14 +96,17 @@ def _kinds(text: str) -> set[str]:
 
 
 #: Captures whose remedy is known not to work yet, each with why: the proof runs and must still fail (strict).
-UNPROVEN = {
-    "24.0.6/umask-0277--run.txt": "a umask of 0277 leaves every directory Nx makes 0500; the command doctor gives "
-                                  "(NX_SOCKET_DIR) leaves the error, and no remedy verb sets a umask yet",
-}
+UNPROVEN: dict[str, str] = {}
 
 
-@pytest.mark.parametrize("file", [pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=UNPROVEN[f]))
-                                  if f in UNPROVEN else f for f in _proof_captures()])
+def _marks(file: str) -> list[pytest.MarkDecorator]:
+    """A capture's marks: strict xfail while its remedy is unproven, and what building its state needs."""
+    tools = STATES[CAPTURES[file][0]["state"]].tools
+    return ([pytest.mark.xfail(strict=True, reason=UNPROVEN[file])] if file in UNPROVEN else []) + (
+        [pytest.mark.tool(*tools)] if tools else [])
+
+
+@pytest.mark.parametrize("file", [pytest.param(f, marks=_marks(f)) for f in _proof_captures()])
 def test_the_remedy_given_for_each_message_makes_the_same_nx_command_stop_printing_it(
     file: str, proofs: dict[str, concurrent.futures.Future[t.Any]]
 ) -> None:
@@ -355,3 +358,71 @@ echo '<<<END'
     assert "reconnected 0" in restart and "watch alive" in restart, out[-3000:]
     watched = capture.section(out, "WATCHED")
     assert not _kinds(watched) and not re.search(r"version changed|restart your", watched, re.I), watched
+
+
+#: Of the command ``doctor --explain --json`` on stdin gives the os-error-13 message, the steps argv[1] names
+#: ("umask": its ``umask`` step, "levels": every other, or "both"), as the user pastes them.
+STEPS_OF_THE_OS_ERROR_13_COMMAND = """import json, sys
+[m] = [m for m in json.load(sys.stdin)["messages"] if m["matched"] == "os-permission-denied"]
+want = sys.argv[1]
+print(" && ".join(p for p in m["remedy"].split(" && ")
+                  if want == "both" or p.startswith("umask ") == (want == "umask")))"""
+
+
+@pytest.mark.parametrize("half", ["umask", "levels", "both"])
+def test_under_a_umask_of_0277_both_halves_of_the_command_are_needed(half: str) -> None:
+    """Nx 24.0.6 run under a umask of 0277 prints ``Permission denied (os error 13)`` and leaves its levels 0500;
+    ``doctor --explain``'s command sets the umask back *and* repairs them. Pasted in that shell, only the whole command
+    lets the same Nx command run: the umask alone leaves the 0500 levels Nx cannot write in, the repairs alone leave a
+    umask under which Nx makes them 0500 again. Plain ``doctor`` gives each of its findings there that same command.
+    """
+    import re
+    import shlex
+
+    import harness
+
+    entry, _ = CAPTURES["24.0.6/umask-0277--run.txt"]
+    state = STATES[entry["state"]]
+    python, pythonpath = harness.stage_nxsock()
+    q = shlex.quote
+    nx = capture.nx_command(state, entry["command_id"])
+    script = f"""{capture._workspace(entry["release"], state)}
+{state.setup}
+set +e
+install -d -m 0777 /home/.proof
+echo '<<<NX'
+as_user timeout -k 5 {state.timeout} bash -c {q(nx)} </dev/null >/home/.proof/before.txt 2>&1
+echo "rc $?"
+cat /home/.proof/before.txt
+echo '<<<DOCTOR'
+as_user env PYTHONPATH={q(pythonpath)} PYTHONDONTWRITEBYTECODE=1 {q(python)} -m nxsock doctor --explain - --json \\
+  </home/.proof/before.txt >/home/.proof/doctor.json
+cat /home/.proof/doctor.json
+echo '<<<FINDINGS'
+as_user env PYTHONPATH={q(pythonpath)} PYTHONDONTWRITEBYTECODE=1 {q(python)} -m nxsock doctor --json
+echo '<<<PASTED'
+{q(python)} -c {q(STEPS_OF_THE_OS_ERROR_13_COMMAND)} {half} </home/.proof/doctor.json >/home/.proof/pasted
+cat /home/.proof/pasted
+echo '<<<AGAIN'
+as_user timeout -k 5 {state.timeout} bash -c "$(cat /home/.proof/pasted) || exit 99; {nx}" </dev/null 2>&1
+echo "rc $?"
+echo '<<<END'
+"""
+    out = capture.run_in_namespace(script, 2 * state.timeout + 60)
+    printed = capture.section(out, "NX")
+    assert printed.startswith("rc 1\n") and _kinds(printed) == {"os-permission-denied"}, out[-3000:]
+    [message] = json.loads(capture.section(out, "DOCTOR"))["messages"]
+    assert re.fullmatch(rf"umask 0077 && chmod 0700 -- /tmp/\.nx/{harness.USER} && rm -rf -- {capture.WS}/\.nx",
+                        message["remedy"]), message
+    # plain doctor, each of its warnings and errors: the same whole command (or none), never a part of it
+    findings = [f for f in json.loads(capture.section(out, "FINDINGS"))["findings"]
+                if f["severity"] in ("warn", "error")]
+    assert findings and {f["remedy"] for f in findings} <= {message["remedy"], None}, findings
+    assert any(f["id"] == "private-levels" and f["remedy"] == message["remedy"] for f in findings), findings
+    pasted = capture.section(out, "PASTED").strip()
+    assert pasted and pasted.startswith("umask 0077") == (half != "levels"), out[-3000:]
+    again = capture.section(out, "AGAIN")
+    if half == "both":
+        assert again.endswith("rc 0\n") and not _kinds(again) and "Successfully ran target hello" in again, again
+    else:
+        assert again.endswith("rc 1\n") and _kinds(again) == {"os-permission-denied"}, again

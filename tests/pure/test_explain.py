@@ -19,7 +19,7 @@ from conftest import PEER, environment, machine, mine
 from nxsock.app import cli
 from nxsock.audit.explain import _ERRNO_OF, _KINDS, answer_all, explain, general_advice, sandbox_format
 from nxsock.core.fsview import Entry
-from nxsock.core.remedy import NxsockCommand, Remedy, Remove, RemoveTree, RunNxsock, Step, check, render
+from nxsock.core.remedy import Export, NxsockCommand, Remedy, Remove, RemoveTree, RunNxsock, Step, check, render
 from nxsock.core.resolver import resolve
 from nxsock.core.wording import Advice, RemedyContext, context_for
 from nxsock.output.paths_json import fix_line
@@ -653,3 +653,156 @@ class TestDisabledMarkerMadeWhole:
         document = json.loads(result.output)
         marker = next(m for m in document["messages"] if m["matched"] == "daemon-disabled")
         assert marker["remedy"].endswith("&& nxsock reset --daemon-marker")
+
+
+class TestPermissionDeniedFoundOnThisMachine:
+    """``NX   Permission denied (os error 13)`` (Nx 24.0.6 under a umask of 0277, the stored capture): no path, so the
+    cause is read from the machine — the shell's umask (nxsock's own: the shell runs it) and the levels of Nx's own it
+    left unwritable — and answered whole: the umask set back and those levels repaired (docs/remedy-policy.md)."""
+
+    _, TEXT = CAPTURES["24.0.6/umask-0277--run.txt"]
+    AS_NX_LEFT_IT: t.ClassVar[dict[str, Entry]] = {"/tmp/.nx": mine(0o1777), "/tmp/.nx/1000": mine(0o500),
+                                                   "/home/ada/acme/.nx": mine(0o500)}
+
+    def _answer(self, extra: t.Mapping[str, Entry] = {}, umask: int = 0o277, by_root: bool = False,
+                findings: t.Sequence[t.Any] = ()) -> t.Any:
+        from nxsock.audit.doctor import FINDING_IDS
+
+        view = machine(extra)
+        ctx = context_for(resolve(environment(umask=umask), view), view, pasted_by_root=by_root)
+        [message] = explain(self.TEXT).messages
+        [answered] = answer_all([message], findings, FINDING_IDS,
+                                lambda m: general_advice(m, {}, "linux", ctx))
+        # vetted, and rendered by the one function
+        if answered.finding is None and fix_line(answered.advice) is not None:
+            assert check(Remedy(answered.steps, ""), ctx.policy) is None and render(Remedy(answered.steps, "")) \
+                == fix_line(answered.advice)
+        return answered
+
+    def test_the_capture_is_eacces_with_no_path(self) -> None:
+        [message] = explain(self.TEXT).messages
+        assert (message.matched, message.errno, message.path) == ("os-permission-denied", "EACCES", None)
+
+    def test_as_nx_left_it_the_umask_is_set_back_and_the_levels_it_left_repaired(self) -> None:
+        """/tmp/.nx/1000 is re-moded (Nx's, yours); the workspace's .nx, empty, removed (nxsock never re-modes it)."""
+        answered = self._answer(self.AS_NX_LEFT_IT)
+        assert fix_line(answered.advice) == "umask 0077 && chmod 0700 -- /tmp/.nx/1000 && rm -rf -- /home/ada/acme/.nx"
+        assert answered.source == "this machine" and [s.verb for s in answered.steps] == ["umask", "chmod",
+                                                                                         "remove-tree"]
+        assert "umask is 0277" in answered.hint and "write bit" in answered.hint and "made 0500" in answered.hint
+
+    def test_before_nx_ran_the_umask_alone(self) -> None:
+        assert fix_line(self._answer().advice) == "umask 0077"
+
+    def test_levels_a_past_umask_left_are_repaired_under_a_good_one(self) -> None:
+        extra = {**self.AS_NX_LEFT_IT, "/tmp/.nx/1000": mine(0o700), "/tmp/.nx/1000/sockets": mine(0o500),
+                 "/tmp/.nx/1000/sockets/0123456789abcdef0123": mine(0o500), "/home/ada/acme/.nx": mine(0o755),
+                 "/home/ada/acme/.nx/workspace-data": mine(0o755), "/home/ada/acme/.nx/workspace-data/d": mine(0o555)}
+        answered = self._answer(extra, umask=0o022)
+        assert fix_line(answered.advice) == ("chmod 0700 -- /tmp/.nx/1000/sockets && chmod 0700 -- "
+                                   "/tmp/.nx/1000/sockets/0123456789abcdef0123 && chmod 0755 -- "
+                                   "/home/ada/acme/.nx/workspace-data/d")
+        assert "umask" not in answered.hint
+
+    def test_a_mask_that_keeps_the_owners_bits_and_no_broken_level_is_not_the_cause(self) -> None:
+        answered = self._answer({"/tmp/.nx": mine(0o1777), "/tmp/.nx/1000": mine(0o700)}, umask=0o077)
+        assert fix_line(answered.advice) is None and answered.hint.startswith("No safe command from the text alone")
+
+    def test_an_owner_found_here_keeps_its_own_answer(self) -> None:
+        """``sudo nx`` left workspace-data root's: the finding that shows it still answers (the umask is fine)."""
+        from nxsock.audit.findings import Finding
+
+        data = "/home/ada/acme/.nx/workspace-data"
+        found = Finding("workspace-data", "error", data, "root's", _advised(RemoveTree(data, needs_root=True)))
+        answered = self._answer({"/home/ada/acme/.nx": mine(0o755), data: Entry("dir", 0, 0, 0o755)}, umask=0o022,
+                                findings=[found])
+        assert (fix_line(answered.advice), answered.source) == (f"sudo rm -rf -- {data}", "this machine")
+
+    def test_its_whole_remedy_comes_before_a_findings_part(self) -> None:
+        """Doctor's levels finding (an NX_SOCKET_DIR elsewhere) sees a part: Nx would still make 0500 directories."""
+        from nxsock.audit.findings import Finding
+
+        found = Finding("private-levels", "error", "/tmp/.nx/1000/sockets", "cannot be created",
+                        _advised(Export(variable="NX_SOCKET_DIR", value="/home/ada/.nxs")))
+        assert (fix_line(self._answer(self.AS_NX_LEFT_IT, findings=[found]).advice) or "").startswith("umask 0077 && ")
+
+    def test_a_workspace_nx_that_holds_entries_is_neither_removed_nor_re_moded(self) -> None:
+        extra = {**self.AS_NX_LEFT_IT, "/home/ada/acme/.nx/cache": mine(0o755)}
+        answered = self._answer(extra)
+        assert fix_line(answered.advice) is None and "holds entries" in answered.hint and "chmod u+w" in answered.hint
+
+    def test_another_users_level_is_never_touched(self) -> None:
+        extra = {**self.AS_NX_LEFT_IT, "/tmp/.nx/1000": mine(0o500, PEER)}
+        assert "/tmp/.nx/1000" not in (fix_line(self._answer(extra).advice) or "")
+
+    def test_a_hostile_name_is_quoted(self) -> None:
+        name = "/tmp/.nx/1000/sockets/o'b\x1b]8;;"
+        extra = {**self.AS_NX_LEFT_IT, "/tmp/.nx/1000": mine(0o700), "/tmp/.nx/1000/sockets": mine(0o700),
+                 name: mine(0o500), "/home/ada/acme/.nx": mine(0o755)}
+        answered = self._answer(extra, umask=0o022)
+        assert fix_line(answered.advice) == "chmod 0700 -- $'/tmp/.nx/1000/sockets/o\\'b\\x1b]8;;'"
+        assert answered.hint.isprintable() and "\x1b" not in answered.hint
+
+    @pytest.mark.parametrize("umask", [0o277, 0o022])
+    def test_doctor_gives_its_findings_there_the_same_whole_command(self, umask: int) -> None:
+        """Plain ``doctor`` (no paste): the levels that cannot be made and the workspace data that cannot be written
+        get the same command, not an NX_SOCKET_DIR elsewhere (which a 0277 umask would leave as unwritable)."""
+        from nxsock.audit.checks_levels import check_levels, check_workspace_writable
+        from nxsock.audit.findings import Context
+
+        view = machine(self.AS_NX_LEFT_IT)
+        resolution = resolve(environment(umask=umask), view)
+        doctor = Context(resolution, view, context_for(resolution, view), None, 0, (), (), ())
+        found = [f for check in (check_levels, check_workspace_writable) for f in check(doctor)]
+        assert {f.id for f in found} >= {"private-levels", "workspace-writable"}, found
+        whole = "chmod 0700 -- /tmp/.nx/1000 && rm -rf -- /home/ada/acme/.nx"
+        assert {fix_line(f.advice) for f in found} == {f"umask 0077 && {whole}" if umask == 0o277 else whole}, found
+
+    def test_root_pasting_for_another_user_is_not_told_its_own_umask(self) -> None:
+        """Under ``doctor --user`` the umask read is root's process's, not the user's shell's."""
+        assert fix_line(self._answer(umask=0o277, by_root=True).advice) is None
+
+
+class TestNoSocketsHere:
+    """``listen ENOTSUP: operation not supported on socket …`` (Nx 24.0.6 with NX_SOCKET_DIR on a filesystem that
+    cannot hold sockets, the stored capture): the filesystem, not a mode — Nx's sockets go where one can be."""
+
+    _, TEXT = CAPTURES["24.0.6/socket-dir-no-sockets--run.txt"]
+    SOCKETS = "/mnt/c/nx-sockets"
+    MOUNTS = ("1 0 0:1 / / rw - ext4 /dev/vda rw\n"
+              "2 1 0:2 / /mnt/c rw,nosuid,nodev - fuse nosockets rw,user_id=0,group_id=0\n")
+
+    def _answers(self, source: str = "environment", configured: bool = True) -> list[t.Any]:
+        from nxsock.core.environment import Variable
+
+        extra = {"/mnt": Entry("dir", 0, 0, 0o755), "/mnt/c": Entry("dir", 0, 0, 0o755), self.SOCKETS: mine(0o700)}
+        view = machine(extra, files={"/proc/self/mountinfo": self.MOUNTS})
+        env = environment()
+        if configured:
+            env = env._replace(variables={**env.variables, "NX_SOCKET_DIR": Variable(self.SOCKETS, source)})
+        ctx = context_for(resolve(env, view), view)
+        messages = explain(self.TEXT).messages
+        answers = answer_all(messages, [], {}, lambda m: general_advice(m, {}, "linux", ctx))
+        for answered in answers:
+            assert check(Remedy(answered.steps, ""), ctx.policy) is None
+        return answers
+
+    def test_it_is_read_as_a_filesystem_that_cannot_hold_sockets(self) -> None:
+        kinds = {(m.matched, m.errno) for m in explain(self.TEXT).messages}
+        assert kinds == {("socket-errno", "ENOTSUP"), ("plugins-failed", None)}
+        assert all("cannot hold unix sockets" in m.cause for m in explain(self.TEXT).messages if m.errno)
+
+    def test_the_nx_socket_dir_this_shell_sets_is_unset_and_the_filesystem_named(self) -> None:
+        answers = self._answers()
+        assert {fix_line(a.advice) for a in answers} == {"unset NX_SOCKET_DIR && unset NX_DAEMON_SOCKET_DIR"}
+        hint = answers[0].hint or ""
+        assert hint.startswith(f"{self.SOCKETS} is on fuse (nosockets) at /mnt/c, which refused the socket.")
+        assert "Or: export NX_SOCKET_DIR=/home/ada/.nxs" in hint
+
+    def test_one_a_dotenv_file_sets_is_overridden_by_a_directory_of_yours(self) -> None:
+        """Unset in the shell, the .env file's value would be in force again: a directory exported wins over it."""
+        answers = self._answers(source="/home/ada/acme/.env")
+        assert {fix_line(a.advice) for a in answers} == {"export NX_SOCKET_DIR=/home/ada/.nxs"}
+
+    def test_without_the_setting_a_directory_of_yours(self) -> None:
+        assert {fix_line(a.advice) for a in self._answers(configured=False)} == {"export NX_SOCKET_DIR=/home/ada/.nxs"}

@@ -3,21 +3,32 @@ row in ``--fix``'s table (docs/remedy-policy.md)."""
 
 from __future__ import annotations
 
+import subprocess
 import typing as t
 
-from nxsock.audit.repair import FIX, NEEDS_ROOT, _why_not
+from conftest import environment, machine
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import nxsock.core.wording as wording
+from nxsock.audit.repair import FIX, NEEDS_ROOT, SHELL, _why_not
 from nxsock.core.remedy import (
     ALLOWLIST_FORMATS,
     STEP_TYPES,
     Export,
     NxsockCommand,
+    Policy,
+    Problem,
     Remedy,
     RunNxsock,
     Step,
+    Umask,
     Verb,
     render,
     step_json,
+    vet_step,
 )
+from nxsock.core.resolver import resolve
 from nxsock.core.sandbox_daemon import CLEAR_MARKER
 
 
@@ -58,3 +69,43 @@ def test_a_step_carries_every_json_key_whatever_its_verb() -> None:
     assert keys == ["verb", "path", "variable", "value", "owner", "group", "mode", "pid", "needs_root"]
     assert step_json(Export("NX_DAEMON", "false"))["value"] == "false"
 
+
+
+def _policy(steered: str | None = None) -> Policy:
+    view = machine({})
+    return wording.context_for(resolve(environment(), view), view).policy._replace(steered=steered)
+
+
+class TestUmask:
+    """``umask``: the shell's file-creation mask, shell configuration like ``export`` — printed for the user, never
+    applied by ``--fix`` (no program sets its parent shell's mask)."""
+
+    @settings(max_examples=200, deadline=None)
+    @given(mask=st.integers(0, 0o777))
+    def test_only_a_mask_that_leaves_the_owner_every_bit_passes(self, mask: int) -> None:
+        """A mask taking any of the owner's bits (0277, 0077 | 0o100, …) would leave Nx's directories unusable."""
+        verdict = vet_step(Umask(mask), _policy())
+        assert (verdict == Umask(mask)) == (mask & 0o700 == 0), (oct(mask), verdict)
+        if isinstance(verdict, Problem):
+            assert f"a umask of {mask:04o} takes bits from the owner" in verdict.reason
+
+    @settings(max_examples=50, deadline=None)
+    @given(mask=st.integers(0, 0o77))
+    def test_its_text_pasted_in_a_shell_sets_exactly_that_mask(self, mask: int) -> None:
+        """The line, run by sh from a shell whose mask is 0277, leaves the mask the step names (and no sudo)."""
+        text = render(Remedy((Umask(mask),), ""))
+        assert text == f"umask {mask:04o}"
+        out = subprocess.run(["sh", "-c", f"umask 0277 && {text} && umask"], capture_output=True, text=True, check=True)
+        assert int(out.stdout.strip(), 8) == mask
+
+    def test_its_json_carries_the_mask_as_the_mode_and_nothing_else(self) -> None:
+        step = step_json(Umask(0o22))
+        assert {k: v for k, v in step.items() if v not in (None, False)} == {"verb": "umask", "mode": "0022"}
+
+    def test_the_fix_plan_leaves_it_to_the_user_as_shell_configuration(self) -> None:
+        assert _why_not([Umask(0o22)]) == SHELL == _why_not([Export("NX_DAEMON", "false")])
+
+    def test_it_is_kept_where_another_users_file_steers_the_levels(self) -> None:
+        """A change to your own shell touches nothing another user chose (docs/remedy-policy.md)."""
+        assert vet_step(Umask(0o77), _policy(steered="x")) == Umask(0o77)
+        assert not Umask.needs_root
