@@ -26,6 +26,7 @@ from ..core.releases import ReleaseRules, rules_for
 from ..core.remedy import Remedy, Remove
 from ..core.resolver import Resolution
 from ..core.terminal import counted
+from ..core.wording import BINDING_IN_PLACE, Advice
 from .binding_presence import Loadability, host_triple, loadability, locate_binding, platform_triple
 
 __all__ = [
@@ -226,7 +227,7 @@ class Verdict(t.NamedTuple):
     state: t.Literal["fresh", "stale", "untrusted", "missing", "bypassed", "no-binding"]
     entry: str | None
     message: str
-    remedy: str | None
+    advice: Advice | None  # the vetted removal of the entry, or why there is none; ``None`` where nothing is wrong
 
 
 def entry_removal(path: str) -> Remedy:
@@ -234,24 +235,24 @@ def entry_removal(path: str) -> Remedy:
     return Remedy((Remove(path),), "Removes the entry; Nx copies a fresh one on its next run.")
 
 
-def verify(listing: CacheListing, remove_command: t.Callable[[str], str | None], rules: ReleaseRules,
+def verify(listing: CacheListing, removal: t.Callable[[str], Advice], rules: ReleaseRules,
            version: str | None) -> Verdict:
     """Fresh, or stale (size *and* mtime), untrusted or missing — each with the fix.
 
-    *remove_command* gives the vetted command that removes an entry (or
+    *removal* gives the vetted advice that removes an entry (its remedy
     ``None`` where no safe one exists): remedies are made in one place.
     *rules* and *version*: the installed release's, to say what it does with
     an entry it may not trust (the release table's ``cache_entry_trust_checked``).
     """
     binding = listing.binding
     if listing.bypass_reason is not None:
-        return Verdict("bypassed", None, f"Nx loads the binding in place: {listing.bypass_reason}.", None)
+        return Verdict("bypassed", None, BINDING_IN_PLACE.format(reason=listing.bypass_reason), None)
     if binding is None or binding.entry_name is None or listing.dir is None:
         return Verdict("no-binding", None, "No installed Nx binding was found in this workspace to verify.", None)
     match = next((e for e in listing.entries if basename(e.path) == binding.entry_name), None)
     if match is None:
         return Verdict("missing", None, f"No cache entry {binding.entry_name} yet; Nx copies it on its next run.", None)
-    fix = remove_command(match.path)
+    fix = removal(match.path)
     if not match.trusted:
         if rules.cache_entry_trust_checked:
             consequence = " Nx re-copies it before loading it."

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import typing as t
 
+from ..core import wording
 from ..core.daemon_switch import OVERRIDDEN_BY_NX_DAEMON_TRUE, DaemonSwitch, reason_sentence
 from ..core.remedy import Export, NxsockCommand, Remedy, RunNxsock, Step
+from ..core.wording import Advice
 from .findings import Context, Finding, advised_finding
 
 __all__ = ["DAEMON_ONLY_FINDINGS", "check_daemon_enabled", "off_sentence", "when_daemon_runs"]
@@ -24,17 +26,8 @@ DAEMON_ONLY_FINDINGS = frozenset(
     {"daemon-record", "sandbox-daemon"}
 )  # not daemon-disabled: the marker outlasts the rest
 
-#: What to do, in words, for a cause no variable overrides.
-_BY_HAND = {
-    "no-nx-json": "create nx.json at the workspace root (`nx init` does)",
-    "version-mismatch": "run the Nx installed in the workspace (`npx nx`), or install the one you run",
-    "wasm": "unset NAPI_RS_FORCE_WASI, so Nx loads its native binding",
-}
-
-
-#: Each overridable cause, as the remedy's sentence names it.
-_SHORT = {"NX_DAEMON": "NX_DAEMON=false", "useDaemonProcess": "useDaemonProcess: false", "ci": "CI",
-          "docker": "the container", "sandbox": "the agent sandbox"}
+_BY_HAND = wording.DAEMON_BY_HAND
+_SHORT = wording.DAEMON_OVERRIDDEN
 
 
 def _reasons_text(verdict: DaemonSwitch) -> str:
@@ -43,13 +36,12 @@ def _reasons_text(verdict: DaemonSwitch) -> str:
 
 def off_sentence(verdict: DaemonSwitch) -> str:
     """Why the daemon is off here, in one sentence naming each cause."""
-    return f"Nx {verdict.release} keeps its daemon off here: {_reasons_text(verdict)}."
+    return wording.daemon_off(verdict.release, _reasons_text(verdict))
 
 
 def _unread(verdict: DaemonSwitch) -> str:
     """A sentence where nx.json exists but Nx reads no setting from it (unparsable, an unresolvable extends)."""
-    problem = verdict.facts.nx_json_problem
-    return "" if problem is None else f" Its useDaemonProcess counts as unset: {problem}."
+    return wording.nx_json_unread(verdict.facts.nx_json_problem)
 
 
 def check_daemon_enabled(ctx: Context) -> list[Finding]:
@@ -59,9 +51,8 @@ def check_daemon_enabled(ctx: Context) -> list[Finding]:
         return []
     if verdict.enabled:
         advice = ctx.remedies.offer(Remedy((Export(variable="NX_DAEMON", value="false"),),
-                                           "Turns the daemon off for the Nx you run from this shell."))
-        message = (f"Nx {verdict.release} uses its daemon here: no CI variable, container, NX_DAEMON=false, "
-                   "useDaemonProcess: false or disabled marker turns it off." + _unread(verdict))
+                                           wording.DAEMON_OFF_FOR_SHELL))
+        message = wording.DAEMON_ON.format(release=verdict.release) + _unread(verdict)
         return [advised_finding("daemon-enabled", "info", None, message, advice)]
     steps: list[Step] = []
     words = [_BY_HAND[r] for r in verdict.reasons if r in _BY_HAND]
@@ -72,17 +63,10 @@ def check_daemon_enabled(ctx: Context) -> list[Finding]:
         steps.append(Export(variable="NX_DAEMON", value="true"))
     path = verdict.facts.marker if "disabled-marker" in verdict.reasons else None
     if not steps:
-        hint = "To turn it on: " + "; ".join(words) + "."
-        return [Finding("daemon-enabled", "info", path, off_sentence(verdict) + _unread(verdict), None, hint)]
-    changes = []
-    if "disabled-marker" in verdict.reasons:
-        changes.append("Removes the disabled marker")
-    if overridable:
-        changes.append("NX_DAEMON=true (exactly) turns the daemon on for the Nx you run from this shell, "
-                       "over " + ", ".join(_SHORT[r] for r in overridable))
-    if words:
-        changes.append("it stays off until you also " + "; ".join(words))
-    advice = ctx.remedies.offer(Remedy(tuple(steps), "; ".join(changes) + "."))
+        hint = wording.daemon_on_by_hand(words)
+        return [Finding("daemon-enabled", "info", path, off_sentence(verdict) + _unread(verdict), Advice(None, hint))]
+    changes = wording.daemon_on_changes("disabled-marker" in verdict.reasons, [_SHORT[r] for r in overridable], words)
+    advice = ctx.remedies.offer(Remedy(tuple(steps), changes))
     return [advised_finding("daemon-enabled", "info", path, off_sentence(verdict) + _unread(verdict), advice)]
 
 
@@ -100,17 +84,15 @@ def _settle(finding: Finding, verdict: DaemonSwitch) -> Finding:
         if not others:
             return finding
         why = "; ".join(reason_sentence(r, verdict) for r in others)
-        return finding._replace(message=f"{finding.message} Removing it alone does not turn the daemon on here: {why}.")
+        return finding._replace(message=wording.marker_not_alone(finding.message, why))
     if finding.id not in DAEMON_ONLY_FINDINGS:
         return finding
     if verdict.facts.nx_daemon == "false" and _already_daemonless(finding):
-        finding = finding._replace(remedy=None, steps=(), hint=(
-            "NX_DAEMON=false is already set here, so Nx runs without its daemon; a sandbox started from this "
-            "environment inherits it."))
+        finding = finding._replace(advice=Advice(None, wording.DAEMONLESS_ALREADY))
     if finding.severity != "warn":
         return finding
     return finding._replace(
-        severity="info", message=f"{finding.message} It matters only to a running daemon: {off_sentence(verdict)}"
+        severity="info", message=wording.only_for_a_daemon(finding.message, off_sentence(verdict))
     )
 
 

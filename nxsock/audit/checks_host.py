@@ -4,7 +4,6 @@ would remove, and whether /tmp/.nx survives a reboot (tmpfiles.d)."""
 from __future__ import annotations
 
 import re
-import typing as t
 
 from ..act.tmpfiles import (
     CREATING_TYPES,
@@ -33,8 +32,7 @@ from ..core.remedy import (
     RunNxsock,
     Step,
 )
-from ..core.terminal import counted
-from ..core.wording import configuration_fix, socket_export
+from ..core.wording import Advice, configuration_fix, socket_export
 from .binding_cache import entry_removal
 from .checks_sockets import reset_remedy
 from .findings import Context, Finding, Severity, advised_finding, mode_text, offer_remedy, refusal_finding
@@ -84,14 +82,12 @@ def check_workspace_data(ctx: Context) -> list[Finding]:
                 "workspace-data",
                 "error",
                 foreign[0][0],
-                f"{foreign[0][0]} belongs to uid {foreign[0][1]}, and {links[0]} is a link on the way to it.",
-                None,
-                "No safe command: rm, chown or chmod could act on what the link points at. Look at it; "
-                "remove the link itself (not its target) if you did not make it.",
+                wording.WORKSPACE_DATA_BEHIND_LINK.format(directory=foreign[0][0], uid=foreign[0][1], link=links[0]),
+                Advice(None, wording.WORKSPACE_DATA_LINK_NO_COMMAND),
             )
         ]
     first, owner = foreign[0]
-    whose = "root" if owner == 0 else f"uid {owner}"
+    whose = wording.owner_word(owner)
     if data.source != "default" and first == data.dir:
         name = data.source.split(" ", 1)[0]
         advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "workspace data directory"))
@@ -100,7 +96,7 @@ def check_workspace_data(ctx: Context) -> list[Finding]:
                 "workspace-data",
                 "error",
                 first,
-                f"{first} ({data.source}) belongs to {whose}; Nx cannot write there.",
+                wording.CONFIGURED_DATA_DIR_FOREIGN.format(directory=first, source=data.source, owner=whose),
                 advice,
             )
         ]
@@ -116,21 +112,13 @@ def check_workspace_data(ctx: Context) -> list[Finding]:
                 "workspace-data",
                 "error",
                 dot_nx,
-                f"{dot_nx} belongs to uid {dot_nx_owner}, not to you or root.",
-                None,
-                "No safe command: another user's directory is never handed to you. Look at what it holds, "
-                "then move it aside as root.",
+                wording.DOT_NX_FOREIGN.format(directory=dot_nx, uid=dot_nx_owner),
+                Advice(None, wording.DOT_NX_FOREIGN_NO_COMMAND),
             )
         ]
-    advice = offer_remedy(
-        ctx,
-        steps,
-        "Left by running Nx as another user (`sudo nx`): Nx's caches are removed and rebuilt, as after `nx reset`; "
-        f"{dot_nx} itself, which may hold files you commit, is handed back to you rather than removed.",
-    )
+    advice = offer_remedy(ctx, steps, wording.WORKSPACE_DATA_RESET.format(dot_nx=dot_nx))
     return [advised_finding("workspace-data", "error", first,
-                     f"{first} belongs to {whose}, so Nx cannot write its caches or daemon files there "
-                     "(EACCES, \"os error 13\").", advice)]
+                            wording.WORKSPACE_DATA_FOREIGN.format(directory=first, owner=whose), advice)]
 
 
 def check_cache_directory(ctx: Context) -> list[Finding]:
@@ -146,15 +134,13 @@ def check_cache_directory(ctx: Context) -> list[Finding]:
                 "cache-directory",
                 "warn",
                 cache.dir,
-                f"The task cache {cache.dir} ({cache.source}) is not safe: {cache.untrusted_reason}. Nx {release} "
-                "uses it only because NX_ALLOW_INSECURE_DIRECTORIES=true; another user could plant task outputs "
-                "there that Nx restores.",
-                None,
-                "Point it at a directory only you can write, then unset NX_ALLOW_INSECURE_DIRECTORIES.",
+                wording.TASK_CACHE_ALLOWED.format(directory=cache.dir, source=cache.source,
+                                                  reason=cache.untrusted_reason, release=release),
+                Advice(None, wording.TASK_CACHE_ALLOWED_HINT),
             )
         ]
-    message = (f"The task cache {cache.dir} ({cache.source}) is not safe: {cache.untrusted_reason}. Nx {release} stops "
-               "every command with UntrustedDataDirectoryError before it runs anything.")
+    message = wording.TASK_CACHE_REFUSED.format(directory=cache.dir, source=cache.source,
+                                                reason=cache.untrusted_reason, release=release)
     if cache.variable is None:
         return [
             Finding(
@@ -162,10 +148,7 @@ def check_cache_directory(ctx: Context) -> list[Finding]:
                 "error",
                 cache.dir,
                 message,
-                None,
-                "No command: nxsock does not edit nx.json. Change cacheDirectory there to a directory only you, "
-                "root or the workspace's owner can write (a path inside the workspace is trusted like it), "
-                "or remove it to use Nx's default.",
+                Advice(None, wording.TASK_CACHE_IN_NX_JSON),
             )
         ]
     advice = ctx.remedies.offer(configuration_fix(ctx.remedies, cache.variable, "task cache"))
@@ -209,20 +192,13 @@ def check_shared_tmp(ctx: Context) -> list[Finding]:
         return []
     seen = [verdict.shared_reason] if verdict.shared_reason else []
     if listeners:
-        seen.append(f"{listeners[0]} answers from a process in a pid namespace nxsock cannot see from here "
-                    "(another container, or the host)")
-    message = ("Nx's socket root is shared beyond this pid namespace: " + "; and ".join(seen) + ". Pids repeat across "
-               "pid namespaces and Nx names its per-run directory after the workspace path and the pid, so two "
-               "containers with the same checkout path take each other's sockets: the second unlinks the first's "
-               "task socket fp<pid>-0.sock and listens in its place (or fails with listen EADDRINUSE).")
+        seen.append(wording.FOREIGN_LISTENER.format(socket=listeners[0]))
+    message = wording.shared_socket_root(seen)
     # Not NX_DAEMON=false: the task sockets (fp<pid>-<n>.sock) of `nx run` collide with the daemon off too
     # (tests/oracle/test_machine_lifecycle_collision.py).
     advice = ctx.remedies.offer(socket_export(ctx.remedies))
-    hint = ((advice.hint + " ") if advice.hint else "") + (
-        "What works: a private /tmp per container (docker run --tmpfs /tmp; an emptyDir volume at /tmp in "
-        "Kubernetes) or a per-container NX_SOCKET_DIR. NX_DAEMON=false is not enough: it spares the daemon's "
-        "socket, not the sockets of Nx's tasks.")
-    return [Finding("shared-tmp", "warn", root.root, message, advice.command, hint, steps=advice.steps)]
+    advice = advice._replace(hint=wording.shared_tmp_hint(advice.hint))
+    return [Finding("shared-tmp", "warn", root.root, message, advice)]
 
 
 def check_native_cache(ctx: Context) -> list[Finding]:
@@ -239,11 +215,11 @@ def check_native_cache(ctx: Context) -> list[Finding]:
     found = []
     if cache.bypass_reason is not None and not cache.refusals:
         found.append(
-            Finding("native-cache", "info", cache.root, f"Nx loads the binding in place: {cache.bypass_reason}.")
+            Finding("native-cache", "info", cache.root, wording.BINDING_IN_PLACE.format(reason=cache.bypass_reason))
         )
     for refusal in cache.refusals:
         refused = refusal_finding("native-cache", refusal, "warn", ctx, "cache")
-        found.append(refused._replace(message="Nx loads the binding in place, uncached: " + refused.message))
+        found.append(refused._replace(message=wording.BINDING_UNCACHED + refused.message))
     level = ctx.view.lstat(cache.dir) if cache.dir and cache.bypass_reason is None and not cache.refusals else None
     if (
         cache.dir
@@ -252,16 +228,13 @@ def check_native_cache(ctx: Context) -> list[Finding]:
         and level.uid == ctx.resolution.environment.uid
         and level.mode & 0o700 != 0o700
     ):
-        advice = offer_remedy(
-            ctx, [Chmod(cache.dir, mode=0o700)], "Gives you back write access to your own cache directory."
-        )
+        advice = offer_remedy(ctx, [Chmod(cache.dir, mode=0o700)], wording.CACHE_DIR_MODE_FIX)
         found.append(
             advised_finding(
                 "native-cache",
                 "warn",
                 cache.dir,
-                f"{cache.dir} is yours but mode {mode_text(level)}: Nx cannot copy its binding into it (EACCES) "
-                "and loads it in place.",
+                wording.CACHE_DIR_NOT_WRITABLE.format(directory=cache.dir, mode=mode_text(level)),
                 advice,
             )
         )
@@ -274,10 +247,9 @@ def check_native_cache(ctx: Context) -> list[Finding]:
         return found
     binding = ctx.cache_binding_size
     if verdict.state == "missing" and ctx.cache_room is not None and binding is not None and ctx.cache_room < binding:
-        skip = Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
-                      "Nx then loads its binding in place and stops trying to copy it.")
+        skip = Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),), wording.SKIP_CACHE_STOPS_COPYING)
         prune = (
-            Remedy((RunNxsock(NxsockCommand.CACHE_PRUNE),), "Frees what other versions and interrupted copies hold.")
+            Remedy((RunNxsock(NxsockCommand.CACHE_PRUNE),), wording.PRUNE_FREES)
             if ctx.cache_leftovers
             else None
         )
@@ -286,9 +258,7 @@ def check_native_cache(ctx: Context) -> list[Finding]:
                 "native-cache",
                 "warn",
                 cache.dir,
-                f"Only {ctx.cache_room} bytes are free where Nx copies its binding ({cache.dir}); "
-                f"the copy needs {binding}, "
-                "so it fails with ENOSPC on every run and Nx loads the binding in place.",
+                wording.CACHE_NO_ROOM.format(room=ctx.cache_room, directory=cache.dir, needed=binding),
                 ctx.remedies.offer(skip, prune),
             )
         )
@@ -302,10 +272,6 @@ def check_native_cache(ctx: Context) -> list[Finding]:
     return found
 
 
-#: What Nx prints when its binding does not load: ``native-bindings.js`` catches the failure and exports nothing.
-NOT_A_CONSTRUCTOR = "every Nx command then fails with \"TypeError: WorkspaceContext is not a constructor\""
-
-
 def _loadability_finding(ctx: Context) -> Finding | None:
     """A binding cache or a binding on a ``noexec`` mount, judged as the release in hand loads it."""
     loads = ctx.loadability
@@ -313,41 +279,29 @@ def _loadability_finding(ctx: Context) -> Finding | None:
         return None
     cache, release = ctx.resolution.native_cache, ctx.resolution.rules.release
     if loads.state == "cache-noexec":
-        message = (
-            f"{cache.dir} lies on {loads.cache_mount}, mounted noexec: Nx {release} copies its binding there but "
-            f"cannot load the copy (ERR_DLOPEN_FAILED, \"failed to map segment from shared object\"), and "
-            f"{NOT_A_CONSTRUCTOR}."
-        )
+        message = wording.CACHE_NOEXEC.format(directory=cache.dir, mount=loads.cache_mount, release=release)
         if loads.binding_mount is None:
             skip = Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
-                          "Nx then loads its binding in place, from node_modules, whose mount allows it.")
+                          wording.SKIP_CACHE_LOADS_IN_PLACE)
             return advised_finding("native-cache", "error", cache.dir, message, ctx.remedies.offer(skip))
         return Finding(
             "native-cache",
             "error",
             cache.dir,
             message,
-            None,
-            f"No safe command: node_modules is on {loads.binding_mount}, mounted noexec too, so loading in place "
-            "fails as well. Point NX_NATIVE_FILE_CACHE_DIRECTORY at a directory of your own on a filesystem "
-            "mounted exec, or remount one of them with exec (as root).",
+            Advice(None, wording.BOTH_NOEXEC_NO_COMMAND.format(mount=loads.binding_mount)),
         )
     if loads.state == "binding-noexec":
-        how = "it does not cache it here" if cache.bypass_reason is not None else "its cached copy cannot load either"
-        hint = ("No safe command: nxsock does not remount filesystems or reinstall packages. Install node_modules on a "
-                f"filesystem mounted exec, or remount {loads.binding_mount} with exec (as root)")
-        if cache.bypass_reason is not None and "NX_SKIP_NATIVE_FILE_CACHE" in cache.bypass_reason:
-            hint += "; or unset NX_SKIP_NATIVE_FILE_CACHE, so Nx loads its copy from a cache mounted exec"
+        skipping = cache.bypass_reason is not None and "NX_SKIP_NATIVE_FILE_CACHE" in cache.bypass_reason
         return Finding("native-cache", "error", cache.dir or loads.binding_mount,
-                       f"Nx's binding lies on {loads.binding_mount}, mounted noexec, and Nx loads it in place ({how}): "
-                       f"{NOT_A_CONSTRUCTOR}.", None, hint + ".")
+                       wording.binding_noexec(loads.binding_mount, cached=cache.bypass_reason is None),
+                       Advice(None, wording.binding_noexec_no_command(loads.binding_mount, skipping)))
     return Finding(
         "native-cache",
         "info",
         cache.dir,
-        f"{cache.dir} lies on {loads.cache_mount}, mounted noexec: Nx {release} cannot load its copy there and "
-        "loads the binding in place, from node_modules, instead.",
-        hint="`export NX_SKIP_NATIVE_FILE_CACHE=true` spares it the copy it cannot use.",
+        wording.CACHE_NOEXEC_IN_PLACE.format(directory=cache.dir, mount=loads.cache_mount, release=release),
+        advice=Advice(None, wording.SKIP_CACHE_SPARES_THE_COPY),
     )
 
 
@@ -358,20 +312,14 @@ def check_leftovers(ctx: Context) -> list[Finding]:
         found.append(advised_finding("leftovers", "warn", None, wording.dead_state_found(len(dead)),
                               ctx.remedies.offer(reset_remedy(False))))
     if ctx.cache_leftovers:
-        prune = Remedy(
-            (RunNxsock(NxsockCommand.CACHE_PRUNE),),
-            "Removes other versions' entries, interrupted copies and untrusted entries of yours.",
-        )
+        prune = Remedy((RunNxsock(NxsockCommand.CACHE_PRUNE),), wording.PRUNE_REMOVES)
         found.append(advised_finding("leftovers", "warn", ctx.resolution.native_cache.root,
                               wording.cache_leftovers_found(ctx.cache_leftovers),
                               ctx.remedies.offer(prune)))
     # For Nx ≤ 23.1.1 the temp-directory layout is the current one, not a leftover.
     legacy = [i for i in ctx.legacy_state if i.outcome == "removed"] if ctx.resolution.rules.current_layout else []
     if legacy:
-        clean = Remedy(
-            (RunNxsock(NxsockCommand.RESET_LEGACY),),
-            "Removes your leftovers of Nx ≤ 23.1.1 from the temp directory, by descriptor.",
-        )
+        clean = Remedy((RunNxsock(NxsockCommand.RESET_LEGACY),), wording.RESET_LEGACY_REMOVES)
         found.append(advised_finding("leftovers", "warn", None, wording.legacy_leftovers_found(len(legacy)),
                               ctx.remedies.offer(clean)))
     return found
@@ -393,17 +341,17 @@ def _judge_tmpfiles(fields: tuple[str, ...]) -> str | None:
     values = (list(fields[2:6]) + ["-"] * 4)[:4]
     mode, user, group, age = values
     if kind.rstrip("!") not in ("d", "D", "v", "q", "Q"):
-        return f"its type {kind} does not create a directory"
+        return wording.TMPFILES_NOT_A_DIRECTORY.format(kind=kind)
     if kind.rstrip("!") in ("D", "Q"):
-        return f"its type {kind} empties /tmp/.nx at every boot-time removal"
+        return wording.TMPFILES_EMPTIES.format(kind=kind)
     if kind.endswith("!"):
-        return "it applies only at boot"
+        return wording.TMPFILES_BOOT_ONLY
     if mode.lstrip("~") != "1777":
-        return f"its mode is {mode}, not 1777 (shared and sticky)"
+        return wording.TMPFILES_MODE.format(mode=mode)
     if user not in ("root", "0") or group not in ("root", "0"):
-        return f"it hands /tmp/.nx to {user}:{group}, not root:root, at every boot"
+        return wording.TMPFILES_OWNER.format(user=user, group=group)
     if age not in ("-", ""):
-        return f"its age {age} lets systemd-tmpfiles age out the users' directories"
+        return wording.TMPFILES_AGE.format(age=age)
     return None
 
 
@@ -414,19 +362,18 @@ def _judge_other_line(line: TmpfilesLine) -> str | None:
     if kind in ("x", "X"):
         return None  # an exclusion from cleaning: what keeps the users' directories
     if kind in ("r", "R"):
-        return f"it removes {line.path} at boot"
+        return wording.TMPFILES_REMOVES.format(path=line.path)
     if age not in ("-", "") and kind in CREATING_TYPES | {"e"}:
-        return f"its age {age} lets systemd-tmpfiles age out {line.path} and what Nx keeps in it"
+        return wording.TMPFILES_AGES_LEVEL.format(age=age, path=line.path)
     if kind in ("z", "Z") and not below:
         if mode.lstrip("~:") not in ("-", "1777") or user not in ("-", "root", "0") or group not in ("-", "root", "0"):
-            return f"it sets {line.path} to {mode} {user}:{group} at every boot, not root:root 1777"
+            return wording.TMPFILES_SETS_CONTAINER.format(path=line.path, mode=mode, user=user, group=group)
         return None
     if below and kind in CREATING_TYPES | {"z", "Z"}:
         segment = line.path[len(CONTAINER) + 1:].split("/", 1)[0]
         if kind in ("d", "v", "q", "z", "Z") and mode.lstrip("~:") in ("0700", "700", "-") and user in ("-", segment):
             return None  # the user's own private level, as Nx would make it
-        return (f"it makes {line.path} {mode} {user}:{group} at boot: a level Nx makes and guards itself "
-                "(private to its user, 0700), which it then refuses")
+        return wording.TMPFILES_MAKES_LEVEL.format(path=line.path, mode=mode, user=user, group=group)
     return None
 
 
@@ -444,27 +391,21 @@ def _judge_boot_rules(ctx: Context, systemd: bool) -> list[Finding] | None:
         return None
     first = next((line for line in obeyed if line.path == CONTAINER and line.type in CREATING_TYPES), None)
     found = []
-    when = "" if systemd else " (systemd does not run here: it applies when the host boots with systemd)"
+    when = wording.boot_rule_applies(systemd)
     if first is not None:
         problem = _judge_tmpfiles(first.fields)
         if problem is None:
-            applied = (
-                "" if systemd else "; systemd does not run here, so it applies only when the host boots with systemd"
-            )
             found.append(
                 Finding(
                     "boot-persistence",
                     "ok" if systemd else "info",
                     CONTAINER,
-                    f"The tmpfiles.d rule `{' '.join(first.fields)}` in {first.file} recreates "
-                    f"/tmp/.nx at boot{applied}.",
+                    wording.boot_rule_good(" ".join(first.fields), first.file, systemd),
                 )
             )
         else:
-            message = (
-                f"{first.where} makes /tmp/.nx at boot (`{' '.join(first.fields)}`), but {problem}: every user but "
-                f"its owner is demoted to ~/.nx or refused, again at every boot{when}."
-            )
+            message = wording.BOOT_RULE_BAD.format(where=first.where, fields=" ".join(first.fields), problem=problem,
+                                                   when=when)
             def marked(path: str) -> bool:
                 text = view.read_text(path, 4096)
                 return isinstance(text, str) and text.startswith(MARKER)
@@ -473,11 +414,8 @@ def _judge_boot_rules(ctx: Context, systemd: bool) -> list[Finding] | None:
             winning = drop_in_for(obeyed, marked)
             if ours or winning is not None:
                 target = first.file if ours else winning
-                changes = (f"Rewrites nxsock's own drop-in with the line `{GOOD_TMPFILES_LINE}`" if ours else
-                           f"Installs {target} with the line `{GOOD_TMPFILES_LINE}`; systemd-tmpfiles reads it before "
-                           f"{first.file} and obeys the first line for a path, so this one wins")
                 install = Remedy((RunNxsock(NxsockCommand.PROVISION_TMPFILES, needs_root=True),),
-                                 changes + ", and applies it now (root:root 1777).")
+                                 wording.tmpfiles_install_changes(GOOD_TMPFILES_LINE, ours, target, first.file))
                 found.append(
                     advised_finding("boot-persistence", "warn", CONTAINER, message, ctx.remedies.offer(install))
                 )
@@ -488,10 +426,8 @@ def _judge_boot_rules(ctx: Context, systemd: bool) -> list[Finding] | None:
                         "warn",
                         CONTAINER,
                         message,
-                        None,
-                        f"No command: {first.file} is read before any drop-in nxsock could write, and nxsock "
-                        f"does not edit another package's file. Change line {first.number} there to "
-                        f"`{GOOD_TMPFILES_LINE}`.",
+                        Advice(None, wording.BOOT_RULE_FIRST_NO_COMMAND.format(
+                            file=first.file, number=first.number, good_line=GOOD_TMPFILES_LINE)),
                     )
                 )
     for line in obeyed:
@@ -499,10 +435,12 @@ def _judge_boot_rules(ctx: Context, systemd: bool) -> list[Finding] | None:
             continue
         problem = _judge_other_line(line)
         if problem is not None:
-            found.append(Finding("boot-persistence", "warn", line.path,
-                                 f"{line.where} (`{' '.join(line.fields)}`): {problem}{when}.", None,
-                                 f"No command: nxsock does not edit tmpfiles.d files. Delete line {line.number} of "
-                                 f"{line.file}, or make it `x {line.path}` to keep it from ageing."))
+            found.append(Finding(
+                "boot-persistence", "warn", line.path,
+                wording.BOOT_RULE_OTHER.format(where=line.where, fields=" ".join(line.fields), problem=problem,
+                                               when=when),
+                Advice(None, wording.BOOT_RULE_OTHER_NO_COMMAND.format(number=line.number, file=line.file,
+                                                                       path=line.path))))
     return found
 
 
@@ -534,33 +472,28 @@ def check_boot_persistence(ctx: Context) -> list[Finding]:
                 or re.match(r"^[dvq]\s+/tmp/?\s+\S+\s+\S+\s+\S+\s+\d", " ".join(line.fields))]
     install = ctx.remedies.offer(Remedy(
         (RunNxsock(NxsockCommand.PROVISION_TMPFILES, needs_root=True),),
-        f"Installs a drop-in with `{GOOD_TMPFILES_LINE}`, which recreates /tmp/.nx at boot and exempts it from ageing; "
-        "`nxsock provision --tmpfiles` prints it."))
-    consequence = (
-        "nothing recreates /tmp/.nx: after a reboot the first user to run Nx owns it and every other user is demoted."
-    )
+        wording.TMPFILES_DROP_IN_INSTALLS.format(good_line=GOOD_TMPFILES_LINE)))
     if tmpfs:
         return [
             advised_finding(
                 "boot-persistence",
                 "warn",
                 CONTAINER,
-                f"/tmp is a tmpfs, emptied at every boot, and {consequence}",
+                wording.TMP_IS_TMPFS,
                 install,
             )
         ]
     if not clearing:
         return []
     where, rule = f"{clearing[0].file}:{clearing[0].number}", " ".join(clearing[0].fields)
-    more = f" (and {counted(len(clearing) - 1, 'more rule')})" if len(clearing) > 1 else ""
+    more = len(clearing) - 1
     if systemd:
         return [
             advised_finding(
                 "boot-persistence",
                 "warn",
                 CONTAINER,
-                f"systemd runs here and the tmpfiles.d rule `{rule}` in {where}{more} clears or "
-                f"ages /tmp, and {consequence}",
+                wording.tmp_cleared_by_rule(rule, where, more),
                 install,
             )
         ]
@@ -569,38 +502,10 @@ def check_boot_persistence(ctx: Context) -> list[Finding]:
             "boot-persistence",
             "info",
             CONTAINER,
-            f"The tmpfiles.d rule `{rule}` in {where}{more} would clear or age /tmp, but systemd does not run here "
-            "(no /run/systemd/system), so nothing applies it now.",
-            hint=f"If this host boots with systemd, `{install.command}` keeps /tmp/.nx across it."
-            if install.command
-            else None,
+            wording.tmp_rule_not_applied(rule, where, more),
+            advice=Advice(None, wording.BOOT_WITH_SYSTEMD.format(command=install.command) if install.command else None),
         )
     ]
-
-
-def _host_words(triple: str) -> str:
-    """``linux-x64-musl`` → ``linux, x64, musl``: the platform, architecture and C library the binding is built for."""
-    parts = triple.split("-")
-    libc = {"gnu": "glibc", "musl": "musl", "gnueabihf": "glibc (armhf)", "msvc": "MSVC"}
-    return ", ".join([*parts[:2], *(libc.get(p, p) for p in parts[2:])])
-
-
-def _instead_words(triple: str, others: t.Sequence[str]) -> str:
-    """What the other ``@nx/nx-*`` packages installed say about how the tree was made."""
-    names = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
-    here = triple.split("-")
-    foreign = [o.removeprefix("@nx/nx-") for o in others]
-    if any(f.split("-")[:2] == here[:2] for f in foreign):
-        other_libc = "glibc" if here[-1] == "musl" else "musl"
-        return (f" Installed instead: {names}, the {other_libc} build, which does not load here "
-                "(a node_modules installed on another distribution, or one that resolved the wrong C library).")
-    if any(f.startswith("win32-") for f in foreign) and here[0] == "linux":
-        return (
-            f" Installed instead: {names}: this node_modules was installed from Windows (a checkout shared with WSL)."
-        )
-    return (
-        f" Installed instead: {names}: this node_modules was installed on another host (copied, or a mounted volume)."
-    )
 
 
 def check_binding(ctx: Context) -> list[Finding]:
@@ -610,22 +515,16 @@ def check_binding(ctx: Context) -> list[Finding]:
     if presence is None or presence.state != "missing" or presence.triple is None or presence.package is None:
         return []
     triple, package = presence.triple, presence.package
-    message = (f"Nx needs {package} on this host ({_host_words(triple)}), and neither it nor nx.{triple}.node beside "
-               f"node_modules/nx is installed: {NOT_A_CONSTRUCTOR}.")
+    message = wording.BINDING_MISSING.format(package=package, host=wording.host_words(triple), triple=triple)
     if presence.others:
-        message += _instead_words(triple, presence.others)
+        message += wording.installed_instead(triple, presence.others)
     lockfile = presence.lockfile
     if lockfile is not None and presence.locked and presence.others:
-        message += f" {lockfile} lists it: an install on this host restores it."
+        message += wording.LOCKFILE_RESTORES.format(lockfile=lockfile)
     elif lockfile is not None and presence.locked:
-        message += (
-            f" {lockfile} lists it: the install skipped optional dependencies (--omit=optional, "
-            "--no-optional, --ignore-optional)."
-        )
+        message += wording.LOCKFILE_SKIPPED_OPTIONAL.format(lockfile=lockfile)
     elif lockfile is not None and presence.locked is False:
-        message += (
-            f" {lockfile} does not list it: it was written on a host that resolved only its own platform's package."
-        )
+        message += wording.LOCKFILE_LACKS_IT.format(lockfile=lockfile)
     version = ctx.resolution.environment.nx_version
     if version is None:
         return [
@@ -634,9 +533,7 @@ def check_binding(ctx: Context) -> list[Finding]:
                 "error",
                 presence.nx_dir,
                 message,
-                None,
-                f"No command: the installed Nx version is unknown. Install {package} at the "
-                "version of node_modules/nx.",
+                Advice(None, wording.BINDING_VERSION_UNKNOWN.format(package=package)),
             )
         ]
     if presence.manager == "yarn-berry":
@@ -646,17 +543,9 @@ def check_binding(ctx: Context) -> list[Finding]:
                 "error",
                 presence.nx_dir,
                 message,
-                None,
-                "No command: yarn 2+ installs only the architectures its supportedArchitectures names. Add this "
-                "host's to .yarnrc.yml, remove node_modules, and run `yarn install`; or `yarn add "
-                f"-D {package}@{version}`.",
+                Advice(None, wording.BINDING_YARN_BERRY.format(package=package, version=version)),
             )
         ]
-    what = (
-        "Installs the one package, leaving package.json and the lockfile as they are"
-        if presence.manager == "npm"
-        else f"Reinstalls node_modules from {lockfile}, optional dependencies included"
-    )
     advice = offer_remedy(ctx, [InstallPackage(PackageManager(presence.manager), f"{package}@{version}")],
-                          f"{what}; nxsock never runs a package manager itself.")
+                          wording.binding_install_changes(presence.manager == "npm", lockfile))
     return [advised_finding("binding", "error", presence.nx_dir, message, advice)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import typing as t
 
+from ..core import wording
 from ..core._pathname import dirname, join
 from ..core._pathname import resolve as resolve_path
 from ..core.environment import RELEVANT_VARIABLES
@@ -70,43 +71,38 @@ def check_environment(ctx: Context) -> list[Finding]:
         return "unset" if value is None else repr(value) if not value or value != value.strip() else value
 
     found = [
-        Finding("environment", "info", None, f"platform {env.platform}, uid {env.uid}, HOME {shown('HOME')}, "
-                f"TMPDIR {shown('TMPDIR')}, workspace {env.workspace_root} (found by {env.workspace_source})"),
+        Finding("environment", "info", None, wording.ENVIRONMENT.format(
+            platform=env.platform, uid=env.uid, home=shown("HOME"), tmpdir=shown("TMPDIR"),
+            workspace=env.workspace_root, found_by=env.workspace_source)),
     ]
     if env.nx_version_rejected is not None:
         text, where = env.nx_version_rejected
         found.append(Finding("environment", "warn", None if where == "--nx-version" else where,
-                             f"The version {quoted_value(text)} in {where} "
-                             f"is not a version: nxsock names nothing after it and predicts Nx {res.rules.release}.",
-                             hint="Reinstall Nx (npm ci); a package.json you did not write may be hostile."))
+                             wording.VERSION_NOT_A_VERSION.format(text=quoted_value(text), where=where,
+                                                                  release=res.rules.release),
+                             advice=Advice(None, wording.VERSION_NOT_A_VERSION_HINT)))
     elif env.nx_version is None:
         found.append(
             Finding(
                 "environment",
                 "info",
                 env.workspace_root,
-                f"No Nx is installed in this workspace; predicted as Nx {res.rules.release}, the "
-                "newest release nxsock knows.",
-                hint="Run nxsock in the workspace (or pass --workspace DIR), or pass --nx-version VERSION "
-                     "to audit for that release.",
+                wording.NO_NX_INSTALLED.format(release=res.rules.release),
+                advice=Advice(None, wording.NO_NX_INSTALLED_HINT),
             )
         )
     else:
-        assumed = (
-            f"; newer than any release nxsock knows, predicted as Nx {res.rules.release}" if res.layout_assumed else ""
-        )
-        found.append(
-            Finding(
-                "environment", "info", None, f"Nx {env.nx_version}, {res.layout} layout ({res.generation}){assumed}."
-            )
-        )
+        assumed = res.rules.release if res.layout_assumed else None
+        found.append(Finding("environment", "info", None,
+                             wording.nx_installed(env.nx_version, res.layout, res.generation, assumed)))
     for name in RELEVANT_VARIABLES:
         var = env.variables.get(name)
         if var is not None and name.startswith("NX_"):
-            found.append(Finding("environment", "info", None, f"{name}={var.value!r} (from {var.source})"))
+            found.append(Finding("environment", "info", None,
+                                 wording.VARIABLE_SET.format(name=name, value=repr(var.value), source=var.source)))
     markers = [m for m in SANDBOX_MARKERS if env.get(m)]
     if markers:
-        found.append(Finding("environment", "info", None, f"Sandbox markers set: {', '.join(markers)}."))
+        found.append(Finding("environment", "info", None, wording.sandbox_markers_set(markers)))
     return found
 
 
@@ -129,9 +125,8 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
                 "user-namespace",
                 "info",
                 None,
-                f"Running in a user namespace (uid_map: {mapping}): other owners, root included, show as 65534. "
-                f"Nx resolves to {res.socket_root.root} ({res.socket_root.tier}).",
-                hint="An allowlist of only /tmp/.nx and ~/.nx does nothing here unless Nx resolves there.",
+                wording.IN_USER_NAMESPACE.format(mapping=mapping, root=res.socket_root.root, tier=res.socket_root.tier),
+                advice=Advice(None, wording.IN_USER_NAMESPACE_HINT),
             )
         )
     elif env.platform != "linux" or env.uid == 0:
@@ -142,14 +137,14 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
                 "user-namespace",
                 "info",
                 None,
-                f"{name} keeps owners as they are here: Nx resolves as it does outside.",
-                hint=f"`nxsock paths --format {named}` prints what it must allow.",
+                wording.SANDBOX_KEEPS_OWNERS.format(name=name),
+                advice=Advice(None, wording.PATHS_FORMAT_PRINTS.format(format=named)),
             )
         ]
     else:
         sandboxed = resolve(env, UserNamespaceView(ctx.view, env.uid, env.gid))
         root = sandboxed.socket_root
-        inside = f"Inside {name}" if named else "Inside an unprivileged sandbox (bubblewrap, srt, codex)"
+        inside = wording.inside_sandbox(name if named else None)
         formats = named or "bwrap|srt|claude|codex-profile"
         if not root.tier:  # no directory to allow: the sandbox fails as the host does
             found.append(
@@ -157,10 +152,8 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
                     "user-namespace",
                     "info",
                     None,
-                    f"{inside} Nx {env.nx_version or ''} fails as well: it finds no socket directory to use.".replace(
-                        "  ", " "
-                    ),
-                    hint="Fix the error reported above first; no sandbox allowlist helps before that.",
+                    wording.sandbox_fails_too(inside, env.nx_version),
+                    advice=Advice(None, wording.SANDBOX_FIX_FIRST),
                 )
             )
             return found
@@ -169,27 +162,13 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
                 "user-namespace",
                 "info",
                 None,
-                f"{inside} Nx {env.nx_version or ''} would resolve to {root.root} ({root.tier}).".replace("  ", " "),
-                hint=f"Allow that directory and the workspace data directory {res.workspace_data.dir} in the sandbox; "
-                f"`nxsock paths --format {formats}` prints the entries."
-                + (
-                    ""
-                    if verdict is None or verdict.usable
-                    else " That lets Nx run there, but without its daemon, which no allowlist makes "
-                         "usable (see sandbox-daemon)."
-                ),
+                wording.sandbox_resolves(inside, env.nx_version, root.root, root.tier),
+                advice=Advice(None, wording.sandbox_allow(res.workspace_data.dir, formats,
+                                                          verdict is None or verdict.usable)),
             )
         )
     if verdict is not None and not verdict.usable:
-        carried = (
-            ""
-            if verdict.inside
-            else (
-                f" `nxsock paths --format {named}` carries it."
-                if named
-                else " `nxsock paths --format bwrap|claude|codex-profile` carries it; for srt, start it with it."
-            )
-        )
+        carried = "" if verdict.inside else wording.sandbox_carries_no_daemon(named)
         statement = sandbox_statement(verdict, env.nx_version, name if named else None)
         hint = marker_warning(verdict) + carried
         if verdict.inside:
@@ -200,7 +179,7 @@ def check_user_namespace(ctx: Context) -> list[Finding]:
             advice = offer_remedy(ctx, [RunNxsock(NxsockCommand.paths_format(named))], hint)
             found.append(advised_finding("sandbox-daemon", "warn", None, statement, advice))
         else:
-            found.append(Finding("sandbox-daemon", "info", None, statement, None, hint))
+            found.append(Finding("sandbox-daemon", "info", None, statement, Advice(None, hint)))
     return found
 
 
@@ -218,8 +197,7 @@ def check_tmpdir(ctx: Context) -> list[Finding]:
                 "tmpdir",
                 "error",
                 failure.dir,
-                f"TMPDIR names {failure.dir}, which does not exist; Nx 23.1.2–23.3 fails every "
-                "socket path with ENOENT.",
+                wording.TMPDIR_MISSING.format(directory=failure.dir),
                 remedy_for(failure, ctx.remedies),
             )
         ]
@@ -238,20 +216,15 @@ def _foreign_tmpdir(ctx: Context) -> list[Finding]:
     level, entry = _first_foreign_level(ctx, path, env.uid)
     if level is None or entry is None:
         return []
-    what = "a link" if entry.kind == "link" else "a directory"
-    where = f"{path}," if level == path else f"{path}, beneath {level},"
     kept = [
         what
-        for what, there in (("Nx's sockets", res.socket_root.root), ("its binding cache", res.native_cache.dir))
+        for what, there in ((wording.NX_SOCKETS, res.socket_root.root), (wording.BINDING_CACHE, res.native_cache.dir))
         if there is not None and (there == path or there.startswith(path + "/"))
     ]
-    goes = " and ".join(kept) if kept else "Node's temporary files"
     advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "temporary directory"))
-    hint = " ".join(
-        filter(None, [f"{level} is uid {entry.uid}'s: nxsock removes nothing of another user's.", advice.hint])
-    )
-    return [advised_finding("tmpdir", "warn", path, f"{name} names {where} {what} owned by uid {entry.uid}: "
-                            f"{goes} go there, where that user chooses.", advice._replace(hint=hint))]
+    hint = wording.foreign_tmpdir_hint(level, entry.uid, advice.hint)
+    message = wording.foreign_tmpdir(name, path, level, entry.kind == "link", entry.uid, kept)
+    return [advised_finding("tmpdir", "warn", path, message, advice._replace(hint=hint))]
 
 
 def _first_foreign_level(ctx: Context, path: str, uid: int) -> tuple[str | None, Entry | None]:
@@ -285,7 +258,8 @@ def _level_finding(check: str, refusal: Refusal, severity: Severity, ctx: Contex
     if found is None:
         return refusal_finding(check, refusal, severity, ctx)
     sentence, advice = found
-    return advised_finding(check, severity, refusal.dir, f"{describe(refusal)} {sentence}.", advice)
+    return advised_finding(check, severity, refusal.dir, wording.refused_on_filesystem(describe(refusal), sentence),
+                           advice)
 
 
 def _first_fix(ctx: Context, refusal: Refusal) -> Advice:
@@ -294,7 +268,7 @@ def _first_fix(ctx: Context, refusal: Refusal) -> Advice:
     if found is None:
         return remedy_for(refusal, ctx.remedies)
     sentence, advice = found
-    return advice._replace(hint=f"{sentence}. {advice.hint or ''}".strip())
+    return advice._replace(hint=wording.reason_then(sentence + ".", advice.hint))
 
 
 def check_levels(ctx: Context) -> list[Finding]:
@@ -311,20 +285,15 @@ def check_levels(ctx: Context) -> list[Finding]:
             found.append(_level_finding("private-levels", refusal, "warn", ctx))
     for action in res.actions:
         if action.verb == "tighten":
-            advice = offer_remedy(
-                ctx, [Chmod(action.path, mode=0o700)], f"Restricts {action.path} to you now, as Nx would."
-            )
-            if advice.command is None:
-                advice = Advice(
-                    None,
-                    "Nx tightens it to 0700 itself on its next run; nxsock does not change a configured directory.",
-                )
+            advice = offer_remedy(ctx, [Chmod(action.path, mode=0o700)], wording.TIGHTEN_NOW.format(path=action.path))
+            if advice.remedy is None:
+                advice = Advice(None, wording.NX_TIGHTENS_ITSELF)
             found.append(
                 advised_finding(
                     "private-levels",
                     "warn",
                     action.path,
-                    f"{action.path} is open to other users; Nx will tighten it to 0700 on its next run.",
+                    wording.OPEN_LEVEL.format(path=action.path),
                     advice,
                 )
             )
@@ -344,37 +313,31 @@ def check_container(ctx: Context) -> list[Finding]:
                 "container",
                 "ok",
                 CONTAINER,
-                "/tmp/.nx does not exist yet; Nx will create it, owned by you, 1777.",
-                hint=f"On a shared machine provision it for everyone: {PROVISION_COMMAND}",
+                wording.CONTAINER_NOT_YET,
+                advice=Advice(None, wording.PROVISION_FOR_EVERYONE.format(command=PROVISION_COMMAND)),
             )
         ]
     if not entry.is_dir:
         return []  # not reached by Nx's chain (a configured directory is in use)
     if entry.uid == 0 and entry.mode == 0o1777:
-        return [Finding("container", "ok", CONTAINER, "/tmp/.nx is provisioned for sharing: root:root-owned, 1777.")]
+        return [Finding("container", "ok", CONTAINER, wording.CONTAINER_PROVISIONED)]
     if entry.uid == env.uid and env.uid != 0:
         advice = offer_remedy(
             ctx,
             [Chown(CONTAINER, owner=0, group=0, needs_root=True), Chmod(CONTAINER, mode=0o1777, needs_root=True)],
-            "Hands /tmp/.nx to root, 1777, so every user can keep a private directory in it.",
+            wording.CONTAINER_HAND_TO_ROOT,
         )
         from .checks_host import container_boot_rule  # a boot rule, not the first run, may have made it
 
         rule = container_boot_rule(ctx.view)
-        made = (
-            "the first user to run Nx made it"
-            if rule is None
-            else f"the tmpfiles.d rule at {rule.where} makes it at boot"
-        )
         return [advised_finding("container", "info", CONTAINER,
-                         f"/tmp/.nx is yours ({made}): normal on a single-user machine, "
-                         "but every other user will be demoted to ~/.nx.", advice)]
+                                wording.container_yours(None if rule is None else rule.where), advice)]
     return [
         Finding(
             "container",
             "ok",
             CONTAINER,
-            f"/tmp/.nx passes the shared-root guard for you (owner uid {entry.uid}, mode {mode_text(entry)}).",
+            wording.CONTAINER_PASSES.format(uid=entry.uid, mode=mode_text(entry)),
         )
     ]
 
@@ -385,43 +348,41 @@ def check_outcome(ctx: Context) -> list[Finding]:
         return []  # the configuration check, or the filesystem check, says it
     if root.tier is None:
         failure = root.failure
-        advice = _first_fix(ctx, failure) if failure else Advice(None, "No refusal was recorded to fix.")
+        advice = _first_fix(ctx, failure) if failure else Advice(None, wording.NO_REFUSAL_RECORDED)
         return [
             advised_finding(
                 "outcome",
                 "error",
                 failure.dir if failure else None,
-                "Nx cannot establish any socket directory: every command that needs the daemon or plugins fails.",
+                wording.NO_SOCKET_DIRECTORY,
                 advice,
             )
         ]
     first = _first_fix(ctx, root.refusals[0]) if root.refusals else Advice(None, None)
-    if first.command is not None:
-        first = first._replace(
-            hint=f"The fix of the first refusal above, {root.refusals[0].dir}: {first.hint or ''}".rstrip(": ")
-        )
+    if first.remedy is not None:
+        first = first._replace(hint=wording.first_refusal_fix(root.refusals[0].dir, first.hint))
     if root.tier == "home":
         return [
             advised_finding(
                 "outcome",
                 "warn",
                 root.root,
-                f"Nx is demoted to {root.root}: the shared container could not be used.",
-                first if first.command or first.hint else Advice(None, "Nx works from there; nothing needs fixing."),
+                wording.DEMOTED_HOME.format(root=root.root),
+                first if first.remedy is not None or first.hint else Advice(None, wording.NOTHING_NEEDS_FIXING),
             )
         ]
     if root.tier == "workspace":
-        note = "A sandbox allowlist for /tmp/.nx or ~/.nx does not cover this directory."
+        note = wording.ALLOWLIST_MISSES_WORKSPACE
         return [
             advised_finding(
                 "outcome",
                 "warn",
                 root.root,
-                f"Nx falls back to {root.root}, inside the workspace: its paths grow with the checkout's depth.",
+                wording.DEMOTED_WORKSPACE.format(root=root.root),
                 first._replace(hint=" ".join(x for x in (first.hint, note) if x)),
             )
         ]
-    return [Finding("outcome", "ok", root.root, f"Nx uses {root.root} ({root.tier}).")]
+    return [Finding("outcome", "ok", root.root, wording.OUTCOME.format(root=root.root, tier=root.tier))]
 
 
 def check_configuration(ctx: Context) -> list[Finding]:
@@ -449,7 +410,7 @@ def check_configuration(ctx: Context) -> list[Finding]:
                 "configuration",
                 "error",
                 root.refused_configured_dir,
-                f"{name}={root.refused_configured_dir} is refused, so Nx drops it for the workspace fallback.",
+                wording.CONFIGURED_REFUSED.format(name=name, directory=root.refused_configured_dir),
                 advice,
             )
         )
@@ -471,8 +432,8 @@ def check_configuration(ctx: Context) -> list[Finding]:
                     "configuration",
                     "error",
                     root.root,
-                    f"{name}={root.root} is not writable by you (owner uid {entry.uid}, mode {mode_text(entry)}): "
-                    "this Nx cannot listen there, so its daemon and plugin workers fail (EACCES).",
+                    wording.NOT_WRITABLE_LEGACY.format(name=name, directory=root.root, uid=entry.uid,
+                                                       mode=mode_text(entry)),
                     advice,
                 )
             )
@@ -480,7 +441,7 @@ def check_configuration(ctx: Context) -> list[Finding]:
         name = data.source.split(" ", 1)[0]
         advice = ctx.remedies.offer(configuration_fix(ctx.remedies, name, "workspace data directory"))
         found.append(advised_finding("configuration", "error" if data.refused else "warn", data.dir,
-                              f"The workspace data directory is not safe: {data.untrusted_reason}.", advice))
+                                     wording.DATA_DIR_UNSAFE.format(reason=data.untrusted_reason), advice))
     return found
 
 
@@ -493,17 +454,14 @@ def check_path_budget(ctx: Context) -> list[Finding]:
                     "path-budget",
                     "error",
                     placement.pattern,
-                    f"The {kind} socket path is {placement.length} characters, over Nx's limit of {BUDGET}.",
+                    wording.SOCKET_PATH_TOO_LONG.format(kind=kind, length=placement.length, budget=BUDGET),
                 )
             )
     if found:
         advice = ctx.remedies.offer(socket_export(ctx.remedies))
-        if advice.command is None:
-            advice = Advice(
-                None,
-                "No shorter directory that passes every rule was found; choose one you own. " + (advice.hint or ""),
-            )
-        found = [f._replace(remedy=advice.command, hint=advice.hint, steps=advice.steps) for f in found]
+        if advice.remedy is None:
+            advice = Advice(None, wording.no_shorter_directory(advice.hint))
+        found = [f._replace(advice=advice) for f in found]
     return found
 
 
@@ -524,19 +482,18 @@ def mount_refusal(ctx: Context, refusal: Refusal) -> tuple[str, Mount] | None:
     if mount is None:
         return None
     if refusal.kind in ("not-tightenable", "peer-writable-not-sticky") and not mount.keeps_modes:
-        return "keeps no mode of its own (chmod is silently ignored)", mount
+        return wording.FILESYSTEM_KEEPS_NO_MODE, mount
     if refusal.kind == "not-created" and (refusal.errno == "EROFS" or mount.read_only):
-        return "is mounted read-only", mount
+        return wording.FILESYSTEM_READ_ONLY, mount
     return None
 
 
 def _sockets_elsewhere(ctx: Context, why: str) -> Advice:
     """Nx's sockets moved to a directory of the user's own on a local, writable filesystem, or why nxsock has none."""
     advice = ctx.remedies.offer(socket_export(ctx.remedies))
-    if advice.command is None:
-        return Advice(None, f"{why} No directory of your own on a local, writable filesystem was found to suggest: set "
-                            "NX_SOCKET_DIR to one (for example under $XDG_RUNTIME_DIR).")
-    return advice._replace(hint=f"{why} {advice.hint or ''}".strip())
+    if advice.remedy is None:
+        return Advice(None, wording.sockets_elsewhere_none(why))
+    return advice._replace(hint=wording.reason_then(why, advice.hint))
 
 
 def mount_advice(ctx: Context, refusal: Refusal) -> tuple[str, Advice] | None:
@@ -545,8 +502,8 @@ def mount_advice(ctx: Context, refusal: Refusal) -> tuple[str, Advice] | None:
     if found is None:
         return None
     why, mount = found
-    sentence = f"{refusal.dir} is on {filesystem_name(mount)}, which {why}"
-    return sentence, _sockets_elsewhere(ctx, "No command changes that filesystem; the sockets go elsewhere.")
+    sentence = wording.LEVEL_ON_FILESYSTEM.format(directory=refusal.dir, filesystem=filesystem_name(mount), why=why)
+    return sentence, _sockets_elsewhere(ctx, wording.FILESYSTEM_UNCHANGED)
 
 
 def check_filesystems(ctx: Context) -> list[Finding]:
@@ -556,23 +513,22 @@ def check_filesystems(ctx: Context) -> list[Finding]:
     if root.listen_fails is None or root.root is None:
         return []
     mount = _mount_under(ctx, root.root)
-    where = filesystem_name(mount) if mount is not None else "a filesystem"
+    where = filesystem_name(mount) if mount is not None else wording.A_FILESYSTEM
     configured = root.configured[0] if root.tier == "configured" and root.configured else None
-    why = ("Removing the file Nx leaves named like its socket does not help: Nx makes it again on every run; "
-           "the sockets must go to a local filesystem.")
+    why = wording.SOCKET_FILE_RETURNS
     advice = _sockets_elsewhere(ctx, why)
     if configured is not None:
         fix = ctx.remedies.offer(
             configuration_fix(ctx.remedies, configured, "socket directory"), socket_export(ctx.remedies)
         )
-        advice = fix._replace(hint=f"{why} {fix.hint or ''}".strip())
+        advice = fix._replace(hint=wording.reason_then(why, fix.hint))
     return [
         advised_finding(
             "filesystem",
             "error",
             root.root,
-            f"Nx would put its sockets in {root.root} ({root.tier}), on {where}, which cannot hold unix "
-            f"sockets: its listen fails ({root.listen_fails}), so its daemon and plugin workers fail.",
+            wording.NO_UNIX_SOCKETS_THERE.format(root=root.root, tier=root.tier, filesystem=where,
+                                                 errno=root.listen_fails),
             advice,
         )
     ]
@@ -601,19 +557,24 @@ def check_workspace_writable(ctx: Context) -> list[Finding]:
     blocker = dirname(level)
     entry = ctx.view.stat(blocker)
     mount = _mount_under(ctx, blocker)
+    yours = False  # the level is the user's own: a umask, not an owner, may be what refuses
     if errno_text == "EROFS" or (mount is not None and mount.read_only):
-        cause = f"{blocker} is on {filesystem_name(mount) if mount else 'a filesystem'}, mounted read-only"
+        cause = wording.BLOCKER_READ_ONLY.format(blocker=blocker,
+                                                 filesystem=filesystem_name(mount) if mount else wording.A_FILESYSTEM)
     elif isinstance(entry, Entry) and entry.uid != env.uid:
-        cause = f"{blocker} belongs to uid {entry.uid} (mode {mode_text(entry)})"
+        cause = wording.BLOCKER_FOREIGN.format(blocker=blocker, uid=entry.uid, mode=mode_text(entry))
     elif isinstance(entry, Entry):
-        cause = f"{blocker} is yours but not writable (mode {mode_text(entry)})"
+        cause = wording.BLOCKER_NOT_WRITABLE.format(blocker=blocker, mode=mode_text(entry))
+        yours = True
     elif env.umask & 0o700:
-        cause = f"{blocker} would be made {0o777 & ~env.umask:04o} under your umask {env.umask:04o}"
+        cause = wording.BLOCKER_UMASK.format(blocker=blocker, made=format(0o777 & ~env.umask, "04o"),
+                                             umask=format(env.umask, "04o"))
+        yours = True
     else:
-        cause = f"{blocker} cannot be inspected"
-    message = (f"Nx cannot create {level} ({errno_text}): {cause}. Every Nx command writes its workspace data there "
-               f"({data.dir}, from {data.source}), so it fails with {errno_text}.")
-    umask = umask_cause(ctx.remedies, level) if cause.startswith((f"{blocker} is yours", f"{blocker} would")) else None
+        cause = wording.BLOCKER_UNINSPECTABLE.format(blocker=blocker)
+    message = wording.DATA_DIR_NOT_CREATED.format(level=level, errno=errno_text, cause=cause, directory=data.dir,
+                                                  source=data.source)
+    umask = umask_cause(ctx.remedies, level) if yours else None
     advice = ctx.remedies.offer(umask) if umask is not None else _data_elsewhere(ctx, sim)
     return [advised_finding("workspace-writable", "error", level, message, advice)]
 
@@ -626,7 +587,5 @@ def _data_elsewhere(ctx: Context, sim: t.Any) -> Advice:
     if suggestion is not None and make_parents(sim, join(suggestion, "d")) is None:
         return ctx.remedies.offer(Remedy(
             (Export(variable="NX_WORKSPACE_DATA_DIRECTORY", value=suggestion),),
-            f"Keeps Nx's workspace data (its caches and the daemon's files) in {suggestion}, a directory of your own "
-            "on a writable filesystem (add it to your shell's profile, or the workspace's .env, to keep it)."))
-    return Advice(None, "No directory of your own on a writable filesystem was found to suggest: set "
-                        "NX_WORKSPACE_DATA_DIRECTORY to one.")
+            wording.DATA_DIR_ELSEWHERE.format(directory=suggestion)))
+    return Advice(None, wording.NO_DATA_DIR_SUGGESTION)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from ..core import wording
 from ..core._pathname import dirname, join
 from ..core.fsview import OVERFLOW_UID, Entry, FsView
 from ..core.guards import Refusal
@@ -48,9 +49,8 @@ def check_unix_sockets(ctx: Context) -> list[Finding]:
     advice = ctx.remedies.offer(
         sandbox_remedy({m: v for m in SANDBOX_MARKERS if (v := env.get(m))}, env.platform, ctx.sandbox)
     )
-    return [advised_finding("unix-sockets", "error", None,
-                     f"This process may not create unix sockets ({ctx.unix_sockets}): a sandbox's policy refuses them, "
-                     "so Nx's daemon and plugin workers cannot listen anywhere.", advice)]
+    return [advised_finding("unix-sockets", "error", None, wording.NO_UNIX_SOCKETS.format(errno=ctx.unix_sockets),
+                            advice)]
 
 
 def _socket_dirs(res: Resolution, view: FsView) -> list[str]:
@@ -120,33 +120,30 @@ def check_sockets(ctx: Context) -> list[Finding]:
             and re.fullmatch(r"[0-9a-f]{20}", directory.rsplit("/", 1)[-1])
         ):
             advice = offer_remedy(ctx, [RemoveTree(directory, needs_root=True)],
-                            f"Removes that directory of uid {level.uid}; it is never handed to you.")
+                                  wording.FOREIGN_RUN_DIRECTORY_REMOVAL.format(uid=level.uid))
             found.append(
                 advised_finding(
                     "sockets",
                     "error",
                     directory,
-                    f"{directory} belongs to uid {level.uid}: connecting to the daemon socket in it fails (EACCES).",
+                    wording.FOREIGN_RUN_DIRECTORY.format(directory=directory, uid=level.uid),
                     advice,
                 )
             )
     for path, entry, result in ctx.sockets:
         if entry.kind != "socket":
-            advice = offer_remedy(
-                ctx, [Remove(path)], f"Removes the {entry.kind} where Nx binds a socket; Nx binds a fresh one."
-            )
-            found.append(advised_finding("sockets", "warn", path, f"{path} is a {entry.kind}, not a socket.", advice))
+            advice = offer_remedy(ctx, [Remove(path)], wording.NOT_A_SOCKET_REMOVAL.format(kind=entry.kind))
+            message = wording.NOT_A_SOCKET.format(path=path, kind=entry.kind)
+            found.append(advised_finding("sockets", "warn", path, message, advice))
             continue
         if entry.uid != uid:
-            advice = offer_remedy(
-                ctx, [Remove(path)], f"Removes the socket of uid {entry.uid}, so your Nx binds its own there."
-            )
+            advice = offer_remedy(ctx, [Remove(path)], wording.FOREIGN_SOCKET_REMOVAL.format(uid=entry.uid))
             found.append(
                 advised_finding(
                     "sockets",
                     "error",
                     path,
-                    f"{path} belongs to uid {entry.uid}: dialling it reaches another user's process.",
+                    wording.FOREIGN_SOCKET.format(path=path, uid=entry.uid),
                     advice,
                 )
             )
@@ -155,14 +152,14 @@ def check_sockets(ctx: Context) -> list[Finding]:
         # mode, guarded by their owner-only directory.
         made = ctx.resolution.rules.socket_mode if path.endswith("/d.sock") else None
         if made is not None and entry.mode & 0o077 & ~made:
-            advice = offer_remedy(ctx, [Chmod(path, mode=made)], "Restricts the socket to you, as Nx makes it.")
+            advice = offer_remedy(ctx, [Chmod(path, mode=made)], wording.SOCKET_MODE_FIX)
             found.append(
                 advised_finding(
                     "sockets",
                     "warn",
                     path,
-                    f"{path} has mode {mode_text(entry)}; Nx {ctx.resolution.rules.release} "
-                    f"makes its daemon socket {made:04o}.",
+                    wording.SOCKET_MODE.format(path=path, mode=mode_text(entry), release=ctx.resolution.rules.release,
+                                               made=format(made, "04o")),
                     advice,
                 )
             )
@@ -179,15 +176,8 @@ def _young(ctx: Context) -> bool:
 
 def reset_remedy(young: bool) -> Remedy:
     if young:
-        return Remedy(
-            (RunNxsock(NxsockCommand.RESET_FORCE),),
-            "Removes your dead Nx runtime state, including what changed in the last minute (reset "
-            "keeps that unless forced).",
-        )
-    return Remedy(
-        (RunNxsock(NxsockCommand.RESET),),
-        "Removes your dead Nx runtime state: stale sockets, dead directories, a dead daemon's record.",
-    )
+        return Remedy((RunNxsock(NxsockCommand.RESET_FORCE),), wording.RESET_FORCE_REMOVES)
+    return Remedy((RunNxsock(NxsockCommand.RESET),), wording.RESET_REMOVES)
 
 
 def _probe_finding(view: FsView, path: str, result: str | None, uid: int, remedies: RemedyContext | None = None,
@@ -197,21 +187,19 @@ def _probe_finding(view: FsView, path: str, result: str | None, uid: int, remedi
 
         remedies = plain_context(view, uid, uid)
     if result == "answers":
-        return Finding("sockets", "ok", path, f"{path} answers.")
+        return Finding("sockets", "ok", path, wording.SOCKET_ANSWERS.format(path=path))
     if result == "ECONNREFUSED":
         return advised_finding(
             "sockets",
             "warn",
             path,
-            f"ECONNREFUSED: nothing listens on {path}; it is stale.",
+            wording.SOCKET_STALE.format(path=path),
             remedies.offer(reset_remedy(young)),
         )
     if result == "EACCES":
         if _permits(view, path, uid):
-            return Finding("sockets", "error", path,
-                           f"EACCES connecting to {path} although its modes and owners allow it: a security policy "
-                           "(SELinux, AppArmor, Landlock) refuses; chmod would not help.",
-                           hint="No command: allow unix-socket connects for Nx in that policy or sandbox.")
+            return Finding("sockets", "error", path, wording.SOCKET_POLICY_REFUSES.format(path=path),
+                           advice=Advice(None, wording.SOCKET_POLICY_NO_COMMAND))
         steps = []
         sock = view.lstat(path)
         holder = view.lstat(dirname(path))
@@ -220,15 +208,15 @@ def _probe_finding(view: FsView, path: str, result: str | None, uid: int, remedi
         if isinstance(holder, Entry) and holder.uid == uid and not holder.mode & 0o100:
             steps.append(Chmod(dirname(path), mode=holder.mode | 0o100))
         advice = (
-            remedies.offer(Remedy(tuple(steps), "Gives you back write on the socket and search on its directory."))
+            remedies.offer(Remedy(tuple(steps), wording.SOCKET_ACCESS_FIX))
             if steps
-            else Advice(None, "A level further up refuses you; nxsock changes only Nx's own levels.")
+            else Advice(None, wording.SOCKET_LEVEL_ABOVE)
         )
         return advised_finding(
             "sockets",
             "error",
             path,
-            f"EACCES connecting to {path}: a mode or owner on it or a directory above refuses you.",
+            wording.SOCKET_MODE_REFUSES.format(path=path),
             advice,
         )
     if result == "EPERM":
@@ -236,13 +224,13 @@ def _probe_finding(view: FsView, path: str, result: str | None, uid: int, remedi
             "sockets",
             "error",
             path,
-            f"EPERM connecting to {path}: a sandbox policy (seccomp, Seatbelt) forbids unix sockets.",
-            hint="No command: allow unix sockets in the sandbox's settings (srt: allowAllUnixSockets).",
+            wording.SOCKET_SANDBOX_FORBIDS.format(path=path),
+            advice=Advice(None, wording.SOCKET_SANDBOX_NO_COMMAND),
         )
     if result == "EROFS":
-        return Finding("sockets", "error", path, f"EROFS at {path}: a read-only mount, typically a sandbox's bind.",
-                       hint="No command: make the socket directory writable in the sandbox.")
-    return Finding("sockets", "info", path, f"{path}: {result or 'not probed'}.")
+        return Finding("sockets", "error", path, wording.SOCKET_READ_ONLY.format(path=path),
+                       advice=Advice(None, wording.SOCKET_READ_ONLY_NO_COMMAND))
+    return Finding("sockets", "info", path, wording.SOCKET_PROBED.format(path=path, result=result or "not probed"))
 
 
 def _listeners(view: FsView) -> dict[str, list[int]] | None:
@@ -285,8 +273,7 @@ def check_socket_owner(ctx: Context) -> list[Finding]:
     for path in answering:
         pids = (owners or {}).get(path, [])
         if not pids:
-            found.append(Finding("socket-owner", "info", path, f"Cannot tell who listens on {path} (another user's "
-                                 "process, or another network namespace); not guessing."))
+            found.append(Finding("socket-owner", "info", path, wording.LISTENER_UNKNOWN.format(path=path)))
             continue
         pid = pids[0]
         cwd = view.readlink(f"/proc/{pid}/cwd")
@@ -297,17 +284,13 @@ def check_socket_owner(ctx: Context) -> list[Finding]:
         serves_other = isinstance(cwd, str) and not (cwd == ws or cwd.startswith(ws.rstrip("/") + "/"))
         not_recorded = path.endswith("/d.sock") and record is not None and record.pid is not None and record.pid != pid
         severity: Severity = "warn" if serves_other or not_recorded else "ok"
-        why = (" — it serves another workspace" if serves_other else "") + (
-            " — not the recorded daemon" if not_recorded else ""
-        )
         found.append(
             Finding(
                 "socket-owner",
                 severity,
                 path,
-                f"pid {pid} listens on {path}: {command} (in {where}){why}.",
-                None,
-                "Give each checkout its own NX_SOCKET_DIR (or none)." if severity == "warn" else None,
+                wording.listener(pid, path, command, where, serves_other, not_recorded),
+                Advice(None, wording.LISTENER_ELSEWHERE_HINT if severity == "warn" else None),
             )
         )
     return found
@@ -371,40 +354,23 @@ def check_root_leftovers(ctx: Context) -> list[Finding]:
     steps: list[Step] = [StopProcess(pid=pid, owner=uid, needs_root=True) for pid, uid in daemons if uid == 0]
     said = []
     if daemons:
-        said.append(
-            "; ".join(
-                f"pid {pid}, a daemon of {'root' if uid == 0 else f'uid {uid}'}, serves this workspace"
-                for pid, uid in daemons
-            )
-        )
+        said.append("; ".join(wording.foreign_daemon(pid, uid) for pid, uid in daemons))
     if foreign:
         top = foreign[0]
         entry = view.lstat(top)
         owner = entry.uid if isinstance(entry, Entry) else None
         steps.append(RemoveTree(top, needs_root=True))
-        said.append(
-            f"{top} belongs to {'root' if owner == 0 else f'uid {owner}'} (mode "
-            f"{format_mode(entry.mode) if isinstance(entry, Entry) else '?'}), "
-            "so your Nx cannot write its daemon's log and record there (EACCES)"
-        )
+        mode = format_mode(entry.mode) if isinstance(entry, Entry) else "?"
+        said.append(wording.foreign_daemon_level(top, owner, mode))
     owners = {uid for _, uid in daemons} | {
         e.uid for e in (view.lstat(level) for level in foreign) if isinstance(e, Entry)
     }
-    prefix = (
-        "Left by running Nx as root (sudo nx): "
-        if owners == {0}
-        else "Another user's Nx serves or owns this workspace: "
-    )
-    message = prefix + "; ".join(said) + "."
-    changes = (
-        "Stops root's daemon and removes its files; " if steps and steps[0].verb == "stop-process" else "Removes them; "
-    ) + "your Nx recreates its own on the next command."
-    others = [f"pid {pid} is uid {uid}'s: ask them to stop it (nx daemon --stop)" for pid, uid in daemons if uid != 0]
-    advice = offer_remedy(ctx, steps, changes) if steps else Advice(None, "No command: " + "; ".join(others) + ".")
-    if others and advice.command is not None:
-        advice = advice._replace(
-            hint=f"{advice.hint} Another user's daemon is theirs to stop: " + "; ".join(others) + "."
-        )
+    message = wording.root_leftovers(owners == {0}, said)
+    changes = wording.root_leftovers_removal(bool(steps) and steps[0].verb == "stop-process")
+    others = [wording.others_daemon(pid, uid) for pid, uid in daemons if uid != 0]
+    advice = offer_remedy(ctx, steps, changes) if steps else Advice(None, wording.others_daemons_no_command(others))
+    if others and advice.remedy is not None:
+        advice = advice._replace(hint=wording.others_daemons_also(advice.hint, others))
     path = foreign[0] if foreign else ctx.resolution.workspace_data.daemon_dir
     return [advised_finding("daemon-record", "error", path, message, advice)]
 
@@ -416,12 +382,9 @@ def check_daemon(ctx: Context) -> list[Finding]:
     record = res.daemon_record
     if record is not None and not found:
         if record.problem:
-            advice = offer_remedy(
-                ctx, [Remove(record.file)], "Removes the unreadable record; the daemon writes a new one when it starts."
-            )
-            found.append(
-                advised_finding("daemon-record", "warn", record.file, f"The daemon's record {record.problem}.", advice)
-            )
+            advice = offer_remedy(ctx, [Remove(record.file)], wording.RECORD_UNREADABLE_REMOVAL)
+            found.append(advised_finding("daemon-record", "warn", record.file,
+                                         wording.RECORD_PROBLEM.format(problem=record.problem), advice))
         else:
             if record.alive is False:
                 found.append(
@@ -429,28 +392,26 @@ def check_daemon(ctx: Context) -> list[Finding]:
                         "daemon-record",
                         "warn",
                         record.file,
-                        f"The recorded daemon (pid {record.pid}) is not running.",
+                        wording.RECORD_NOT_RUNNING.format(pid=record.pid),
                         ctx.remedies.offer(reset_remedy(_young(ctx))),
                     )
                 )
             if record.nx_version and res.environment.nx_version and record.nx_version != res.environment.nx_version:
-                stop = Remedy(
-                    (RunNx(NxCommand.DAEMON_STOP),),
-                    "Stops the old daemon; Nx starts one of the installed version on the next command.",
-                )
+                stop = Remedy((RunNx(NxCommand.DAEMON_STOP),), wording.DAEMON_STOP_RESTARTS)
                 found.append(
                     advised_finding(
                         "daemon-record",
                         "warn",
                         record.file,
-                        f"The daemon runs Nx {record.nx_version}; "
-                        f"{res.environment.nx_version} is installed. Nx restarts it on the next command.",
+                        wording.RECORD_OTHER_VERSION.format(running=record.nx_version,
+                                                            installed=res.environment.nx_version),
                         ctx.remedies.offer(stop),
                     )
                 )
             if record.connect not in (None, "answers"):
                 found.append(advised_finding("daemon-record", "warn", record.socket_path,
-                                      f"The recorded socket {record.socket_path} does not answer ({record.connect}).",
+                                      wording.RECORD_SOCKET_SILENT.format(socket=record.socket_path,
+                                                                          result=record.connect),
                                       ctx.remedies.offer(reset_remedy(_young(ctx)))))
             elif record.connect == "answers" and record.client_refusal is not None:
                 found.append(_client_refuses(ctx, record.pid, record.socket_path, record.client_refusal))
@@ -460,23 +421,21 @@ def check_daemon(ctx: Context) -> list[Finding]:
                         "daemon-record",
                         "ok",
                         record.socket_path,
-                        f"The daemon (pid {record.pid}) is running and answers.",
+                        wording.RECORD_ANSWERS.format(pid=record.pid),
                     )
                 )
     marker = join(res.workspace_data.daemon_dir, "disabled")
     reason = view.read_text(marker, 4096)
     if isinstance(reason, str):
         lines = _text_lines(reason, 12)
-        advice = offer_remedy(ctx, [Remove(marker)], "Removes the marker, so Nx starts its daemon again.",
-                        Remedy((RunNx(NxCommand.RESET),), "Nx's own reset, which also clears its caches."))
+        advice = offer_remedy(ctx, [Remove(marker)], wording.MARKER_REMOVAL,
+                              Remedy((RunNx(NxCommand.RESET),), wording.NX_RESET_CLEARS))
         found.append(
             advised_finding(
                 "daemon-disabled",
                 "warn",
                 marker,
-                "The daemon is disabled until `nx reset`; the reason it recorded:"
-                if lines
-                else "The daemon is disabled until `nx reset` (the marker gives no reason).",
+                wording.daemon_disabled(bool(lines)),
                 advice,
                 lines,
             )
@@ -485,8 +444,9 @@ def check_daemon(ctx: Context) -> list[Finding]:
     text = view.read_text(log, 1 << 16)
     if isinstance(text, str) and text.strip():
         error, context = _daemon_error(text)
-        found.append(Finding("daemon-error", "info", log, f"Last daemon error ({_classify(text)}): {error}",
-                             hint=f"The whole error is in {log}.", detail=context))
+        found.append(Finding("daemon-error", "info", log,
+                             wording.LAST_DAEMON_ERROR.format(kind=_classify(text), error=error),
+                             advice=Advice(None, wording.WHOLE_ERROR_IN.format(log=log)), detail=context))
     return found
 
 
@@ -494,10 +454,7 @@ def _client_refuses(ctx: Context, pid: int | None, socket: str | None, refusal: 
     """The daemon answers a plain connect, but Nx's own client (24.0.5 and later) will not dial it from here."""
     res = ctx.resolution
     verdict = res.user_namespace_sandbox
-    message = (
-        f"The daemon (pid {pid}) answers a plain connect, but Nx {res.environment.nx_version or ''}'s client refuses "
-        f"its socket: {describe(refusal)}"
-    ).replace("  ", " ")
+    message = wording.client_refuses(pid, res.environment.nx_version, describe(refusal))
     if verdict is not None and verdict.inside and not verdict.usable and refusal.uid == OVERFLOW_UID:
         advice = ctx.remedies.offer(run_inside_remedy(marker_warning(verdict)))
         return advised_finding("daemon-record", "warn", socket, message, advice)
@@ -526,13 +483,13 @@ def _daemon_error(text: str) -> tuple[str, tuple[str, ...]]:
 
 
 def _classify(text: str) -> str:
-    for pattern, label in (
-        (r"EACCES|EPERM", "refused by a permission or policy"),
-        (r"EADDRINUSE", "socket already in use"),
-        (r"maximum socket length", "socket path too long"),
-        (r"ENOENT", "missing directory"),
-        (r"inotify", "out of inotify watches"),
+    for pattern, kind in (
+        (r"EACCES|EPERM", "refused"),
+        (r"EADDRINUSE", "in-use"),
+        (r"maximum socket length", "too-long"),
+        (r"ENOENT", "missing"),
+        (r"inotify", "inotify"),
     ):
         if re.search(pattern, text):
-            return label
-    return "other"
+            return wording.DAEMON_ERROR_KINDS[kind]
+    return wording.DAEMON_ERROR_KINDS["other"]

@@ -38,6 +38,7 @@ from .checks_sockets import check_daemon, check_socket_owner, check_sockets, che
 from .findings import Context, Finding
 
 if t.TYPE_CHECKING:
+    from ..core.wording import Advice
     from .binding_cache import Loadability
 
 __all__ = ["CHECKS", "FINDING_DESCRIPTIONS", "FINDING_IDS", "TABLE", "Check", "gather", "run_checks", "status_of"]
@@ -234,14 +235,14 @@ def gather(resolution: Resolution, view: FsView, sandbox: str | None = None, *, 
     env = resolution.environment
     remedies = context_for(resolution, view, pasted_by_root=pasted_by_root, nxsock_for_root=nxsock_for_root)
 
-    def remove_command(path: str) -> str | None:
-        return remedies.offer(entry_removal(path)).command
+    def removal(path: str) -> Advice:
+        return remedies.offer(entry_removal(path))
 
     triple = host_triple()
     binding = find_binding(env, view, triple, resolution.rules)
     presence = None if env.simulated else binding_presence(env, view, triple, binding is not None)
     listing = list_cache(resolution, view, binding)
-    verdict = verify(listing, remove_command, resolution.rules, env.nx_version) if env.nx_version is not None else None
+    verdict = verify(listing, removal, resolution.rules, env.nx_version) if env.nx_version is not None else None
     leftovers = len(prune_plan(listing, env.nx_version, env.uid))
     dead, _ = reset(resolution, dry_run=True)
     legacy_all, _ = reset(resolution, dry_run=True, legacy=True)

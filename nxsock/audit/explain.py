@@ -184,11 +184,22 @@ class Answer(t.NamedTuple):
     cause."""
 
     message: Message
-    remedy: str | None  # None: no safe command; the hint says why
-    hint: str | None
+    advice: Advice  # the vetted remedy (``None``: no safe command; the hint says why); the output renders it
     source: str  # "this machine" (a doctor finding shows the cause) | "general" (the message's own remedy)
     finding: str | None  # the id of the finding whose remedy it is
-    steps: tuple[Step, ...] = ()  # the vetted steps *remedy* renders: a whole remedy is built from them
+
+    @property
+    def hint(self) -> str | None:
+        return self.advice.hint
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """The vetted steps: a whole remedy is built from them."""
+        return self.advice.steps
+
+    def with_hint(self, hint: str | None, message: Message | None = None) -> Answer:
+        """This answer with another sentence (and, given, another message): the same remedy."""
+        return self._replace(message=message or self.message, advice=self.advice._replace(hint=hint))
 
 
 def sandbox_format(env: t.Mapping[str, str], platform: str) -> str | None:
@@ -955,13 +966,11 @@ class _Finding(t.Protocol):
     @property
     def path(self) -> str | None: ...
     @property
-    def remedy(self) -> str | None: ...
+    def advice(self) -> Advice | None: ...
     @property
     def hint(self) -> str | None: ...
     @property
     def message(self) -> str: ...
-    @property
-    def steps(self) -> tuple[Step, ...]: ...
 
 
 def answer_all(
@@ -985,8 +994,8 @@ def answer_all(
         if whole is not None and message.matched in _CONSEQUENCES:
             # The marker and the absent daemon are what the cause left: its whole remedy (or why none) clears both.
             borrowed = f"As for the {whole.message.matched} message that caused it."
-            mine = whole._replace(message=message, hint=(f"{whole.hint} ({borrowed})" if whole.remedy is None
-                                                         else f"{borrowed} {whole.hint or ''}".strip()))
+            mine = whole.with_hint(f"{whole.hint} ({borrowed})" if whole.advice.remedy is None
+                                   else f"{borrowed} {whole.hint or ''}".strip(), message)
         if message.matched in WRAPPERS and mine.source == "general":
             causes = [a for a in own[index + 1:] + own[:index][::-1]
                       if a.message.matched not in WRAPPERS and a.message.matched != "daemon-disabled"]
@@ -995,10 +1004,10 @@ def answer_all(
                 borrowed = f"As for the {carried.message.matched} message it carries."
                 hint = (
                     f"{carried.hint} ({borrowed})"
-                    if carried.remedy is None  # the reason there is no command still comes first
+                    if carried.advice.remedy is None  # the reason there is no command still comes first
                     else f"{borrowed} {carried.hint or ''}".strip()
                 )
-                mine = carried._replace(message=message, hint=hint)
+                mine = carried.with_hint(hint, message)
         elif offer is not None and message.matched == "daemon-disabled":
             mine = _with_marker_cleared(mine, own, offer)
         elif offer is not None and message.matched == "read-only-fs":
@@ -1012,15 +1021,16 @@ def _own(message: Message, findings: t.Sequence[_Finding], finding_ids: t.Mappin
     """One message's own answer: whole, or found on this machine by its own builder, or from the findings."""
     if message.matched in _WHOLE:
         return _whole(message, findings, general)
-    if message.matched in _FOUND_BY_ITS_BUILDER and general.command is not None:
-        return Answer(message, general.command, general.hint, "this machine", None, general.steps)
+    if message.matched in _FOUND_BY_ITS_BUILDER and general.remedy is not None:
+        return Answer(message, general, "this machine", None)
     return answer(message, findings, finding_ids, general)
 
 
 def _with_marker_cleared(marker: Answer, own: t.Sequence[Answer], offer: t.Callable[[Remedy], Advice]) -> Answer:
     """The marker's answer made whole: the first cause in the paste with a command, then the marker removed."""
-    causes = [
-        a for a in own if a.message.matched not in WRAPPERS and a.message.matched not in _CONSEQUENCES and a.steps
+    causes = [  # a whole remedy is complete as it is: it already says what becomes of the marker
+        a for a in own if a.message.matched not in WRAPPERS and a.message.matched not in _CONSEQUENCES
+        and a.message.matched not in _WHOLE and a.steps
     ]
     if not causes:
         return marker
@@ -1029,9 +1039,9 @@ def _with_marker_cleared(marker: Answer, own: t.Sequence[Answer], offer: t.Calla
         return cause._replace(message=marker.message)
     advice = offer(Remedy((*cause.steps, RunNxsock(NxsockCommand.RESET_DAEMON_MARKER)),
                           MARKER_WITH_CAUSE.format(cause=cause.message.matched, changes=cause.hint or "")))
-    if advice.command is None:
+    if advice.remedy is None:
         return marker
-    return Answer(marker.message, advice.command, advice.hint, cause.source, cause.finding, advice.steps)
+    return Answer(marker.message, advice, cause.source, cause.finding)
 
 
 def _with_cache_moved(answer: Answer, offer: t.Callable[[Remedy], Advice]) -> Answer:
@@ -1042,9 +1052,9 @@ def _with_cache_moved(answer: Answer, offer: t.Callable[[Remedy], Advice]) -> An
         return answer
     advice = offer(Remedy((*answer.steps, Export(variable="NX_CACHE_DIRECTORY", value=f"{data.rstrip('/')}/cache")),
                           f"{answer.hint or ''} {READ_ONLY_CACHE_TOO}".strip()))
-    if advice.command is None:
+    if advice.remedy is None:
         return answer
-    return answer._replace(remedy=advice.command, hint=advice.hint, steps=advice.steps)
+    return answer._replace(advice=advice)
 
 
 def answer(
@@ -1061,7 +1071,7 @@ def answer(
     """
     ids = {i for check in message.checks for i in finding_ids.get(check, (check,))}
     candidates = [f for f in findings if f.id in ids and f.severity in ("warn", "error")
-                  and (f.remedy or (f.severity == "error" and f.hint))]
+                  and ((f.advice is not None and f.advice.remedy is not None) or (f.severity == "error" and f.hint))]
     if message.path is not None:
         candidates = [f for f in candidates if related(f.path, message.path)]
     # Of those: an error before a warning; then the finding about exactly that path; then one with a command; then
@@ -1069,15 +1079,19 @@ def answer(
     if candidates:
         exact = message.path.rstrip("/") if message.path else None
         best = min(
-            candidates, key=lambda f: (f.severity != "error", (f.path or "").rstrip("/") != exact, f.remedy is None)
+            candidates, key=lambda f: (f.severity != "error", (f.path or "").rstrip("/") != exact, _no_command(f))
         )
-        hint = best.hint
-        if best.remedy is None and not (hint or "").startswith(NO_SAFE_COMMAND):
-            hint = f"{NO_SAFE_COMMAND}: {hint}"
+        advice = best.advice or Advice(None, None)
+        if advice.remedy is None and not (advice.hint or "").startswith(NO_SAFE_COMMAND):
+            advice = advice._replace(hint=f"{NO_SAFE_COMMAND}: {advice.hint}")
         if message.matched in _BINDING_KINDS:  # why the binding does not load here, as the audit sees it
             message = message._replace(cause=f"On this machine: {best.message}")
-        return Answer(message, best.remedy, hint, "this machine", best.id, best.steps)
-    return Answer(message, general.command, general.hint, "general", None, general.steps)
+        return Answer(message, advice, "this machine", best.id)
+    return Answer(message, general, "general", None)
+
+
+def _no_command(finding: _Finding) -> bool:
+    return finding.advice is None or finding.advice.remedy is None
 
 
 #: Messages whose command is always their own whole remedy: a finding here fixes only a part (the record, the marker),
@@ -1097,10 +1111,8 @@ def _whole(message: Message, findings: t.Sequence[_Finding], general: Advice) ->
     ids = _WHOLE[message.matched]
     seen = sorted((f for f in findings if f.id in ids and f.severity != "ok"), key=lambda f: ids.index(f.id))
     if not seen:
-        return Answer(message, general.command, general.hint, "general", None)
+        return Answer(message, general, "general", None)
     # A finding that goes on to quote lines ("…; the reason it recorded:") is named without its colon clause.
     here = DAEMON_SEEN_HERE.format(what=" ".join((f.message.rsplit(";", 1)[0] if f.message.endswith(":") else f.message)
                                                  .rstrip(".") + "." for f in seen))
-    return Answer(
-        message._replace(cause=f"{message.cause} {here}"), general.command, general.hint, "this machine", seen[0].id
-    )
+    return Answer(message._replace(cause=f"{message.cause} {here}"), general, "this machine", seen[0].id)

@@ -41,14 +41,25 @@ SANDBOX_MARKERS = (
 
 
 class Finding(t.NamedTuple):
+    """What a check found: its id, severity, path and sentence, and its vetted advice (never rendered text: the
+    output renders the command from the advice's steps)."""
+
     id: str
     severity: Severity
     path: str | None
     message: str
-    remedy: str | None = None
-    hint: str | None = None
+    advice: Advice | None = None  # the vetted remedy and what it changes, or only why there is none
     detail: tuple[str, ...] = ()  # text read from disk (a marker's reason, a log's lines), shown as quoted lines
-    steps: tuple[Step, ...] = ()  # the remedy as values (what ``remedy`` renders)
+
+    @property
+    def hint(self) -> str | None:
+        """What the remedy changes, or why there is none."""
+        return self.advice.hint if self.advice is not None else None
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """The vetted steps ``--fix`` applies (empty when there is no command)."""
+        return self.advice.steps if self.advice is not None else ()
 
 
 class Context(t.NamedTuple):
@@ -75,17 +86,14 @@ def refusal_finding(
 ) -> Finding:
     advice = inside_advice(refusal, ctx.resolution.user_namespace_sandbox)
     if advice is not None:
-        return Finding(check, severity, refusal.dir, describe(refusal, purpose), None, advice)
-    remedy = remedy_for(refusal, ctx.remedies, purpose)
-    return Finding(
-        check, severity, refusal.dir, describe(refusal, purpose), remedy.command, remedy.hint, steps=remedy.steps
-    )
+        return Finding(check, severity, refusal.dir, describe(refusal, purpose), Advice(None, advice))
+    return Finding(check, severity, refusal.dir, describe(refusal, purpose), remedy_for(refusal, ctx.remedies, purpose))
 
 
 def advised_finding(
     check: str, severity: Severity, path: str | None, message: str, advice: Advice, detail: tuple[str, ...] = ()
 ) -> Finding:
-    return Finding(check, severity, path, message, advice.command, advice.hint, detail, advice.steps)
+    return Finding(check, severity, path, message, advice, detail)
 
 
 def offer_remedy(

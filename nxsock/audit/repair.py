@@ -48,6 +48,7 @@ from ..core.remedy import (
 
 if t.TYPE_CHECKING:
     from ..core.resolver import Resolution
+    from ..core.wording import Advice
     from .findings import Finding
 
 __all__ = [
@@ -69,15 +70,27 @@ ADVICE = "advice, not a remedy nxsock applies"
 class PlanItem(t.NamedTuple):
     """One distinct remedy, the findings it fixes, and whether nxsock applies it (``why`` is ``None``) or why not."""
 
-    command: str
-    steps: tuple[Step, ...]
-    changes: str | None  # the finding's hint: what the remedy changes
+    advice: Advice  # the first finding's: its vetted remedy and what it changes
     findings: tuple[Finding, ...]
     why: str | None = None
 
     @property
     def applies(self) -> bool:
         return self.why is None
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        return self.advice.steps
+
+    @property
+    def command(self) -> str:
+        """The line the remedy pastes, rendered from its steps."""
+        return self.advice.command or ""
+
+    @property
+    def changes(self) -> str | None:
+        """The finding's hint: what the remedy changes."""
+        return self.advice.hint
 
 
 class Plan(t.NamedTuple):
@@ -220,20 +233,19 @@ def _why_not(steps: t.Sequence[Step]) -> str | None:
 
 def make_plan(findings: t.Iterable[Finding]) -> Plan:
     """The remedies of the warnings and errors, one entry per distinct command, in report order."""
-    items: dict[str, PlanItem] = {}
+    items: dict[tuple[Step, ...], PlanItem] = {}
     bare: list[Finding] = []
     for finding in findings:
         if finding.severity not in ("warn", "error"):
             continue
-        if not finding.remedy:
+        if finding.advice is None or finding.advice.remedy is None:
             bare.append(finding)
             continue
-        known = items.get(finding.remedy)
+        known = items.get(finding.steps)
         if known is not None:
-            items[finding.remedy] = known._replace(findings=(*known.findings, finding))
+            items[finding.steps] = known._replace(findings=(*known.findings, finding))
             continue
-        items[finding.remedy] = PlanItem(finding.remedy, tuple(finding.steps), finding.hint, (finding,),
-                                         _why_not(finding.steps))
+        items[finding.steps] = PlanItem(finding.advice, (finding,), _why_not(finding.steps))
     every = list(items.values())
     return Plan(tuple(i for i in every if i.applies), tuple(i for i in every if not i.applies), tuple(bare))
 
@@ -417,10 +429,10 @@ def apply_plan(plan: Plan, policy: Policy, resolution: Resolution, tick: t.Calla
     return done
 
 
-def finding_key(finding: Finding) -> tuple[str, str | None, str | None]:
-    """What makes a finding the same one in the re-audit: its id and its path; without a path, its remedy too
+def finding_key(finding: Finding) -> tuple[str, str | None, tuple[Step, ...]]:
+    """What makes a finding the same one in the re-audit: its id and its path; without a path, its remedy's steps too
     (the leftovers of a reset and of a legacy reset have no path of their own)."""
-    return finding.id, finding.path, finding.remedy if finding.path is None else None
+    return finding.id, finding.path, finding.steps if finding.path is None else ()
 
 
 def verdicts(applied: t.Sequence[Applied], plan: Plan, after: t.Iterable[Finding]) -> list[Applied]:
@@ -454,6 +466,6 @@ def still_found(applied: t.Sequence[Applied], after: t.Iterable[Finding]) -> boo
 
 def unreached(plan: Plan, applied: t.Sequence[Applied]) -> list[Applied]:
     """The plan's items no step of which ran (Ctrl-C came first), as ``not-run``."""
-    reached = {entry.item.command for entry in applied}
+    reached = {entry.item.steps for entry in applied}
     return [Applied(item, tuple(StepResult(s, "not-run") for s in item.steps), "not-run", "stopped before it")
-            for item in plan.apply if item.command not in reached]
+            for item in plan.apply if item.steps not in reached]

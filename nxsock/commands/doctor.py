@@ -12,14 +12,15 @@ import typing as t
 import click
 
 from ..core.host_overrides import HostOverrides
+from ..core.sandbox_formats import FORMATS
 from ._resolution import BadValuePointing, nxsock_for_root, reading_host_options, uid_value
 from .summaries import summarized
 
 if t.TYPE_CHECKING:
     from ..audit.request import DoctorRequest, Output
 
-#: The sandboxes ``--sandbox`` names: the ``paths --format`` values that are sandboxes.
-SANDBOX_FORMATS = ("bwrap", "srt", "claude", "codex", "codex-profile", "flatpak", "docker", "seatbelt")
+#: The sandboxes ``--sandbox`` names: the ``paths --format`` values that are sandboxes, in the table's order.
+SANDBOX_FORMATS = tuple(name for name, row in FORMATS.items() if row.is_sandbox)
 #: What ``--format`` prints: people's text, the JSON document, GitHub Actions workflow commands, or metrics.
 _OUTPUTS: dict[str, Output] = {"text": "text", "json": "json", "github": "github", "openmetrics": "openmetrics"}
 OUTPUT_FORMATS = tuple(_OUTPUTS)
@@ -52,7 +53,7 @@ def _complete_check_ids(ctx: click.Context, param: click.Parameter, incomplete: 
     "sandbox",
     type=click.Choice(SANDBOX_FORMATS),
     metavar="FORMAT",
-    help="Judge for this sandbox as well (bwrap, srt, claude, codex, codex-profile, flatpak, docker, seatbelt).",
+    help=f"Judge for this sandbox as well ({', '.join(SANDBOX_FORMATS)}).",
 )
 @click.option("--format", "output_format", type=click.Choice(OUTPUT_FORMATS),
               help="text (the default), json (as --json), github: a GitHub Actions annotation per problem (notes too "

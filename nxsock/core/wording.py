@@ -111,11 +111,26 @@ PROVISION = Remedy(
 
 
 class Advice(t.NamedTuple):
-    """What is shown: the command to paste, or ``None``; and what it changes, or why there is none."""
+    """What a finding or an answer advises: the vetted remedy, or ``None`` where no safe command exists; and the
+    sentence of what it changes, or why there is none.
 
-    command: str | None
+    It carries values, not text: the line to paste is rendered from the vetted
+    steps (:func:`~nxsock.core.remedy.render`) where it is shown.
+    """
+
+    remedy: Remedy | None  # vetted: ``sudo`` exactly where needed; never empty
     hint: str | None
-    steps: tuple[Step, ...] = ()  # the vetted steps the command renders (empty when there is none)
+    nxsock_for_root: str = "nxsock"  # how a ``sudo`` step names nxsock (:attr:`Policy.nxsock_for_root`)
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """The vetted steps ``--fix`` applies (empty when there is no command)."""
+        return self.remedy.steps if self.remedy is not None else ()
+
+    @property
+    def command(self) -> str | None:
+        """The one line to paste, rendered from the vetted remedy; ``None`` where there is none."""
+        return render(self.remedy, self.nxsock_for_root) if self.remedy is not None else None
 
 
 class RemedyContext:
@@ -173,8 +188,8 @@ class RemedyContext:
                 unsafe = [a.reason for a in alternatives if isinstance(a, Withheld)]
                 return Advice(None, " ".join(dict.fromkeys([verdict.reason, *unsafe])))
             first, rest = passed[0], passed[1:]
-            return Advice(render(first, program), f"{verdict.reason} {first.changes}" + _or(rest, program), first.steps)
-        return Advice(render(verdict, program), verdict.changes + _or(passed, program), verdict.steps)
+            return Advice(first, f"{verdict.reason} {first.changes}" + _or(rest, program), program)
+        return Advice(verdict, verdict.changes + _or(passed, program), program)
 
 
 def _or(alternatives: list[Remedy], nxsock_for_root: str) -> str:
@@ -947,3 +962,752 @@ def problems_after_fix(count: int) -> str:
 
 #: ``doctor --fix``'s last line, by the status of the audit run after it.
 AFTER_FIX = {"ok": "The audit finds no problem now.", "warn": "Warnings remain.", "error": "Problems remain."}
+
+
+# -- the workspace's own directories, the binding cache, the leftovers, boot (audit/checks_host.py) ----------------
+
+
+def owner_word(uid: int | None) -> str:
+    """``root``, or ``uid N``: who owns an entry, in a sentence."""
+    return _owner(uid)
+
+
+WORKSPACE_DATA_BEHIND_LINK = "{directory} belongs to uid {uid}, and {link} is a link on the way to it."
+WORKSPACE_DATA_LINK_NO_COMMAND = (
+    "No safe command: rm, chown or chmod could act on what the link points at. Look at it; "
+    "remove the link itself (not its target) if you did not make it."
+)
+CONFIGURED_DATA_DIR_FOREIGN = "{directory} ({source}) belongs to {owner}; Nx cannot write there."
+DOT_NX_FOREIGN = "{directory} belongs to uid {uid}, not to you or root."
+DOT_NX_FOREIGN_NO_COMMAND = (
+    "No safe command: another user's directory is never handed to you. Look at what it holds, "
+    "then move it aside as root."
+)
+WORKSPACE_DATA_RESET = (
+    "Left by running Nx as another user (`sudo nx`): Nx's caches are removed and rebuilt, as after `nx reset`; "
+    "{dot_nx} itself, which may hold files you commit, is handed back to you rather than removed."
+)
+WORKSPACE_DATA_FOREIGN = (
+    "{directory} belongs to {owner}, so Nx cannot write its caches or daemon files there (EACCES, \"os error 13\")."
+)
+
+TASK_CACHE_ALLOWED = (
+    "The task cache {directory} ({source}) is not safe: {reason}. Nx {release} "
+    "uses it only because NX_ALLOW_INSECURE_DIRECTORIES=true; another user could plant task outputs "
+    "there that Nx restores."
+)
+TASK_CACHE_ALLOWED_HINT = "Point it at a directory only you can write, then unset NX_ALLOW_INSECURE_DIRECTORIES."
+TASK_CACHE_REFUSED = (
+    "The task cache {directory} ({source}) is not safe: {reason}. Nx {release} stops "
+    "every command with UntrustedDataDirectoryError before it runs anything."
+)
+TASK_CACHE_IN_NX_JSON = (
+    "No command: nxsock does not edit nx.json. Change cacheDirectory there to a directory only you, "
+    "root or the workspace's owner can write (a path inside the workspace is trusted like it), "
+    "or remove it to use Nx's default."
+)
+
+FOREIGN_LISTENER = (
+    "{socket} answers from a process in a pid namespace nxsock cannot see from here (another container, or the host)"
+)
+
+
+def shared_socket_root(seen: t.Sequence[str]) -> str:
+    """Why a socket root shared beyond this pid namespace matters: *seen* are how it was seen to be shared."""
+    return ("Nx's socket root is shared beyond this pid namespace: " + "; and ".join(seen) + ". Pids repeat across "
+            "pid namespaces and Nx names its per-run directory after the workspace path and the pid, so two "
+            "containers with the same checkout path take each other's sockets: the second unlinks the first's "
+            "task socket fp<pid>-0.sock and listens in its place (or fails with listen EADDRINUSE).")
+
+
+def shared_tmp_hint(changes: str | None) -> str:
+    """What the ``NX_SOCKET_DIR`` remedy changes (*changes*), then what works for containers sharing a /tmp."""
+    return ((changes + " ") if changes else "") + (
+        "What works: a private /tmp per container (docker run --tmpfs /tmp; an emptyDir volume at /tmp in "
+        "Kubernetes) or a per-container NX_SOCKET_DIR. NX_DAEMON=false is not enough: it spares the daemon's "
+        "socket, not the sockets of Nx's tasks.")
+
+
+BINDING_IN_PLACE = "Nx loads the binding in place: {reason}."
+BINDING_UNCACHED = "Nx loads the binding in place, uncached: "
+CACHE_DIR_MODE_FIX = "Gives you back write access to your own cache directory."
+CACHE_DIR_NOT_WRITABLE = (
+    "{directory} is yours but mode {mode}: Nx cannot copy its binding into it (EACCES) and loads it in place."
+)
+SKIP_CACHE_STOPS_COPYING = "Nx then loads its binding in place and stops trying to copy it."
+PRUNE_FREES = "Frees what other versions and interrupted copies hold."
+CACHE_NO_ROOM = (
+    "Only {room} bytes are free where Nx copies its binding ({directory}); the copy needs {needed}, "
+    "so it fails with ENOSPC on every run and Nx loads the binding in place."
+)
+
+#: What Nx prints when its binding does not load: ``native-bindings.js`` catches the failure and exports nothing.
+NOT_A_CONSTRUCTOR = "every Nx command then fails with \"TypeError: WorkspaceContext is not a constructor\""
+CACHE_NOEXEC = (
+    "{directory} lies on {mount}, mounted noexec: Nx {release} copies its binding there but "
+    "cannot load the copy (ERR_DLOPEN_FAILED, \"failed to map segment from shared object\"), and "
+    + NOT_A_CONSTRUCTOR + "."
+)
+SKIP_CACHE_LOADS_IN_PLACE = "Nx then loads its binding in place, from node_modules, whose mount allows it."
+BOTH_NOEXEC_NO_COMMAND = (
+    "No safe command: node_modules is on {mount}, mounted noexec too, so loading in place "
+    "fails as well. Point NX_NATIVE_FILE_CACHE_DIRECTORY at a directory of your own on a filesystem "
+    "mounted exec, or remount one of them with exec (as root)."
+)
+
+
+def binding_noexec(mount: str | None, cached: bool) -> str:
+    """Nx's binding on a noexec mount, loaded in place (*cached*: a cached copy exists, and cannot load either)."""
+    how = "its cached copy cannot load either" if cached else "it does not cache it here"
+    return f"Nx's binding lies on {mount}, mounted noexec, and Nx loads it in place ({how}): {NOT_A_CONSTRUCTOR}."
+
+
+def binding_noexec_no_command(mount: str | None, skipping: bool) -> str:
+    """Why no command fixes a binding on a noexec mount; *skipping*: ``NX_SKIP_NATIVE_FILE_CACHE`` is why Nx does
+    not use its cache."""
+    hint = ("No safe command: nxsock does not remount filesystems or reinstall packages. Install node_modules on a "
+            f"filesystem mounted exec, or remount {mount} with exec (as root)")
+    if skipping:
+        hint += "; or unset NX_SKIP_NATIVE_FILE_CACHE, so Nx loads its copy from a cache mounted exec"
+    return hint + "."
+
+
+CACHE_NOEXEC_IN_PLACE = (
+    "{directory} lies on {mount}, mounted noexec: Nx {release} cannot load its copy there and "
+    "loads the binding in place, from node_modules, instead."
+)
+SKIP_CACHE_SPARES_THE_COPY = "`export NX_SKIP_NATIVE_FILE_CACHE=true` spares it the copy it cannot use."
+
+PRUNE_REMOVES = "Removes other versions' entries, interrupted copies and untrusted entries of yours."
+RESET_LEGACY_REMOVES = "Removes your leftovers of Nx ≤ 23.1.1 from the temp directory, by descriptor."
+
+# Why a tmpfiles.d line for /tmp/.nx (or a level below it) harms it: completes "…, but {problem}".
+TMPFILES_NOT_A_DIRECTORY = "its type {kind} does not create a directory"
+TMPFILES_EMPTIES = "its type {kind} empties /tmp/.nx at every boot-time removal"
+TMPFILES_BOOT_ONLY = "it applies only at boot"
+TMPFILES_MODE = "its mode is {mode}, not 1777 (shared and sticky)"
+TMPFILES_OWNER = "it hands /tmp/.nx to {user}:{group}, not root:root, at every boot"
+TMPFILES_AGE = "its age {age} lets systemd-tmpfiles age out the users' directories"
+TMPFILES_REMOVES = "it removes {path} at boot"
+TMPFILES_AGES_LEVEL = "its age {age} lets systemd-tmpfiles age out {path} and what Nx keeps in it"
+TMPFILES_SETS_CONTAINER = "it sets {path} to {mode} {user}:{group} at every boot, not root:root 1777"
+TMPFILES_MAKES_LEVEL = (
+    "it makes {path} {mode} {user}:{group} at boot: a level Nx makes and guards itself "
+    "(private to its user, 0700), which it then refuses"
+)
+
+
+def boot_rule_applies(systemd: bool) -> str:
+    """When a tmpfiles.d rule applies, appended to what it does: nothing where systemd runs."""
+    return "" if systemd else " (systemd does not run here: it applies when the host boots with systemd)"
+
+
+def boot_rule_good(fields: str, file: str, systemd: bool) -> str:
+    applied = "" if systemd else "; systemd does not run here, so it applies only when the host boots with systemd"
+    return f"The tmpfiles.d rule `{fields}` in {file} recreates /tmp/.nx at boot{applied}."
+
+
+BOOT_RULE_BAD = (
+    "{where} makes /tmp/.nx at boot (`{fields}`), but {problem}: every user but "
+    "its owner is demoted to ~/.nx or refused, again at every boot{when}."
+)
+
+
+def tmpfiles_install_changes(good_line: str, ours: bool, target: str | None, file: str) -> str:
+    """What ``nxsock provision --tmpfiles --install`` changes: nxsock's own drop-in rewritten (*ours*), or *target*
+    installed to win over *file*."""
+    changes = (f"Rewrites nxsock's own drop-in with the line `{good_line}`" if ours else
+               f"Installs {target} with the line `{good_line}`; systemd-tmpfiles reads it before "
+               f"{file} and obeys the first line for a path, so this one wins")
+    return changes + ", and applies it now (root:root 1777)."
+
+
+BOOT_RULE_FIRST_NO_COMMAND = (
+    "No command: {file} is read before any drop-in nxsock could write, and nxsock "
+    "does not edit another package's file. Change line {number} there to `{good_line}`."
+)
+BOOT_RULE_OTHER = "{where} (`{fields}`): {problem}{when}."
+BOOT_RULE_OTHER_NO_COMMAND = (
+    "No command: nxsock does not edit tmpfiles.d files. Delete line {number} of "
+    "{file}, or make it `x {path}` to keep it from ageing."
+)
+TMPFILES_DROP_IN_INSTALLS = (
+    "Installs a drop-in with `{good_line}`, which recreates /tmp/.nx at boot and exempts it from ageing; "
+    "`nxsock provision --tmpfiles` prints it."
+)
+_NOTHING_RECREATES = (
+    "nothing recreates /tmp/.nx: after a reboot the first user to run Nx owns it and every other user is demoted."
+)
+TMP_IS_TMPFS = "/tmp is a tmpfs, emptied at every boot, and " + _NOTHING_RECREATES
+
+
+def tmp_cleared_by_rule(rule: str, where: str, more: int) -> str:
+    """systemd runs and a tmpfiles.d rule clears or ages /tmp (*more*: how many other rules do too)."""
+    return (f"systemd runs here and the tmpfiles.d rule `{rule}` in {where}{_more_rules(more)} clears or "
+            f"ages /tmp, and {_NOTHING_RECREATES}")
+
+
+def tmp_rule_not_applied(rule: str, where: str, more: int) -> str:
+    """A tmpfiles.d rule would clear or age /tmp, but systemd does not run to apply it."""
+    return (f"The tmpfiles.d rule `{rule}` in {where}{_more_rules(more)} would clear or age /tmp, but systemd does not "
+            "run here (no /run/systemd/system), so nothing applies it now.")
+
+
+def _more_rules(more: int) -> str:
+    return f" (and {counted(more, 'more rule')})" if more else ""
+
+
+BOOT_WITH_SYSTEMD = "If this host boots with systemd, `{command}` keeps /tmp/.nx across it."
+
+
+def host_words(triple: str) -> str:
+    """``linux-x64-musl`` → ``linux, x64, musl``: the platform, architecture and C library the binding is built for."""
+    parts = triple.split("-")
+    libc = {"gnu": "glibc", "musl": "musl", "gnueabihf": "glibc (armhf)", "msvc": "MSVC"}
+    return ", ".join([*parts[:2], *(libc.get(p, p) for p in parts[2:])])
+
+
+def installed_instead(triple: str, others: t.Sequence[str]) -> str:
+    """What the other ``@nx/nx-*`` packages installed say about how the tree was made."""
+    names = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+    here = triple.split("-")
+    foreign = [o.removeprefix("@nx/nx-") for o in others]
+    if any(f.split("-")[:2] == here[:2] for f in foreign):
+        other_libc = "glibc" if here[-1] == "musl" else "musl"
+        return (f" Installed instead: {names}, the {other_libc} build, which does not load here "
+                "(a node_modules installed on another distribution, or one that resolved the wrong C library).")
+    if any(f.startswith("win32-") for f in foreign) and here[0] == "linux":
+        return (
+            f" Installed instead: {names}: this node_modules was installed from Windows (a checkout shared with WSL)."
+        )
+    return (
+        f" Installed instead: {names}: this node_modules was installed on another host (copied, or a mounted volume)."
+    )
+
+
+BINDING_MISSING = (
+    "Nx needs {package} on this host ({host}), and neither it nor nx.{triple}.node beside "
+    "node_modules/nx is installed: " + NOT_A_CONSTRUCTOR + "."
+)
+LOCKFILE_RESTORES = " {lockfile} lists it: an install on this host restores it."
+LOCKFILE_SKIPPED_OPTIONAL = (
+    " {lockfile} lists it: the install skipped optional dependencies (--omit=optional, "
+    "--no-optional, --ignore-optional)."
+)
+LOCKFILE_LACKS_IT = (
+    " {lockfile} does not list it: it was written on a host that resolved only its own platform's package."
+)
+BINDING_VERSION_UNKNOWN = (
+    "No command: the installed Nx version is unknown. Install {package} at the version of node_modules/nx."
+)
+BINDING_YARN_BERRY = (
+    "No command: yarn 2+ installs only the architectures its supportedArchitectures names. Add this "
+    "host's to .yarnrc.yml, remove node_modules, and run `yarn install`; or `yarn add "
+    "-D {package}@{version}`."
+)
+
+
+def binding_install_changes(npm: bool, lockfile: str | None) -> str:
+    """What the package manager's install changes: the one package (npm), or node_modules from *lockfile*."""
+    what = (
+        "Installs the one package, leaving package.json and the lockfile as they are"
+        if npm
+        else f"Reinstalls node_modules from {lockfile}, optional dependencies included"
+    )
+    return f"{what}; nxsock never runs a package manager itself."
+
+
+# -- the screens of doctor, --explain, --fix, cache and reset (output/render.py) -------------------------------------
+# render.py keeps the layout (labels, columns, marks, colours, escaping); the sentences are these.  The report of
+# ``paths`` keeps its own: it is the fast path, which does not load the remedy policy this module imports.
+
+
+def cache_total(entries: int, size: str, reclaim: tuple[int, str] | None) -> str:
+    """``cache list``'s last line: the entries and their *size*; what ``prune`` would reclaim (*reclaim*: how many
+    entries, and their size), or that it would reclaim nothing."""
+    total = f"{counted(entries, 'entry', 'entries')}, {size} in all"
+    if reclaim is not None:
+        total += f"; `nxsock cache prune` would reclaim {reclaim[1]} ({counted(reclaim[0], 'entry', 'entries')})"
+    else:
+        total += (
+            "; `nxsock cache prune` would reclaim nothing (`--unused-for 30d` also takes other checkouts' old entries)"
+        )
+    return total + "."
+
+
+def unused_basis(access_times: bool) -> str:
+    """What ``--unused-for`` judged by: load (access) times where the mount records them, else copy times."""
+    if access_times:
+        return "Unused is judged by when each entry was last loaded (its access time, kept to within a day)."
+    return ("Unused is judged by when each entry was copied: this mount records no access times, so an entry "
+            "still loaded may go (its checkout's Nx copies it again).")
+
+
+MARKER_REASON = "The daemon had been disabled; the reason it recorded:"
+COULD_NOT_REMOVE = "could not remove {path}: {why}"
+
+
+def more_not_listed(count: int, what: str) -> str:
+    return f"… and {count} more {what}, not listed (--json lists them)"
+
+
+def removal_summary(dry_run: bool, removed: int, freed: str, failed: int, interrupted: bool) -> str:
+    """``reset``'s and ``cache prune``'s last line: what was (or would be) removed, the space *freed*, what could not
+    be, and an interruption."""
+    summary = f"{'Would remove' if dry_run else 'Removed'} {counted(removed, 'entry', 'entries')}, {freed}"
+    if failed:
+        summary += f"; {counted(failed, 'entry', 'entries')} could not be removed"
+    if interrupted:
+        return f"Interrupted: {summary[0].lower()}{summary[1:]}; the rest was not examined."
+    return summary + "."
+
+
+EXPLAIN_TRUNCATED = "The text is longer than nxsock reads; only its first mebibyte was read."
+EXPLAIN_UNRECOGNISED = "Not a message nxsock recognises; running every check."
+EXPLAIN_FIX_GENERAL = "fix (general; this machine does not show the cause):  "
+EXPLAIN_SAME_FIX = "the same as above"
+EXPLAIN_NO_FIX = "none"
+EXPLAIN_NOTHING_HERE = "No check on this machine bears on these messages now; each fix above is the message's own."
+
+
+def messages_left_off(count: int) -> str:
+    return f"… and {count} more messages, counted but not answered."
+
+
+def no_user_state(container: str) -> str:
+    return f"No user has state under {container}."
+
+
+def fleet_more(count: int) -> str:
+    """How many more problems a user's line does not name."""
+    return f" (+{count} more)" if count else ""
+
+
+def fleet_counts(users: int, counts: t.Mapping[str, int]) -> str:
+    return f"{users} users: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+
+
+def and_more(count: int) -> str:
+    """`` (and N more)`` after the one of many named; nothing for none."""
+    return f" (and {count:,} more)" if count else ""
+
+
+def first_recorded_line(message: str, lines: t.Sequence[str]) -> str:
+    """A message that introduces its quoted lines, with the first of them (and how many more)."""
+    return f"{message} \u201c{lines[0].strip()}\u201d" + (
+        f" (and {counted(len(lines) - 1, 'more line')})" if len(lines) > 1 else ""
+    )
+
+
+def more_of_this_kind(command: str, count: int) -> str:
+    return f"{command} (and {count:,} more of this kind)"
+
+
+def fix_applies(dry_run: bool, count: int) -> str:
+    word = "would apply" if dry_run else "applies"
+    return f"nxsock {word} {counted(count, 'remedy', 'remedies')} itself, in this order, by descriptor:"
+
+
+FIX_NOTHING_TO_APPLY = "Nothing for nxsock to apply itself."
+FIX_FOR_YOU = "For you to run (nxsock does not run these):"
+FIX_NO_SAFE_COMMAND = "No safe command (doctor says why):"
+FIX_LISTED_IN_JSON = "Each remedy and finding is listed by nxsock doctor --fix --dry-run --json."
+DRY_RUN_CHANGED_NOTHING = "nothing was changed."
+
+
+def more_shown_elsewhere(count: int, where: str = "") -> str:
+    """``… and N more.``, or ``… and N more (where).``"""
+    return f"… and {count:,} more" + (f" ({where})" if where else "") + "."
+
+
+def reasons_counted(distinct: bool, reasons: int, items: int) -> str:
+    """How the one reason shown stands for the run's: the first of several different ones, or shared by some."""
+    if distinct:
+        return f" (the first of {reasons:,} reasons; --json has each)"
+    return f" ({reasons:,} of {items:,})" if reasons < items else ""
+
+
+
+# -- the sockets, who listens, the daemon's record, marker and log (audit/checks_sockets.py) -------------------------
+
+NO_UNIX_SOCKETS = (
+    "This process may not create unix sockets ({errno}): a sandbox's policy refuses them, "
+    "so Nx's daemon and plugin workers cannot listen anywhere."
+)
+FOREIGN_RUN_DIRECTORY_REMOVAL = "Removes that directory of uid {uid}; it is never handed to you."
+FOREIGN_RUN_DIRECTORY = "{directory} belongs to uid {uid}: connecting to the daemon socket in it fails (EACCES)."
+NOT_A_SOCKET_REMOVAL = "Removes the {kind} where Nx binds a socket; Nx binds a fresh one."
+NOT_A_SOCKET = "{path} is a {kind}, not a socket."
+FOREIGN_SOCKET_REMOVAL = "Removes the socket of uid {uid}, so your Nx binds its own there."
+FOREIGN_SOCKET = "{path} belongs to uid {uid}: dialling it reaches another user's process."
+SOCKET_MODE_FIX = "Restricts the socket to you, as Nx makes it."
+SOCKET_MODE = "{path} has mode {mode}; Nx {release} makes its daemon socket {made}."
+RESET_FORCE_REMOVES = (
+    "Removes your dead Nx runtime state, including what changed in the last minute (reset "
+    "keeps that unless forced)."
+)
+RESET_REMOVES = "Removes your dead Nx runtime state: stale sockets, dead directories, a dead daemon's record."
+SOCKET_ANSWERS = "{path} answers."
+SOCKET_STALE = "ECONNREFUSED: nothing listens on {path}; it is stale."
+SOCKET_POLICY_REFUSES = (
+    "EACCES connecting to {path} although its modes and owners allow it: a security policy "
+    "(SELinux, AppArmor, Landlock) refuses; chmod would not help."
+)
+SOCKET_POLICY_NO_COMMAND = "No command: allow unix-socket connects for Nx in that policy or sandbox."
+SOCKET_ACCESS_FIX = "Gives you back write on the socket and search on its directory."
+SOCKET_LEVEL_ABOVE = "A level further up refuses you; nxsock changes only Nx's own levels."
+SOCKET_MODE_REFUSES = "EACCES connecting to {path}: a mode or owner on it or a directory above refuses you."
+SOCKET_SANDBOX_FORBIDS = "EPERM connecting to {path}: a sandbox policy (seccomp, Seatbelt) forbids unix sockets."
+SOCKET_SANDBOX_NO_COMMAND = "No command: allow unix sockets in the sandbox's settings (srt: allowAllUnixSockets)."
+SOCKET_READ_ONLY = "EROFS at {path}: a read-only mount, typically a sandbox's bind."
+SOCKET_READ_ONLY_NO_COMMAND = "No command: make the socket directory writable in the sandbox."
+SOCKET_PROBED = "{path}: {result}."
+LISTENER_UNKNOWN = (
+    "Cannot tell who listens on {path} (another user's process, or another network namespace); not guessing."
+)
+
+
+def listener(pid: int, path: str, command: str, where: str, serves_other: bool, not_recorded: bool) -> str:
+    """Who listens on a socket: its pid, command and working directory, and whether it is not this workspace's or
+    not the recorded daemon."""
+    why = (" — it serves another workspace" if serves_other else "") + (
+        " — not the recorded daemon" if not_recorded else ""
+    )
+    return f"pid {pid} listens on {path}: {command} (in {where}){why}."
+
+
+LISTENER_ELSEWHERE_HINT = "Give each checkout its own NX_SOCKET_DIR (or none)."
+
+
+def foreign_daemon(pid: int, uid: int) -> str:
+    return f"pid {pid}, a daemon of {_owner(uid)}, serves this workspace"
+
+
+def foreign_daemon_level(level: str, uid: int | None, mode: str | None) -> str:
+    return (f"{level} belongs to {_owner(uid)} (mode {mode}), "
+            "so your Nx cannot write its daemon's log and record there (EACCES)")
+
+
+def root_leftovers(only_root: bool, said: t.Sequence[str]) -> str:
+    """What ``sudo nx`` (or another user's Nx) left in this workspace: *said*, each thing seen."""
+    prefix = (
+        "Left by running Nx as root (sudo nx): "
+        if only_root
+        else "Another user's Nx serves or owns this workspace: "
+    )
+    return prefix + "; ".join(said) + "."
+
+
+def root_leftovers_removal(stops: bool) -> str:
+    return ("Stops root's daemon and removes its files; " if stops else "Removes them; ") + (
+        "your Nx recreates its own on the next command.")
+
+
+def others_daemon(pid: int, uid: int) -> str:
+    return f"pid {pid} is uid {uid}'s: ask them to stop it (nx daemon --stop)"
+
+
+def others_daemons_no_command(others: t.Sequence[str]) -> str:
+    return "No command: " + "; ".join(others) + "."
+
+
+def others_daemons_also(changes: str | None, others: t.Sequence[str]) -> str:
+    return f"{changes} Another user's daemon is theirs to stop: " + "; ".join(others) + "."
+
+
+RECORD_UNREADABLE_REMOVAL = "Removes the unreadable record; the daemon writes a new one when it starts."
+RECORD_PROBLEM = "The daemon's record {problem}."
+RECORD_NOT_RUNNING = "The recorded daemon (pid {pid}) is not running."
+DAEMON_STOP_RESTARTS = "Stops the old daemon; Nx starts one of the installed version on the next command."
+RECORD_OTHER_VERSION = (
+    "The daemon runs Nx {running}; {installed} is installed. Nx restarts it on the next command."
+)
+RECORD_SOCKET_SILENT = "The recorded socket {socket} does not answer ({result})."
+RECORD_ANSWERS = "The daemon (pid {pid}) is running and answers."
+MARKER_REMOVAL = "Removes the marker, so Nx starts its daemon again."
+NX_RESET_CLEARS = "Nx's own reset, which also clears its caches."
+
+
+def daemon_disabled(has_reason: bool) -> str:
+    return ("The daemon is disabled until `nx reset`; the reason it recorded:" if has_reason
+            else "The daemon is disabled until `nx reset` (the marker gives no reason).")
+
+
+LAST_DAEMON_ERROR = "Last daemon error ({kind}): {error}"
+#: What a daemon's recorded error is, by what it names.
+DAEMON_ERROR_KINDS = {"refused": "refused by a permission or policy", "in-use": "socket already in use",
+                      "too-long": "socket path too long", "missing": "missing directory",
+                      "inotify": "out of inotify watches", "other": "other"}
+WHOLE_ERROR_IN = "The whole error is in {log}."
+
+
+def client_refuses(pid: int | None, version: str | None, why: str) -> str:
+    """The daemon answers a plain connect, but this release's client refuses its socket (*why*)."""
+    return (
+        f"The daemon (pid {pid}) answers a plain connect, but Nx {version or ''}'s client refuses "
+        f"its socket: {why}"
+    ).replace("  ", " ")
+
+
+
+# -- the environment, the user namespace, TMPDIR (audit/checks_levels.py) --------------------------------------------
+
+ENVIRONMENT = (
+    "platform {platform}, uid {uid}, HOME {home}, TMPDIR {tmpdir}, workspace {workspace} (found by {found_by})"
+)
+VERSION_NOT_A_VERSION = (
+    "The version {text} in {where} "
+    "is not a version: nxsock names nothing after it and predicts Nx {release}."
+)
+VERSION_NOT_A_VERSION_HINT = "Reinstall Nx (npm ci); a package.json you did not write may be hostile."
+NO_NX_INSTALLED = "No Nx is installed in this workspace; predicted as Nx {release}, the newest release nxsock knows."
+NO_NX_INSTALLED_HINT = (
+    "Run nxsock in the workspace (or pass --workspace DIR), or pass --nx-version VERSION to audit for that release."
+)
+
+
+def nx_installed(version: str, layout: str, generation: str, assumed_release: str | None) -> str:
+    """The installed Nx, its layout and generation; *assumed_release*: what it is predicted as, where it is newer
+    than any release nxsock knows."""
+    assumed = (
+        f"; newer than any release nxsock knows, predicted as Nx {assumed_release}" if assumed_release else ""
+    )
+    return f"Nx {version}, {layout} layout ({generation}){assumed}."
+
+
+VARIABLE_SET = "{name}={value} (from {source})"
+
+
+def sandbox_markers_set(markers: t.Sequence[str]) -> str:
+    return f"Sandbox markers set: {', '.join(markers)}."
+
+
+IN_USER_NAMESPACE = (
+    "Running in a user namespace (uid_map: {mapping}): other owners, root included, show as 65534. "
+    "Nx resolves to {root} ({tier})."
+)
+IN_USER_NAMESPACE_HINT = "An allowlist of only /tmp/.nx and ~/.nx does nothing here unless Nx resolves there."
+SANDBOX_KEEPS_OWNERS = "{name} keeps owners as they are here: Nx resolves as it does outside."
+PATHS_FORMAT_PRINTS = "`nxsock paths --format {format}` prints what it must allow."
+
+
+def inside_sandbox(name: str | None) -> str:
+    """How a sentence about the sandbox *name* (or any unprivileged one) begins."""
+    return f"Inside {name}" if name else "Inside an unprivileged sandbox (bubblewrap, srt, codex)"
+
+
+def sandbox_fails_too(inside: str, version: str | None) -> str:
+    return f"{inside} Nx {version or ''} fails as well: it finds no socket directory to use.".replace("  ", " ")
+
+
+SANDBOX_FIX_FIRST = "Fix the error reported above first; no sandbox allowlist helps before that."
+
+
+def sandbox_resolves(inside: str, version: str | None, root: str | None, tier: str | None) -> str:
+    return f"{inside} Nx {version or ''} would resolve to {root} ({tier}).".replace("  ", " ")
+
+
+def sandbox_allow(data_dir: str, formats: str, daemon_usable: bool) -> str:
+    """What the sandbox must allow, and what ``paths --format`` prints; where its daemon is not usable, that no
+    allowlist changes that."""
+    return (
+        f"Allow that directory and the workspace data directory {data_dir} in the sandbox; "
+        f"`nxsock paths --format {formats}` prints the entries."
+        + (
+            ""
+            if daemon_usable
+            else " That lets Nx run there, but without its daemon, which no allowlist makes "
+            "usable (see sandbox-daemon)."
+        )
+    )
+
+
+def sandbox_carries_no_daemon(named: str | None) -> str:
+    """Which ``paths --format`` carries ``NX_DAEMON=false`` into the sandbox (*named*, or the formats that can)."""
+    if named:
+        return f" `nxsock paths --format {named}` carries it."
+    return " `nxsock paths --format bwrap|claude|codex-profile` carries it; for srt, start it with it."
+
+
+TMPDIR_MISSING = "TMPDIR names {directory}, which does not exist; Nx 23.1.2–23.3 fails every socket path with ENOENT."
+
+
+def foreign_tmpdir(name: str, path: str, level: str, link: bool, uid: int, kept: t.Sequence[str]) -> str:
+    """A temporary directory at or beneath another user's link or directory (*level*), and what of Nx's goes there
+    (*kept*: Nx's sockets, its binding cache; else Node's temporary files)."""
+    what = "a link" if link else "a directory"
+    where = f"{path}," if level == path else f"{path}, beneath {level},"
+    goes = " and ".join(kept) if kept else "Node's temporary files"
+    return f"{name} names {where} {what} owned by uid {uid}: {goes} go there, where that user chooses."
+
+
+#: What of Nx's a temporary directory holds, in a sentence.
+NX_SOCKETS, BINDING_CACHE = "Nx's sockets", "its binding cache"
+
+
+def foreign_tmpdir_hint(level: str, uid: int, changes: str | None) -> str:
+    return " ".join(filter(None, [f"{level} is uid {uid}'s: nxsock removes nothing of another user's.", changes]))
+
+
+
+# -- private levels, the container, the outcome (audit/checks_levels.py) ---------------------------------------------
+
+TIGHTEN_NOW = "Restricts {path} to you now, as Nx would."
+NX_TIGHTENS_ITSELF = "Nx tightens it to 0700 itself on its next run; nxsock does not change a configured directory."
+OPEN_LEVEL = "{path} is open to other users; Nx will tighten it to 0700 on its next run."
+CONTAINER_NOT_YET = "/tmp/.nx does not exist yet; Nx will create it, owned by you, 1777."
+PROVISION_FOR_EVERYONE = "On a shared machine provision it for everyone: {command}"
+CONTAINER_PROVISIONED = "/tmp/.nx is provisioned for sharing: root:root-owned, 1777."
+CONTAINER_HAND_TO_ROOT = "Hands /tmp/.nx to root, 1777, so every user can keep a private directory in it."
+
+
+def container_yours(boot_rule: str | None) -> str:
+    """/tmp/.nx is the user's: made by the first run of Nx, or by the tmpfiles.d rule at *boot_rule*."""
+    made = (
+        "the first user to run Nx made it"
+        if boot_rule is None
+        else f"the tmpfiles.d rule at {boot_rule} makes it at boot"
+    )
+    return (f"/tmp/.nx is yours ({made}): normal on a single-user machine, "
+            "but every other user will be demoted to ~/.nx.")
+
+
+CONTAINER_PASSES = "/tmp/.nx passes the shared-root guard for you (owner uid {uid}, mode {mode})."
+NO_REFUSAL_RECORDED = "No refusal was recorded to fix."
+NO_SOCKET_DIRECTORY = "Nx cannot establish any socket directory: every command that needs the daemon or plugins fails."
+
+
+def first_refusal_fix(directory: str, changes: str | None) -> str:
+    return f"The fix of the first refusal above, {directory}: {changes or ''}".rstrip(": ")
+
+
+DEMOTED_HOME = "Nx is demoted to {root}: the shared container could not be used."
+NOTHING_NEEDS_FIXING = "Nx works from there; nothing needs fixing."
+ALLOWLIST_MISSES_WORKSPACE = "A sandbox allowlist for /tmp/.nx or ~/.nx does not cover this directory."
+DEMOTED_WORKSPACE = "Nx falls back to {root}, inside the workspace: its paths grow with the checkout's depth."
+OUTCOME = "Nx uses {root} ({tier})."
+CONFIGURED_REFUSED = "{name}={directory} is refused, so Nx drops it for the workspace fallback."
+
+NOT_WRITABLE_LEGACY = (
+    "{name}={directory} is not writable by you (owner uid {uid}, mode {mode}): "
+    "this Nx cannot listen there, so its daemon and plugin workers fail (EACCES)."
+)
+DATA_DIR_UNSAFE = "The workspace data directory is not safe: {reason}."
+SOCKET_PATH_TOO_LONG = "The {kind} socket path is {length} characters, over Nx's limit of {budget}."
+
+
+def no_shorter_directory(why: str | None) -> str:
+    return "No shorter directory that passes every rule was found; choose one you own. " + (why or "")
+
+
+# -- the filesystem under the levels, a workspace Nx cannot write (audit/checks_levels.py) ---------------------------
+
+FILESYSTEM_KEEPS_NO_MODE = "keeps no mode of its own (chmod is silently ignored)"
+FILESYSTEM_READ_ONLY = "is mounted read-only"
+
+
+def sockets_elsewhere_none(why: str) -> str:
+    return (f"{why} No directory of your own on a local, writable filesystem was found to suggest: set "
+            "NX_SOCKET_DIR to one (for example under $XDG_RUNTIME_DIR).")
+
+
+def reason_then(why: str, changes: str | None) -> str:
+    """Why, then what the remedy changes."""
+    return f"{why} {changes or ''}".strip()
+
+
+LEVEL_ON_FILESYSTEM = "{directory} is on {filesystem}, which {why}"
+FILESYSTEM_UNCHANGED = "No command changes that filesystem; the sockets go elsewhere."
+A_FILESYSTEM = "a filesystem"
+SOCKET_FILE_RETURNS = (
+    "Removing the file Nx leaves named like its socket does not help: Nx makes it again on every run; "
+    "the sockets must go to a local filesystem."
+)
+NO_UNIX_SOCKETS_THERE = (
+    "Nx would put its sockets in {root} ({tier}), on {filesystem}, which cannot hold unix "
+    "sockets: its listen fails ({errno}), so its daemon and plugin workers fail."
+)
+BLOCKER_READ_ONLY = "{blocker} is on {filesystem}, mounted read-only"
+BLOCKER_FOREIGN = "{blocker} belongs to uid {uid} (mode {mode})"
+BLOCKER_NOT_WRITABLE = "{blocker} is yours but not writable (mode {mode})"
+BLOCKER_UMASK = "{blocker} would be made {made} under your umask {umask}"
+BLOCKER_UNINSPECTABLE = "{blocker} cannot be inspected"
+DATA_DIR_NOT_CREATED = (
+    "Nx cannot create {level} ({errno}): {cause}. Every Nx command writes its workspace data there "
+    "({directory}, from {source}), so it fails with {errno}."
+)
+DATA_DIR_ELSEWHERE = (
+    "Keeps Nx's workspace data (its caches and the daemon's files) in {directory}, a directory of your own "
+    "on a writable filesystem (add it to your shell's profile, or the workspace's .env, to keep it)."
+)
+NO_DATA_DIR_SUGGESTION = (
+    "No directory of your own on a writable filesystem was found to suggest: set NX_WORKSPACE_DATA_DIRECTORY to one."
+)
+
+
+
+# -- whether Nx uses its daemon here (audit/checks_daemon.py) --------------------------------------------------------
+
+#: What to do, in words, for a cause of the daemon being off that no variable overrides.
+DAEMON_BY_HAND = {
+    "no-nx-json": "create nx.json at the workspace root (`nx init` does)",
+    "version-mismatch": "run the Nx installed in the workspace (`npx nx`), or install the one you run",
+    "wasm": "unset NAPI_RS_FORCE_WASI, so Nx loads its native binding",
+}
+#: Each cause ``NX_DAEMON=true`` overrides, as the remedy's sentence names it.
+DAEMON_OVERRIDDEN = {"NX_DAEMON": "NX_DAEMON=false", "useDaemonProcess": "useDaemonProcess: false", "ci": "CI",
+                     "docker": "the container", "sandbox": "the agent sandbox"}
+
+
+def daemon_off(release: str, reasons: str) -> str:
+    """Why the daemon is off here, in one sentence naming each cause (*reasons*, already worded)."""
+    return f"Nx {release} keeps its daemon off here: {reasons}."
+
+
+def nx_json_unread(problem: str | None) -> str:
+    """A sentence where nx.json exists but Nx reads no setting from it; nothing where it reads it."""
+    return "" if problem is None else f" Its useDaemonProcess counts as unset: {problem}."
+
+
+DAEMON_OFF_FOR_SHELL = "Turns the daemon off for the Nx you run from this shell."
+DAEMON_ON = (
+    "Nx {release} uses its daemon here: no CI variable, container, NX_DAEMON=false, "
+    "useDaemonProcess: false or disabled marker turns it off."
+)
+
+
+def daemon_on_by_hand(words: t.Sequence[str]) -> str:
+    return "To turn it on: " + "; ".join(words) + "."
+
+
+def daemon_on_changes(marker: bool, overridden: t.Sequence[str], by_hand: t.Sequence[str]) -> str:
+    """What turning the daemon on changes: the marker removed, ``NX_DAEMON=true`` over the *overridden* causes, and
+    what stays for the user to do (*by_hand*)."""
+    changes = []
+    if marker:
+        changes.append("Removes the disabled marker")
+    if overridden:
+        changes.append("NX_DAEMON=true (exactly) turns the daemon on for the Nx you run from this shell, "
+                       "over " + ", ".join(overridden))
+    if by_hand:
+        changes.append("it stays off until you also " + "; ".join(by_hand))
+    return "; ".join(changes) + "."
+
+
+def marker_not_alone(message: str, why: str) -> str:
+    return f"{message} Removing it alone does not turn the daemon on here: {why}."
+
+
+DAEMONLESS_ALREADY = (
+    "NX_DAEMON=false is already set here, so Nx runs without its daemon; a sandbox started from this "
+    "environment inherits it."
+)
+
+
+def only_for_a_daemon(message: str, off: str) -> str:
+    return f"{message} It matters only to a running daemon: {off}"
+
+
+def refused_on_filesystem(description: str, filesystem: str) -> str:
+    """A refusal's sentence, then the filesystem that makes it (*filesystem*: where the level lies, and why)."""
+    return f"{description} {filesystem}."

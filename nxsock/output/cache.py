@@ -85,7 +85,7 @@ def verify(request: CacheRequest) -> int:
 
     resolution, view, listing = _listing(request.host)
     remedies = context_for(resolution, view)
-    verdict = judge(listing, lambda path: remedies.offer(entry_removal(path)).command,
+    verdict = judge(listing, lambda path: remedies.offer(entry_removal(path)),
                     resolution.rules, resolution.environment.nx_version)
     code = exitcodes.PROBLEM if verdict.state in ("stale", "untrusted", "missing") else exitcodes.OK
     if request.json:

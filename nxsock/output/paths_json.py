@@ -27,16 +27,18 @@ from .emit import SCHEMA_VERSION, Json, write_json
 from .emit import node_path as _p
 
 if t.TYPE_CHECKING:
-    from ..core.wording import RemedyContext
+    from ..core.wording import Advice, RemedyContext
 
 __all__ = [
     "binding_json",
     "daemon_json",
+    "fix_line",
     "paths_document",
     "paths_exit_code",
     "print_paths_json",
     "refusal_json",
     "remedy_context",
+    "steps_json",
     "withheld_reason",
     "withhold_values",
 ]
@@ -62,17 +64,34 @@ def _view_for(resolution: Resolution) -> FsView:
     return MemoryView({}) if env.platform == "win32" else fresh_machine(env)
 
 
+def fix_line(advice: Advice | None) -> str | None:
+    """The line *advice* pastes, rendered from its vetted steps where it is shown; ``None`` where there is none."""
+    if advice is None or advice.remedy is None:
+        return None
+    from ..core.remedy import render
+
+    return render(advice.remedy, advice.nxsock_for_root)
+
+
+def steps_json(advice: Advice | None) -> list[Json] | None:
+    """*advice*'s vetted steps as the documents carry them (``remedy_steps``); ``None`` where there is no command."""
+    if advice is None or advice.remedy is None:
+        return None
+    from ..core.remedy import step_json
+
+    return [step_json(s) for s in advice.remedy.steps]
+
+
 def refusal_json(
     refusal: Refusal, ctx: RemedyContext, sandbox: SandboxDaemon | None = None, purpose: str = "sockets"
 ) -> Json:
     """A refusal as every document shows it: what failed, the sentence, and the vetted remedy."""
-    from ..core.remedy import step_json
-    from ..core.wording import describe, inside_advice, remedy_for
+    from ..core.wording import Advice, describe, inside_advice, remedy_for
 
     remedy = remedy_for(refusal, ctx, purpose)
-    advice = inside_advice(refusal, sandbox)
-    if advice is not None:  # inside bwrap/srt/codex: no command typed there fixes it
-        remedy = remedy._replace(command=None, hint=advice, steps=())
+    inside = inside_advice(refusal, sandbox)
+    if inside is not None:  # inside bwrap/srt/codex: no command typed there fixes it
+        remedy = Advice(None, inside)
     return {
         "kind": refusal.kind,
         "dir": _p(refusal.dir),
@@ -81,9 +100,9 @@ def refusal_json(
         "errno": refusal.errno,
         "symlink": refusal.symlink,
         "message": describe(refusal, purpose),
-        "remedy": remedy.command,
+        "remedy": fix_line(remedy),
         "hint": remedy.hint,
-        "remedy_steps": [step_json(s) for s in remedy.steps] if remedy.command else None,
+        "remedy_steps": steps_json(remedy),
     }
 
 
@@ -142,7 +161,6 @@ def paths_document(resolution: Resolution, view: FsView | None = None) -> Json:
     root = resolution.socket_root
     invalid = None
     if root.invalid is not None:
-        from ..core.remedy import step_json
         from ..core.wording import describe_invalid, remedy_for_invalid
 
         remedy = remedy_for_invalid(root.invalid.variable, ctx())
@@ -152,9 +170,9 @@ def paths_document(resolution: Resolution, view: FsView | None = None) -> Json:
             "variable": root.invalid.variable,
             "source": root.invalid.source,
             "message": describe_invalid(root.invalid.reason, root.invalid.dir, root.invalid.variable),
-            "remedy": remedy.command,
+            "remedy": fix_line(remedy),
             "hint": remedy.hint,
-            "remedy_steps": [step_json(s) for s in remedy.steps] if remedy.command else None,
+            "remedy_steps": steps_json(remedy),
         }
     cache = resolution.native_cache
     data = resolution.workspace_data
@@ -328,14 +346,12 @@ def binding_json(resolution: Resolution, view: FsView | None = None) -> Json | N
 def _client_refusal_json(refusal: Refusal, ctx: RemedyContext, sandbox: SandboxDaemon | None) -> Json:
     """A refusal by Nx's client; a level shown as 65534 by a sandbox is answered with a daemonless run, never a
     directory."""
-    from ..core.remedy import step_json
     from ..core.wording import marker_warning
 
     doc = refusal_json(refusal, ctx, sandbox)
     if refusal.uid == OVERFLOW_UID and sandbox is not None and not sandbox.usable:
         advice = ctx.offer(run_inside_remedy(marker_warning(sandbox)))
-        doc.update(remedy=advice.command, hint=advice.hint,
-                   remedy_steps=[step_json(s) for s in advice.steps] if advice.command else None)
+        doc.update(remedy=fix_line(advice), hint=advice.hint, remedy_steps=steps_json(advice))
     return doc
 
 

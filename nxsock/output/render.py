@@ -16,7 +16,7 @@ from ..core.layout import CONTAINER
 from ..core.resolver import Resolution
 from ..core.severity import SEVERITIES
 from ..core.terminal import counted, printable, printable_lines
-from .paths_json import paths_document
+from .paths_json import fix_line, paths_document
 
 if t.TYPE_CHECKING:
     from ..act.tmpfiles import TmpfilesChange
@@ -370,9 +370,11 @@ def _size(n: float) -> str:
 def render_cache_listing(listing: CacheListing, plan: t.Sequence[tuple[t.Any, str]] = ()) -> None:
     """Entries grouped by version, each with its state in words; the total, and what ``prune`` would reclaim
     (*plan*)."""
+    from ..core import wording  # the sentences; loaded by doctor, not by paths' report
+
     out = _console()
     if listing.bypass_reason:
-        out.print(Text(f"Nx loads the binding in place: {printable(listing.bypass_reason)}.", style="yellow"))
+        out.print(Text(wording.BINDING_IN_PLACE.format(reason=printable(listing.bypass_reason)), style="yellow"))
     if listing.dir:
         out.print(Text("Cache: ", style="bold") + Text(printable(listing.dir)))
     if listing.binding:
@@ -393,25 +395,15 @@ def render_cache_listing(listing: CacheListing, plan: t.Sequence[tuple[t.Any, st
                      printable(entry.path.rsplit("/", 1)[-1])])
     for line in _columns(("version", "size", "state", "entry"), rows):
         out.print(line)
-    total = f"{counted(len(listing.entries), 'entry', 'entries')}, {_size(listing.total_size)} in all"
-    if plan:
-        freed = sum(entry.size for entry, _ in plan)
-        total += f"; `nxsock cache prune` would reclaim {_size(freed)} ({counted(len(plan), 'entry', 'entries')})"
-    else:
-        total += (
-            "; `nxsock cache prune` would reclaim nothing (`--unused-for 30d` also takes other checkouts' old entries)"
-        )
-    out.print(Text(total + ".", style="dim"))
+    reclaim = (len(plan), _size(sum(entry.size for entry, _ in plan))) if plan else None
+    out.print(Text(wording.cache_total(len(listing.entries), _size(listing.total_size), reclaim), style="dim"))
 
 
 def render_unused_basis(listing: CacheListing) -> None:
     """What ``--unused-for`` judged by: load (access) times where the mount records them, else copy times."""
-    if listing.access_times:
-        words = "Unused is judged by when each entry was last loaded (its access time, kept to within a day)."
-    else:
-        words = ("Unused is judged by when each entry was copied: this mount records no access times, so an entry "
-                 "still loaded may go (its checkout's Nx copies it again).")
-    _console().print(Text(words, style="dim"))
+    from ..core import wording
+
+    _console().print(Text(wording.unused_basis(bool(listing.access_times)), style="dim"))
 
 
 def render_verdict(verdict: Verdict) -> None:
@@ -419,8 +411,9 @@ def render_verdict(verdict: Verdict) -> None:
     good = verdict.state in ("fresh", "bypassed")
     mark = Text("✓ " + verdict.state + "  ", style="green") if good else Text("✗ " + verdict.state + "  ", style="red")
     out.print(mark + Text(printable(verdict.message)))
-    if verdict.remedy:
-        out.print(Text("    fix:  ", style="bold") + Text(printable(verdict.remedy), style="cyan"))
+    fix = fix_line(verdict.advice)
+    if fix:
+        out.print(Text("    fix:  ", style="bold") + Text(printable(fix), style="cyan"))
 
 
 #: Lines shown per outcome before the rest are only counted: a flood of entries is a summary, not a flood.
@@ -431,10 +424,12 @@ def render_removals(rows: t.Sequence[tuple[str, str, str | None, int]], dry_run:
                     marker_reason: str | None = None, interrupted: bool = False) -> None:
     """The marker's reason as lines, one line per entry (at most :data:`REMOVAL_LINES` per outcome, the rest
     counted), then a summary: counts, space freed, and an interruption."""
+    from ..core import wording
+
     out = _console()
     if marker_reason is not None:
         reason = printable_lines(marker_reason) or ["(no reason given)"]
-        out.print(Text("The daemon had been disabled; the reason it recorded:"))
+        out.print(Text(wording.MARKER_REASON))
         for line in reason:
             out.print(Text(f"  | {line}", style="dim"))
     verb = "would remove" if dry_run else "removed"
@@ -449,24 +444,18 @@ def render_removals(rows: t.Sequence[tuple[str, str, str | None, int]], dry_run:
         if outcome == "removed":
             _prose(out, f"  {verb} ", f"{printable(path)}  ({printable(why)}, {_size(size)})", indent=4)
         elif outcome == "failed":
-            out.print(Text(f"  could not remove {printable(path)}: {printable(why)}", style="red"))
+            failed_line = wording.COULD_NOT_REMOVE.format(path=printable(path), why=printable(why))
+            out.print(Text("  " + failed_line, style="red"))
         else:
             out.print(Text(f"  {outcome} {printable(path)}: {printable(why)}", style="yellow"))  # kept or refused
     for outcome, count in shown.items():
         if count > REMOVAL_LINES:
             word = verb if outcome == "removed" else "could not be removed" if outcome == "failed" else outcome
-            out.print(Text(f"  … and {count - REMOVAL_LINES} more {word}, not listed (--json lists them)", style="dim"))
+            out.print(Text("  " + wording.more_not_listed(count - REMOVAL_LINES, word), style="dim"))
     removed = sum(1 for _, outcome, _, _ in rows if outcome == "removed")
     failed = sum(1 for _, outcome, _, _ in rows if outcome == "failed")
-    summary = f"{'Would remove' if dry_run else 'Removed'} {counted(removed, 'entry', 'entries')}, {_size(freed)}"
-    if failed:
-        summary += f"; {counted(failed, 'entry', 'entries')} could not be removed"
-    if interrupted:
-        out.print(
-            Text(f"Interrupted: {summary[0].lower()}{summary[1:]}; the rest was not examined.", style="bold yellow")
-        )
-    else:
-        out.print(Text(summary + ".", style="bold"))
+    summary = wording.removal_summary(dry_run, removed, _size(freed), failed, interrupted)
+    out.print(Text(summary, style="bold yellow" if interrupted else "bold"))
 
 
 class _Ticker:
@@ -518,9 +507,8 @@ def render_doctor(results: t.Sequence[tuple[str, Finding]], status: str, explana
     problems = [(g, f) for g, f in results if f.severity == "error"] + [
         (g, f) for g, f in results if f.severity == "warn"
     ]
-    lead = [
-        f for _, f in problems if f is problems[0][1] or (problems[0][1].remedy and f.remedy == problems[0][1].remedy)
-    ]
+    first_fix = fix_line(problems[0][1].advice) if problems else None
+    lead = [f for _, f in problems if f is problems[0][1] or (first_fix and fix_line(f.advice) == first_fix)]
     for line in _verdict(results, lead, width):
         out.print(line)
     shown = [(g, f) for g, f in (results if verbose else problems) if not any(f is x for x in lead)]
@@ -562,8 +550,9 @@ def _verdict(results: t.Sequence[tuple[str, Finding]], lead: t.Sequence[Finding]
     for other in lead[1:]:
         lines += _wrapped(Text("  and: ", style="bold"), printable(other.message), width, indent=7,
                           tail=Text(f"  [{other.id}]", style="dim"))
-    if first.remedy:
-        lines.append(Text("  fix:  ", style="bold") + Text(printable(first.remedy), style="cyan"))
+    fix = fix_line(first.advice)
+    if fix:
+        lines.append(Text("  fix:  ", style="bold") + Text(printable(fix), style="cyan"))
     for hint in dict.fromkeys(f.hint for f in lead if f.hint):
         lines += _wrapped(Text("  note: ", style="dim"), printable(hint), width, indent=8, style="dim")
     return lines
@@ -590,7 +579,7 @@ def _render_groups(out: Console, results: t.Sequence[tuple[str, Finding]], width
                 out.print(line)
             for line in getattr(finding, "detail", ()):
                 out.print(Text(f"        | {printable(line)}", style="dim"))
-        fix = members[0].remedy
+        fix = fix_line(members[0].advice)
         if fix:
             label = "      fix:  " if len(members) == 1 else f"      fix ({counted(len(members), 'finding')}):  "
             out.print(Text(label, style="bold") + Text(printable(fix), style="cyan"))
@@ -605,7 +594,7 @@ def _by_remedy(results: t.Sequence[tuple[str, Finding]]) -> list[tuple[str, list
     groups: list[tuple[str, list[Finding]]] = []
     placed: dict[str, list[Finding]] = {}
     for name, finding in results:
-        key = finding.remedy or None
+        key = fix_line(finding.advice) or None
         if key is not None and key in placed:
             placed[key].append(finding)
             continue
@@ -650,10 +639,12 @@ def _wrapped(head: Text, body: str, width: int | None, *, indent: int, style: st
 
 def _render_explanation(out: Console, explanation: Explanation, answers: t.Sequence[Answer], any_results: bool) -> None:
     """What ``--explain`` recognised, message by message, before the verdict on the machine."""
+    from ..core import wording
+
     if explanation.truncated:
-        out.print(Text("The text is longer than nxsock reads; only its first mebibyte was read.", style="yellow"))
+        out.print(Text(wording.EXPLAIN_TRUNCATED, style="yellow"))
     if not answers:
-        out.print(Text("Not a message nxsock recognises; running every check.", style="yellow"))
+        out.print(Text(wording.EXPLAIN_UNRECOGNISED, style="yellow"))
     fixes_shown: set[str] = set()
     for item in answers:  # every message recognised, in the order Nx printed them
         message = item.message
@@ -664,34 +655,32 @@ def _render_explanation(out: Console, explanation: Explanation, answers: t.Seque
         )
         if message.path:
             out.print(Text(f"  about {printable(message.path)}", style="dim"))
-        label = "fix:  " if item.source == "this machine" else "fix (general; this machine does not show the cause):  "
-        if item.remedy is not None and item.remedy in fixes_shown:  # each remedy once
-            out.print(Text(f"  {label}", style="bold") + Text("the same as above", style="dim"))
-        elif item.remedy is not None:
-            fixes_shown.add(item.remedy)
-            out.print(Text(f"  {label}", style="bold") + Text(printable(item.remedy), style="cyan"))
+        label = "fix:  " if item.source == "this machine" else wording.EXPLAIN_FIX_GENERAL
+        fix = fix_line(item.advice)
+        if fix is not None and fix in fixes_shown:  # each remedy once
+            out.print(Text(f"  {label}", style="bold") + Text(wording.EXPLAIN_SAME_FIX, style="dim"))
+        elif fix is not None:
+            fixes_shown.add(fix)
+            out.print(Text(f"  {label}", style="bold") + Text(printable(fix), style="cyan"))
         else:  # no safe command: the note says why
-            out.print(Text(f"  {label}", style="bold") + Text("none", style="yellow"))
+            out.print(Text(f"  {label}", style="bold") + Text(wording.EXPLAIN_NO_FIX, style="yellow"))
         if item.hint:
             out.print(Text("  note: " + printable(item.hint), style="dim"))
     if explanation.left_off:
-        out.print(Text(f"… and {explanation.left_off} more messages, counted but not answered.", style="yellow"))
+        out.print(Text(wording.messages_left_off(explanation.left_off), style="yellow"))
     if answers and not any_results:
-        out.print(
-            Text(
-                "No check on this machine bears on these messages now; each fix above is the message's own.",
-                style="dim",
-            )
-        )
+        out.print(Text(wording.EXPLAIN_NOTHING_HERE, style="dim"))
     out.print()
 
 
 def render_all_users(fleet: FleetVerdict) -> None:
     """``doctor --all-users``: the container, then one line per user: status, uid and name, tier, worst finding."""
+    from ..core import wording
+
     out = _console()
     out.print(Text(f"{CONTAINER}: {fleet.container}", style="bold"))
     if not fleet.users:
-        out.print(Text(f"No user has state under {CONTAINER}.", style="dim"))
+        out.print(Text(wording.no_user_state(CONTAINER), style="dim"))
     rank = {name: look.rank for name, look in SEVERITIES.items()}
     styles = {**{name: look.style for name, look in SEVERITIES.items()}, "failed": SEVERITIES["error"].style}
     for audit in fleet.users:
@@ -705,11 +694,11 @@ def render_all_users(fleet: FleetVerdict) -> None:
             findings = [f for f in verdict.document.get("findings", []) if f.get("severity") in ("warn", "error")]
             if findings:
                 worst = max(findings, key=lambda f: rank.get(f.get("severity"), 0))
-                more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
+                more = wording.fleet_more(len(findings) - 1)
                 line += Text(f"  {worst.get('id')}: {printable(str(worst.get('message', '')))}{more}")
         out.print(line)
     counts = {s: sum(1 for a in fleet.users if a.status == s) for s in ("ok", "warn", "error", "failed")}
-    out.print(Text(f"{len(fleet.users)} users: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n), style="dim"))
+    out.print(Text(wording.fleet_counts(len(fleet.users), counts), style="dim"))
 
 
 def render_error(command: str, message: str) -> None:
@@ -722,10 +711,11 @@ def render_error(command: str, message: str) -> None:
 
 def _for(findings: t.Sequence[t.Any]) -> Text:
     """The findings a remedy is for: their ids and one message (of many, a pathless one: it counts what it is about)."""
+    from ..core import wording
+
     ids = ", ".join(dict.fromkeys(printable(f.id) for f in findings))
     shown = next((f for f in findings if f.path is None), findings[0]) if len(findings) > 1 else findings[0]
-    more = f" (and {len(findings) - 1:,} more)" if len(findings) > 1 else ""
-    return Text(f"for {ids}: {_one_line(shown)}{more}", style="dim")
+    return Text(f"for {ids}: {_one_line(shown)}{wording.and_more(len(findings) - 1)}", style="dim")
 
 
 def _one_line(finding: t.Any) -> str:
@@ -737,9 +727,9 @@ def _one_line(finding: t.Any) -> str:
     lines = [line for line in printable_lines("\n".join(finding.detail)) if line.strip()] if finding.detail else []
     if not lines:
         return message[:-1] + "."
-    return f"{message} \u201c{lines[0].strip()}\u201d" + (
-        f" (and {counted(len(lines) - 1, 'more line')})" if len(lines) > 1 else ""
-    )
+    from ..core import wording
+
+    return wording.first_recorded_line(message, lines)
 
 
 #: More remedies of one shape in a row than this are one line with their count; ``--json`` lists each.
@@ -768,6 +758,7 @@ def _runs(items: t.Sequence[t.Any], also: t.Callable[[t.Any], t.Any] = lambda en
     """The items in order, the remedies of one kind — one step, one verb, mode, owner, value (and *also*), on the
     entries of one directory or on one name in sibling directories — as one :class:`_Run` where there are more
     than :data:`RUN_SHOWN` of them, shown where the first of them stands."""
+    from ..core import wording
     from ..core._pathname import basename, dirname
 
     plain = [_plan_item(entry) for entry in items]
@@ -806,7 +797,7 @@ def _runs(items: t.Sequence[t.Any], also: t.Callable[[t.Any], t.Any] = lambda en
             f"{group[0] + 1}–{group[-1] + 1}" if contiguous else f"{group[0] + 1}, {group[1] + 1}, … {group[-1] + 1}"
         )
         found.append(_Run(numbers, tuple(items[i] for i in group), command.replace(path, each) if path in command else
-                          f"{command} (and {len(group) - 1:,} more of this kind)"))
+                          wording.more_of_this_kind(command, len(group) - 1)))
     return found
 
 
@@ -821,24 +812,20 @@ def render_fix_plan(plan: t.Any, *, dry_run: bool, stderr: bool = False) -> None
     A long run of remedies of one shape (a ``chmod`` of the socket in each of
     3,000 directories) is one line with the count; ``--json`` lists each.
     """
+    from ..core import wording
+
     out = _console(stderr)
     summarised = False
     if plan.apply:
-        word = "would apply" if dry_run else "applies"
-        out.print(
-            Text(
-                f"nxsock {word} {counted(len(plan.apply), 'remedy', 'remedies')} itself, in this order, by descriptor:",
-                style="bold",
-            )
-        )
+        out.print(Text(wording.fix_applies(dry_run, len(plan.apply)), style="bold"))
         for run in _runs(plan.apply):
             out.print(Text(f"  {run.numbers}. ") + Text(printable(run.command), style="cyan"))
             out.print(Text("     ") + _for([f for item in run.items for f in item.findings]))
             summarised = summarised or len(run.items) > 1
     else:
-        out.print(Text("Nothing for nxsock to apply itself.", style="bold"))
+        out.print(Text(wording.FIX_NOTHING_TO_APPLY, style="bold"))
     if plan.for_you:
-        out.print(Text("For you to run (nxsock does not run these):", style="bold"))
+        out.print(Text(wording.FIX_FOR_YOU, style="bold"))
         for run in _runs(plan.for_you, lambda item: item.why):
             out.print(Text("  ") + Text(printable(run.command), style="cyan"))
             out.print(
@@ -847,16 +834,17 @@ def render_fix_plan(plan: t.Any, *, dry_run: bool, stderr: bool = False) -> None
             )
             summarised = summarised or len(run.items) > 1
     if plan.without_command:
-        out.print(Text("No safe command (doctor says why):", style="bold"))
+        out.print(Text(wording.FIX_NO_SAFE_COMMAND, style="bold"))
         for finding in plan.without_command[:FINDINGS_SHOWN]:
             out.print(Text(f"  {printable(finding.id)}: {_one_line(finding)}", style="dim"))
         if len(plan.without_command) > FINDINGS_SHOWN:
-            out.print(Text(f"  … and {len(plan.without_command) - FINDINGS_SHOWN:,} more.", style="dim"))
+            more = len(plan.without_command) - FINDINGS_SHOWN
+            out.print(Text("  " + wording.more_shown_elsewhere(more), style="dim"))
             summarised = True
     if summarised:
-        out.print(Text("Each remedy and finding is listed by nxsock doctor --fix --dry-run --json.", style="dim"))
+        out.print(Text(wording.FIX_LISTED_IN_JSON, style="dim"))
     if dry_run:
-        out.print(Text("… dry run: ", style="yellow") + Text("nothing was changed."))
+        out.print(Text("… dry run: ", style="yellow") + Text(wording.DRY_RUN_CHANGED_NOTHING))
 
 
 _FIX_MARKS = {"fixed": ("✓ fixed    ", "green"), "not-fixed": ("✗ not fixed", "red"), "refused": ("✗ refused  ", "red"),
@@ -877,10 +865,7 @@ def render_fix_outcome(applied: t.Sequence[t.Any], after: t.Sequence[tuple[str, 
         out.print(Text(f"  {mark} ", style=style) + Text(printable(run.command)))
         reasons = [e.reason for e in run.items if e.reason]
         if reasons:
-            if len(set(reasons)) > 1:
-                count = f" (the first of {len(reasons):,} reasons; --json has each)"
-            else:
-                count = f" ({len(reasons):,} of {len(run.items):,})" if len(reasons) < len(run.items) else ""
+            count = wording.reasons_counted(len(set(reasons)) > 1, len(reasons), len(run.items))
             out.print(Text(f"      {printable(reasons[0])}{count}", style="dim"))
     if interrupted:
         done = sum(1 for e in applied if e.outcome == "done")
@@ -896,9 +881,11 @@ def render_fix_outcome(applied: t.Sequence[t.Any], after: t.Sequence[tuple[str, 
                 + Text(printable(finding.message))
                 + Text(f"  [{finding.id}]", style="dim")
             )
-            if finding.remedy:
-                out.print(Text("      fix:  ", style="bold") + Text(printable(finding.remedy), style="cyan"))
+            fix = fix_line(finding.advice)
+            if fix:
+                out.print(Text("      fix:  ", style="bold") + Text(printable(fix), style="cyan"))
         if len(problems) > FINDINGS_SHOWN:
-            out.print(Text(f"  … and {len(problems) - FINDINGS_SHOWN:,} more (nxsock doctor lists each).", style="dim"))
+            more = len(problems) - FINDINGS_SHOWN
+            out.print(Text("  " + wording.more_shown_elsewhere(more, "nxsock doctor lists each"), style="dim"))
     summary = SEVERITIES[status].mark + " " + wording.AFTER_FIX[status]
     out.print(Text(summary, style=MARKS[status][2] + " bold"))

@@ -35,7 +35,7 @@ from ..core.wording import (
 )
 from .emit import SCHEMA_VERSION, Json
 from .emit import node_path as _p
-from .paths_json import refusal_json
+from .paths_json import fix_line, refusal_json, steps_json
 
 __all__ = [
     "all_users_document",
@@ -162,7 +162,7 @@ def cache_verify_document(verdict: Verdict, listing: CacheListing) -> Json:
         "state": verdict.state,
         "entry": verdict.entry,
         "message": verdict.message,
-        "remedy": verdict.remedy,
+        "remedy": fix_line(verdict.advice),
         "binding": None if listing.binding is None else listing.binding.path,
     }
 
@@ -194,8 +194,8 @@ def doctor_document(results: t.Sequence[tuple[str, Finding]], status: str, expla
         "status": status,
         "findings": [
             {"id": f.id, "group": group, "severity": f.severity, "path": f.path, "message": f.message,
-             "remedy": f.remedy, "hint": f.hint, "detail": list(getattr(f, "detail", ())),
-             "remedy_steps": [step_json(s) for s in getattr(f, "steps", ())] if f.remedy else None}
+             "remedy": fix_line(f.advice), "hint": f.hint, "detail": list(f.detail),
+             "remedy_steps": steps_json(f.advice)}
             for group, f in results
         ],
     }
@@ -205,7 +205,7 @@ def doctor_document(results: t.Sequence[tuple[str, Finding]], status: str, expla
     if explanation is not None:  # the first message's keys as before; then every message, each with its remedy
         first = answers[0] if answers else None
         document.update(matched=explanation.matched, errno=explanation.errno, path=explanation.path,
-                        cause=explanation.cause, remedy=first.remedy if first else None,
+                        cause=explanation.cause, remedy=fix_line(first.advice) if first else None,
                         remedy_source=first.source if first else None, hint=first.hint if first else None,
                         recognised=bool(answers), messages=[_answer_json(a) for a in answers],
                         truncated=explanation.truncated, messages_left_off=explanation.left_off)
@@ -214,7 +214,7 @@ def doctor_document(results: t.Sequence[tuple[str, Finding]], status: str, expla
 
 def _answer_json(item: Answer) -> Json:
     m = item.message
-    return {"matched": m.matched, "errno": m.errno, "path": m.path, "cause": m.cause, "remedy": item.remedy,
+    return {"matched": m.matched, "errno": m.errno, "path": m.path, "cause": m.cause, "remedy": fix_line(item.advice),
             "remedy_source": item.source, "hint": item.hint, "finding": item.finding}
 
 
@@ -674,11 +674,12 @@ def doctor_markdown(results: t.Sequence[tuple[str, t.Any]], status: str, facts: 
         detail = list(getattr(finding, "detail", ()))
         if detail:
             out += ["What it recorded:", "", *_md_block([m(line) for line in detail], "text"), ""]
-        if finding.remedy and finding.remedy in fixes_given:
+        fix = fix_line(finding.advice)
+        if fix and fix in fixes_given:
             out += ["Fix: the same command as above.", ""]
-        elif finding.remedy:
-            fixes_given.add(finding.remedy)
-            out += ["Fix:", "", *_md_block([m(finding.remedy)], "sh"), ""]
+        elif fix:
+            fixes_given.add(fix)
+            out += ["Fix:", "", *_md_block([m(fix)], "sh"), ""]
         if finding.hint:
             out += [f"Note: {md_text(m(finding.hint))}", ""]
     rest = [(g, f) for g, f in results if f.severity not in ("error", "warn")]
@@ -686,8 +687,9 @@ def doctor_markdown(results: t.Sequence[tuple[str, t.Any]], status: str, facts: 
         out += [f"<details><summary>Other checks ({len(rest)})</summary>", ""]
         for _, finding in rest:
             line = f"- {_SEVERITY_WORD[finding.severity]} {md_code(finding.id)}: {md_text(m(finding.message))}"
-            if finding.remedy:
-                line += f" Fix: {md_code(m(finding.remedy))}"
+            fix = fix_line(finding.advice)
+            if fix:
+                line += f" Fix: {md_code(m(fix))}"
             if finding.hint:
                 line += f" Note: {md_text(m(finding.hint))}"
             out.append(line)
@@ -744,7 +746,10 @@ def github_annotations(results: t.Sequence[tuple[str, t.Any]], withheld: t.Seque
     strings as ``<redacted>`` (:mod:`nxsock.core.redaction`): a log is public.
 
     >>> from nxsock.audit.findings import Finding
-    >>> print(github_annotations([("g", Finding("sockets", "warn", "/x", "50% stale\nx", "nxsock reset"))]), end="")
+    >>> from nxsock.core.remedy import NxsockCommand, Remedy, RunNxsock
+    >>> from nxsock.core.wording import Advice
+    >>> reset = Advice(Remedy((RunNxsock(NxsockCommand.RESET),), "Removes them."), None)
+    >>> print(github_annotations([("g", Finding("sockets", "warn", "/x", "50% stale\nx", reset))]), end="")
     ::warning title=nxsock doctor%3A sockets::50%25 stale\x0ax%0Afix: nxsock reset
     """
     from ..core.redaction import redact, withhold
@@ -759,8 +764,9 @@ def github_annotations(results: t.Sequence[tuple[str, t.Any]], withheld: t.Seque
         if level is None or (level == "notice" and not notes):
             continue
         parts = [shown(finding.message)]
-        if finding.remedy:
-            parts.append("fix: " + shown(finding.remedy))
+        fix = fix_line(finding.advice)
+        if fix:
+            parts.append("fix: " + shown(fix))
         if finding.hint:
             parts.append("note: " + shown(finding.hint))
         title = _github_property(f"nxsock doctor: {shown(finding.id)}")

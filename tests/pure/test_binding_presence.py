@@ -21,6 +21,7 @@ from nxsock.core.fsview import Entry, MemoryView
 from nxsock.core.remedy import InstallPackage, PackageManager, Remedy, render
 from nxsock.core.resolver import resolve
 from nxsock.core.wording import context_for
+from nxsock.output.paths_json import fix_line
 
 WS = "/home/ada/acme"
 NM = f"{WS}/node_modules"
@@ -68,7 +69,7 @@ def test_optional_dependencies_skipped_is_an_error_with_the_npm_command(monkeypa
     assert finding.id == "binding" and finding.severity == "error"
     assert "@nx/nx-linux-x64-gnu" in finding.message and "WorkspaceContext is not a constructor" in finding.message
     assert "package-lock.json lists it" in finding.message and "skipped optional dependencies" in finding.message
-    assert finding.remedy == "npm install --no-save @nx/nx-linux-x64-gnu@24.0.6"
+    assert fix_line(finding.advice) == "npm install --no-save @nx/nx-linux-x64-gnu@24.0.6"
     assert [s.verb for s in finding.steps] == ["install-package"]
 
 
@@ -90,19 +91,19 @@ def test_the_gnu_package_on_musl_is_named_as_the_wrong_c_library(monkeypatch: py
     (finding,) = _findings(view, "linux-x64-musl", monkeypatch)
     assert "@nx/nx-linux-x64-musl" in finding.message and "musl" in finding.message
     assert "the glibc build" in finding.message and "pnpm-lock.yaml does not list it" in finding.message
-    assert finding.remedy == "pnpm install --force"
+    assert fix_line(finding.advice) == "pnpm install --force"
 
 
 def test_a_windows_tree_under_wsl_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     (finding,) = _findings(_tree("win32-x64-msvc", lockfile=("bun.lock", "")), "linux-x64-gnu", monkeypatch)
-    assert "installed from Windows" in finding.message and finding.remedy == "bun install --force"
+    assert "installed from Windows" in finding.message and fix_line(finding.advice) == "bun install --force"
 
 
 def test_yarn_berry_gets_words_not_a_command_that_would_not_restore_it(monkeypatch: pytest.MonkeyPatch) -> None:
     (finding,) = _findings(_tree(lockfile=("yarn.lock", "__metadata:\n  version: 8\n")), "linux-x64-gnu", monkeypatch)
-    assert finding.remedy is None and "supportedArchitectures" in (finding.hint or "")
+    assert fix_line(finding.advice) is None and "supportedArchitectures" in (finding.hint or "")
     (classic,) = _findings(_tree(lockfile=("yarn.lock", "# yarn lockfile v1\n")), "linux-x64-gnu", monkeypatch)
-    assert classic.remedy == "yarn install --force"
+    assert fix_line(classic.advice) == "yarn install --force"
 
 
 def test_doctor_fix_never_runs_the_package_manager(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -168,7 +169,7 @@ def test_explain_names_the_missing_binding_seen_here_and_never_skips_the_cache_f
     assert [m.matched for m in messages] == [matched]
     (answer,) = answer_all(messages, findings, FINDING_IDS, lambda m: general_advice(m, {}, "linux", context.remedies))
     assert answer.source == "this machine" and answer.finding == "binding"
-    assert answer.remedy == "npm install --no-save @nx/nx-linux-x64-gnu@24.0.6"
+    assert fix_line(answer.advice) == "npm install --no-save @nx/nx-linux-x64-gnu@24.0.6"
     assert answer.message.cause.startswith("On this machine: Nx needs @nx/nx-linux-x64-gnu")
     assert "cut-short" not in answer.message.cause
     if (
@@ -185,6 +186,8 @@ def test_a_flood_of_other_packages_is_named_five_and_counted(monkeypatch: pytest
 
 def test_explain_names_a_noexec_cache_seen_here_as_the_cause_of_workspace_context() -> None:
     from nxsock.audit.findings import Finding
+    from nxsock.core.remedy import Export
+    from nxsock.core.wording import Advice
 
     noexec = Finding(
         "native-cache",
@@ -192,11 +195,11 @@ def test_explain_names_a_noexec_cache_seen_here_as_the_cause_of_workspace_contex
         "/tmp/.nx/1000/native-cache",
         "/tmp/.nx/1000/native-cache lies on /tmp, mounted noexec: Nx 24.0.2 copies its binding "
         "there but cannot load it.",
-        "export NX_SKIP_NATIVE_FILE_CACHE=true",
-        "Nx then loads its binding in place.",
+        Advice(Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),), ""),
+               "Nx then loads its binding in place."),
     )
     messages = explain("TypeError: WorkspaceContext is not a constructor").messages
     ctx = context_for(resolve(environment(), machine()), machine())
     (answer,) = answer_all(messages, [noexec], FINDING_IDS, lambda m: general_advice(m, {}, "linux", ctx))
-    assert answer.finding == "native-cache" and answer.remedy == "export NX_SKIP_NATIVE_FILE_CACHE=true"
+    assert answer.finding == "native-cache" and fix_line(answer.advice) == "export NX_SKIP_NATIVE_FILE_CACHE=true"
     assert answer.message.cause.startswith("On this machine: ") and "mounted noexec" in answer.message.cause

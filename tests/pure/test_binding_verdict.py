@@ -25,9 +25,10 @@ from nxsock.audit.doctor import FINDING_IDS
 from nxsock.audit.explain import answer_all, explain, general_advice
 from nxsock.audit.findings import Finding
 from nxsock.core.fsview import Entry, MemoryView
+from nxsock.core.remedy import Export, Remedy
 from nxsock.core.resolver import resolve
-from nxsock.core.wording import context_for
-from nxsock.output.paths_json import binding_json, paths_document
+from nxsock.core.wording import Advice, context_for
+from nxsock.output.paths_json import binding_json, fix_line, paths_document
 
 WS = "/home/ada/acme"
 NM = f"{WS}/node_modules"
@@ -213,16 +214,15 @@ class TestExplainOnNodesDlopenError:
         "error",
         CACHE,
         f"{CACHE} lies on /tmp, mounted noexec: Nx 24.0.2 copies its binding there but cannot load the copy.",
-        "export NX_SKIP_NATIVE_FILE_CACHE=true",
-        "Nx then loads its binding in place.",
+        Advice(Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),), ""),
+               "Nx then loads its binding in place."),
     )
     NOEXEC_BINDING = Finding(
         "native-cache",
         "error",
         CACHE,
         f"Nx's binding lies on {NM}, mounted noexec, and Nx loads it in place (its cached copy cannot load either).",
-        None,
-        "No safe command: nxsock does not remount filesystems or reinstall packages.",
+        Advice(None, "No safe command: nxsock does not remount filesystems or reinstall packages."),
     )
 
     @pytest.mark.parametrize(("finding", "remedy", "says"), [
@@ -238,7 +238,7 @@ class TestExplainOnNodesDlopenError:
         for text in (NOEXEC_CACHE_TEXT, "TypeError: WorkspaceContext is not a constructor"):
             messages = explain(text).messages
             (answer,) = answer_all(messages, [finding], FINDING_IDS, lambda m: general_advice(m, {}, "linux", ctx))
-            assert answer.source == "this machine" and answer.remedy == remedy, text
+            assert answer.source == "this machine" and fix_line(answer.advice) == remedy, text
             assert answer.message.cause.startswith("On this machine: ") and says in answer.message.cause
 
     def test_a_binding_in_place_on_noexec_is_never_answered_by_skipping_the_cache(self) -> None:
@@ -247,7 +247,7 @@ class TestExplainOnNodesDlopenError:
         for findings in ([], [self.NOEXEC_CACHE], [self.NOEXEC_BINDING]):
             (answer,) = answer_all(explain(NOEXEC_NODE_MODULES_TEXT).messages, findings, FINDING_IDS,
                                    lambda m: general_advice(m, {}, "linux", ctx))
-            assert answer.remedy is None and "noexec" in (answer.hint or ""), findings
+            assert fix_line(answer.advice) is None and "noexec" in (answer.hint or ""), findings
 
 
 @pytest.mark.parametrize(

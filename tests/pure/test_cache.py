@@ -15,18 +15,20 @@ def test_an_untrusted_entry_says_what_this_release_does_with_it(release: str, sa
     """The release table's ``cache_entry_trust_checked``: only 24.0.6 re-copies an entry it may not trust."""
     from nxsock.audit.binding_cache import Binding, CacheEntry, CacheListing, verify
     from nxsock.core.releases import rules_for
+    from nxsock.core.remedy import Remedy, Remove
+    from nxsock.core.wording import Advice
+    from nxsock.output.paths_json import fix_line
 
     binding = Binding("/w/node_modules/@nx/nx-linux-x64-gnu/nx.linux-x64-gnu.node", "nx.linux-x64-gnu.node", 9, 1.0,
                       "nx.linux-x64-gnu.node")
     entry = CacheEntry("/c/nx.linux-x64-gnu.node", release, "", "nx.linux-x64-gnu.node", binding.path, 9, 1000,
                        trusted=False, fresh=False, in_use=None, partial=False)
-    verdict = verify(
-        CacheListing("/c", None, binding, (entry,), None), lambda path: f"rm -- {path}", rules_for(release), release
-    )
+    verdict = verify(CacheListing("/c", None, binding, (entry,), None),
+                     lambda path: Advice(Remedy((Remove(path),), ""), None), rules_for(release), release)
     assert (
         verdict.state == "untrusted"
         and verdict.message.endswith(says)
-        and verdict.remedy == "rm -- /c/nx.linux-x64-gnu.node"
+        and fix_line(verdict.advice) == "rm -- /c/nx.linux-x64-gnu.node"
     )
 
 

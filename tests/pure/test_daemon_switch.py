@@ -18,7 +18,7 @@ from nxsock.core.environment import Variable
 from nxsock.core.fsview import Entry
 from nxsock.core.releases import KNOWN_RELEASES, rules_for
 from nxsock.core.resolver import resolve
-from nxsock.output.paths_json import paths_document
+from nxsock.output.paths_json import fix_line, paths_document
 
 WS = "/home/ada/acme"
 DAEMON_DIR = f"{WS}/.nx/workspace-data/d"
@@ -205,7 +205,7 @@ class TestPathsAndDoctor:
     def test_doctor_says_on(self) -> None:
         finding = next(f for f in _doctor() if f.id == "daemon-enabled")
         assert finding.severity == "info" and "uses its daemon" in finding.message
-        assert finding.remedy == "export NX_DAEMON=false"
+        assert fix_line(finding.advice) == "export NX_DAEMON=false"
 
     def test_doctor_says_when_nx_reads_no_setting_from_nx_json(self) -> None:
         view = machine(files={f"{WS}/nx.json": '{"useDaemonProcess": false'})
@@ -220,12 +220,12 @@ class TestPathsAndDoctor:
             and "CI says this is CI" in finding.message
             and "/.dockerenv exists" in finding.message
         )
-        assert finding.remedy == "export NX_DAEMON=true" and finding.steps
+        assert fix_line(finding.advice) == "export NX_DAEMON=true" and finding.steps
 
     def test_doctor_off_for_a_cause_no_variable_overrides(self) -> None:
         marker = f"{DAEMON_DIR}/disabled"
         finding = next(f for f in _doctor({"CI": "true"}, files={marker: "failed"}) if f.id == "daemon-enabled")
-        assert finding.remedy == "nxsock reset --daemon-marker && export NX_DAEMON=true", finding
+        assert fix_line(finding.advice) == "nxsock reset --daemon-marker && export NX_DAEMON=true", finding
         marker_finding = next(f for f in _doctor({"CI": "true"}, files={marker: "failed"}) if f.id == "daemon-disabled")
         assert (
             marker_finding.severity == "warn"
@@ -241,11 +241,11 @@ class TestPathsAndDoctor:
         assert on.severity == "warn"
         off = next(f for f in _doctor({"NX_DAEMON": "false"}, sandbox="srt") if f.id == "sandbox-daemon")
         assert off.severity == "info" and "matters only to a running daemon" in off.message
-        assert off.remedy is None and "Run Nx there with NX_DAEMON=false" not in (off.hint or "")
+        assert fix_line(off.advice) is None and "Run Nx there with NX_DAEMON=false" not in (off.hint or "")
         assert "NX_DAEMON=false is already set" in (off.hint or "")
         # off for another reason: a note, and the advice stays (the sandbox does not inherit a container)
         docker = next(f for f in _doctor({"CI": "true"}, sandbox="srt") if f.id == "sandbox-daemon")
-        assert docker.severity == "info" and docker.remedy == "nxsock paths --format srt"
+        assert docker.severity == "info" and fix_line(docker.advice) == "nxsock paths --format srt"
 
     def test_a_stale_record_is_a_note_where_the_daemon_is_off(self) -> None:
         record = {

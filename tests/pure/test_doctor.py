@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from nxsock.audit.explain import explain
+from nxsock.output.paths_json import fix_line
 
 
 @pytest.mark.parametrize(
@@ -74,7 +75,7 @@ def test_eacces_with_permitting_modes_is_a_policy_not_a_chmod() -> None:
         }
     )
     policy = _probe_finding(view, "/tmp/.nx/1000/sockets/d/d.sock", "EACCES", ADA)
-    assert policy.remedy is None and "security policy" in policy.message
+    assert fix_line(policy.advice) is None and "security policy" in policy.message
     locked = machine({"/tmp/.nx/1000/sockets/d/d.sock": Entry("socket", ADA, ADA, 0o000)})
     mode = _probe_finding(locked, "/tmp/.nx/1000/sockets/d/d.sock", "EACCES", ADA)
-    assert mode.remedy is not None and mode.remedy.startswith("chmod")
+    assert fix_line(mode.advice) is not None and fix_line(mode.advice).startswith("chmod")

@@ -19,9 +19,10 @@ from conftest import PEER, environment, machine, mine
 from nxsock.app import cli
 from nxsock.audit.explain import _ERRNO_OF, _KINDS, answer_all, explain, general_advice, sandbox_format
 from nxsock.core.fsview import Entry
-from nxsock.core.remedy import Remedy, check, render
+from nxsock.core.remedy import Export, NxsockCommand, Remedy, Remove, RemoveTree, RunNxsock, Step, check, render
 from nxsock.core.resolver import resolve
 from nxsock.core.wording import Advice, RemedyContext, context_for
+from nxsock.output.paths_json import fix_line
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 sys.path.insert(0, str(CORPUS))
@@ -30,6 +31,12 @@ import capture  # noqa: E402
 CAPTURES = {entry["file"]: (entry, text) for entry, text in capture.corpus()}
 EXPECTED: dict[str, list[list[str | None]]] = json.loads((CORPUS / "expected.json").read_text())
 WITH_MESSAGES = sorted(f for f, messages in EXPECTED.items() if messages)
+RESET = NxsockCommand.RESET
+
+
+def _advised(*steps: Step) -> Advice:
+    """A finding's advice of *steps* (taken as vetted: the machines here are made up)."""
+    return Advice(Remedy(steps, ""), None)
 
 
 def remedies(
@@ -148,7 +155,7 @@ def test_every_recognised_message_gets_a_command_or_why_there_is_none_where_the_
     assert [a.message for a in answers] == list(messages)
     for item in answers:
         assert item.source == "general"
-        assert (item.remedy and item.remedy.strip()) or (item.hint or "").startswith("No safe command"), item
+        assert (fix_line(item.advice) or "").strip() or (item.hint or "").startswith("No safe command"), item
 
 
 @pytest.mark.parametrize("file", WITH_MESSAGES)
@@ -172,11 +179,13 @@ def test_the_finding_that_shows_the_cause_wins_over_a_symptom_of_it() -> None:
 
     run_dir = "/tmp/.nx/1000/sockets/0123456789abcdef0123"
     message = explain(f"(connect EACCES {run_dir}/d.sock). Continuing").messages[0]
-    findings = [Finding("daemon-record", "warn", f"{run_dir}/d.sock", "does not answer", "nxsock reset"),
-                Finding("sockets", "error", run_dir, "belongs to uid 1001", f"sudo rm -rf -- {run_dir}"),
-                Finding("leftovers", "warn", "/elsewhere", "unrelated", "nxsock cache prune")]
+    peer = _advised(RemoveTree(run_dir, needs_root=True))
+    findings = [Finding("daemon-record", "warn", f"{run_dir}/d.sock", "does not answer", _advised(RunNxsock(RESET))),
+                Finding("sockets", "error", run_dir, "belongs to uid 1001", peer),
+                Finding("leftovers", "warn", "/elsewhere", "unrelated", _advised(RunNxsock(NxsockCommand.CACHE_PRUNE)))]
     chosen = answer_all([message], findings, FINDING_IDS, general())[0]
-    assert (chosen.remedy, chosen.source, chosen.finding) == (f"sudo rm -rf -- {run_dir}", "this machine", "sockets")
+    assert (fix_line(chosen.advice), chosen.source, chosen.finding) == (
+        f"sudo rm -rf -- {run_dir}", "this machine", "sockets")
 
 
 @pytest.mark.parametrize("path", ["/tmp/.nx/1000/../../etc/passwd", "/tmp/.nx/1000/sockets//x/d.sock",
@@ -300,7 +309,8 @@ def test_a_message_that_carries_another_borrows_its_answer() -> None:
     messages = explain(text).messages
     answers = answer_all(messages, [], {}, general())
     assert [a.message.matched for a in answers] == ["daemon-start-failed", "invalid-shared"]
-    assert answers[0].remedy == answers[1].remedy == "unset NX_SOCKET_DIR && unset NX_DAEMON_SOCKET_DIR"
+    assert fix_line(answers[0].advice) == fix_line(answers[1].advice) == \
+        "unset NX_SOCKET_DIR && unset NX_DAEMON_SOCKET_DIR"
     assert "invalid-shared" in (answers[0].hint or "")
 
 
@@ -488,7 +498,7 @@ class TestDaemonThatDied:
     def test_every_message_of_the_paste_gets_the_one_whole_remedy(self, file: str) -> None:
         """The marker cleared and a daemon started: not the marker alone, nor ``nx reset``'s cache wipe."""
         answers = answer_all(explain(CAPTURES[file][1]).messages, [], {}, general())
-        assert {a.remedy for a in answers} == {self.WHOLE}
+        assert {fix_line(a.advice) for a in answers} == {self.WHOLE}
 
     def test_on_this_machine_the_cause_names_the_log_the_marker_and_the_record(self) -> None:
         from nxsock.audit.doctor import FINDING_IDS
@@ -500,14 +510,14 @@ class TestDaemonThatDied:
                 "warn",
                 "/w/d/server-process.json",
                 "The recorded daemon (pid 38) is not running.",
-                "nxsock reset",
+                _advised(RunNxsock(RESET)),
             ),
             Finding(
                 "daemon-disabled",
                 "warn",
                 "/w/d/disabled",
                 "The daemon is disabled until `nx reset`; the reason it recorded:",
-                "rm -- /w/d/disabled",
+                _advised(Remove("/w/d/disabled")),
             ),
             Finding(
                 "daemon-error",
@@ -519,20 +529,20 @@ class TestDaemonThatDied:
         text = CAPTURES["24.0.6/daemon-killed--client-log.txt"][1]
         answers = answer_all(explain(text).messages, findings, FINDING_IDS, general())
         died = next(a for a in answers if a.message.matched == "daemon-terminated")
-        assert (died.remedy, died.source, died.finding) == (self.WHOLE, "this machine", "daemon-error")
+        assert (fix_line(died.advice), died.source, died.finding) == (self.WHOLE, "this machine", "daemon-error")
         assert died.message.cause.endswith(
             "On this machine: Last daemon error (other): Daemon process terminated and closed "
             "the connection. The daemon is disabled until `nx reset`. The recorded daemon "
             "(pid 38) is not running."
         )
-        assert {a.remedy for a in answers} == {
+        assert {fix_line(a.advice) for a in answers} == {
             self.WHOLE
         }  # not the finding's half remedies (the marker alone, the record)
 
     def test_a_disabled_marker_alone_keeps_its_own_answer(self) -> None:
         """Without the dead daemon in the paste, the marker's message is answered as before."""
         [message] = explain('Nx Daemon is going to be disabled until you run "nx reset".').messages
-        assert answer_all([message], [], {}, general())[0].remedy == "nx reset"
+        assert answer_all([message], [], {}, general())[0].advice.command == "nx reset"
 
 
 #: The daemon-side messages as the releases' sources spell them (nx/dist/src/…, 23.1.1–24.0.6), for those not yet in the
@@ -599,7 +609,7 @@ class TestDaemonMessages:
         answers = answer_all(explain(text).messages, [], {}, general())
         assert [a.message.matched for a in answers] == ["inotify-limit", "daemon-disabled"]
         for item in answers:  # the marker's message is answered with its cause: nx reset alone would leave the limit
-            assert item.remedy is None and "sudo sysctl fs.inotify.max_user_watches=" in (item.hint or "")
+            assert fix_line(item.advice) is None and "sudo sysctl fs.inotify.max_user_watches=" in (item.hint or "")
             assert "nx reset" in (item.hint or "")
 
     @pytest.mark.parametrize("errno", ["ENOTSUP", "EOPNOTSUPP"])
@@ -623,18 +633,19 @@ class TestDisabledMarkerMadeWhole:
         ctx = remedies()
         answers = answer_all(explain(CAPTURES[file][1]).messages, [], {}, general(ctx), ctx.offer)
         marker = next(a for a in answers if a.message.matched == "daemon-disabled")
-        assert marker.remedy == f"{cause} && nxsock reset --daemon-marker"
-        assert check(Remedy(marker.steps, ""), ctx.policy) is None and render(Remedy(marker.steps, "")) == marker.remedy
+        assert fix_line(marker.advice) == f"{cause} && nxsock reset --daemon-marker"
+        assert check(Remedy(marker.steps, ""), ctx.policy) is None
+        assert render(Remedy(marker.steps, "")) == fix_line(marker.advice)
 
     def test_without_the_policy_to_vet_it_the_marker_keeps_its_own_answer(self) -> None:
         answers = answer_all(explain(CAPTURES["24.0.6/socket-dir-shared--client.txt"][1]).messages, [], {}, general())
-        assert next(a for a in answers if a.message.matched == "daemon-disabled").remedy == "nx reset"
+        assert next(a for a in answers if a.message.matched == "daemon-disabled").advice.command == "nx reset"
 
     def test_a_cause_with_no_command_leaves_the_markers_own_answer(self) -> None:
         ctx = remedies()
         text = ' NX   Permission denied (os error 13)\nNx Daemon is going to be disabled until you run "nx reset".'
         answers = answer_all(explain(text).messages, [], {}, general(ctx), ctx.offer)
-        assert [a.remedy for a in answers] == [None, "nx reset"]
+        assert [fix_line(a.advice) for a in answers] == [None, "nx reset"]
 
     def test_the_cli_prints_the_whole_command_for_the_marker(self, runner: CliRunner) -> None:
         result = runner.invoke(cli, ["doctor", "--json", "--explain", "-"],
@@ -662,9 +673,10 @@ class TestPermissionDeniedFoundOnThisMachine:
         [message] = explain(self.TEXT).messages
         [answered] = answer_all([message], findings, FINDING_IDS,
                                 lambda m: general_advice(m, {}, "linux", ctx))
-        if answered.finding is None and answered.remedy is not None:  # vetted, and rendered by the one function
+        # vetted, and rendered by the one function
+        if answered.finding is None and fix_line(answered.advice) is not None:
             assert check(Remedy(answered.steps, ""), ctx.policy) is None and render(Remedy(answered.steps, "")) \
-                == answered.remedy
+                == fix_line(answered.advice)
         return answered
 
     def test_the_capture_is_eacces_with_no_path(self) -> None:
@@ -674,61 +686,61 @@ class TestPermissionDeniedFoundOnThisMachine:
     def test_as_nx_left_it_the_umask_is_set_back_and_the_levels_it_left_repaired(self) -> None:
         """/tmp/.nx/1000 is re-moded (Nx's, yours); the workspace's .nx, empty, removed (nxsock never re-modes it)."""
         answered = self._answer(self.AS_NX_LEFT_IT)
-        assert answered.remedy == "umask 0077 && chmod 0700 -- /tmp/.nx/1000 && rm -rf -- /home/ada/acme/.nx"
+        assert fix_line(answered.advice) == "umask 0077 && chmod 0700 -- /tmp/.nx/1000 && rm -rf -- /home/ada/acme/.nx"
         assert answered.source == "this machine" and [s.verb for s in answered.steps] == ["umask", "chmod",
                                                                                          "remove-tree"]
         assert "umask is 0277" in answered.hint and "write bit" in answered.hint and "made 0500" in answered.hint
 
     def test_before_nx_ran_the_umask_alone(self) -> None:
-        assert self._answer().remedy == "umask 0077"
+        assert fix_line(self._answer().advice) == "umask 0077"
 
     def test_levels_a_past_umask_left_are_repaired_under_a_good_one(self) -> None:
         extra = {**self.AS_NX_LEFT_IT, "/tmp/.nx/1000": mine(0o700), "/tmp/.nx/1000/sockets": mine(0o500),
                  "/tmp/.nx/1000/sockets/0123456789abcdef0123": mine(0o500), "/home/ada/acme/.nx": mine(0o755),
                  "/home/ada/acme/.nx/workspace-data": mine(0o755), "/home/ada/acme/.nx/workspace-data/d": mine(0o555)}
         answered = self._answer(extra, umask=0o022)
-        assert answered.remedy == ("chmod 0700 -- /tmp/.nx/1000/sockets && chmod 0700 -- "
+        assert fix_line(answered.advice) == ("chmod 0700 -- /tmp/.nx/1000/sockets && chmod 0700 -- "
                                    "/tmp/.nx/1000/sockets/0123456789abcdef0123 && chmod 0755 -- "
                                    "/home/ada/acme/.nx/workspace-data/d")
         assert "umask" not in answered.hint
 
     def test_a_mask_that_keeps_the_owners_bits_and_no_broken_level_is_not_the_cause(self) -> None:
         answered = self._answer({"/tmp/.nx": mine(0o1777), "/tmp/.nx/1000": mine(0o700)}, umask=0o077)
-        assert answered.remedy is None and answered.hint.startswith("No safe command from the text alone")
+        assert fix_line(answered.advice) is None and answered.hint.startswith("No safe command from the text alone")
 
     def test_an_owner_found_here_keeps_its_own_answer(self) -> None:
         """``sudo nx`` left workspace-data root's: the finding that shows it still answers (the umask is fine)."""
         from nxsock.audit.findings import Finding
 
         data = "/home/ada/acme/.nx/workspace-data"
-        found = Finding("workspace-data", "error", data, "root's", f"sudo rm -rf -- {data}")
+        found = Finding("workspace-data", "error", data, "root's", _advised(RemoveTree(data, needs_root=True)))
         answered = self._answer({"/home/ada/acme/.nx": mine(0o755), data: Entry("dir", 0, 0, 0o755)}, umask=0o022,
                                 findings=[found])
-        assert (answered.remedy, answered.source) == (f"sudo rm -rf -- {data}", "this machine")
+        assert (fix_line(answered.advice), answered.source) == (f"sudo rm -rf -- {data}", "this machine")
 
     def test_its_whole_remedy_comes_before_a_findings_part(self) -> None:
         """Doctor's levels finding (an NX_SOCKET_DIR elsewhere) sees a part: Nx would still make 0500 directories."""
         from nxsock.audit.findings import Finding
 
         found = Finding("private-levels", "error", "/tmp/.nx/1000/sockets", "cannot be created",
-                        "export NX_SOCKET_DIR=/home/ada/.nxs")
-        assert self._answer(self.AS_NX_LEFT_IT, findings=[found]).remedy.startswith("umask 0077 && ")
+                        _advised(Export(variable="NX_SOCKET_DIR", value="/home/ada/.nxs")))
+        assert (fix_line(self._answer(self.AS_NX_LEFT_IT, findings=[found]).advice) or "").startswith("umask 0077 && ")
 
     def test_a_workspace_nx_that_holds_entries_is_neither_removed_nor_re_moded(self) -> None:
         extra = {**self.AS_NX_LEFT_IT, "/home/ada/acme/.nx/cache": mine(0o755)}
         answered = self._answer(extra)
-        assert answered.remedy is None and "holds entries" in answered.hint and "chmod u+w" in answered.hint
+        assert fix_line(answered.advice) is None and "holds entries" in answered.hint and "chmod u+w" in answered.hint
 
     def test_another_users_level_is_never_touched(self) -> None:
         extra = {**self.AS_NX_LEFT_IT, "/tmp/.nx/1000": mine(0o500, PEER)}
-        assert "/tmp/.nx/1000" not in (self._answer(extra).remedy or "")
+        assert "/tmp/.nx/1000" not in (fix_line(self._answer(extra).advice) or "")
 
     def test_a_hostile_name_is_quoted(self) -> None:
         name = "/tmp/.nx/1000/sockets/o'b\x1b]8;;"
         extra = {**self.AS_NX_LEFT_IT, "/tmp/.nx/1000": mine(0o700), "/tmp/.nx/1000/sockets": mine(0o700),
                  name: mine(0o500), "/home/ada/acme/.nx": mine(0o755)}
         answered = self._answer(extra, umask=0o022)
-        assert answered.remedy == "chmod 0700 -- $'/tmp/.nx/1000/sockets/o\\'b\\x1b]8;;'"
+        assert fix_line(answered.advice) == "chmod 0700 -- $'/tmp/.nx/1000/sockets/o\\'b\\x1b]8;;'"
         assert answered.hint.isprintable() and "\x1b" not in answered.hint
 
     @pytest.mark.parametrize("umask", [0o277, 0o022])
@@ -744,11 +756,11 @@ class TestPermissionDeniedFoundOnThisMachine:
         found = [f for check in (check_levels, check_workspace_writable) for f in check(doctor)]
         assert {f.id for f in found} >= {"private-levels", "workspace-writable"}, found
         whole = "chmod 0700 -- /tmp/.nx/1000 && rm -rf -- /home/ada/acme/.nx"
-        assert {f.remedy for f in found} == {f"umask 0077 && {whole}" if umask == 0o277 else whole}, found
+        assert {fix_line(f.advice) for f in found} == {f"umask 0077 && {whole}" if umask == 0o277 else whole}, found
 
     def test_root_pasting_for_another_user_is_not_told_its_own_umask(self) -> None:
         """Under ``doctor --user`` the umask read is root's process's, not the user's shell's."""
-        assert self._answer(umask=0o277, by_root=True).remedy is None
+        assert fix_line(self._answer(umask=0o277, by_root=True).advice) is None
 
 
 class TestNoSocketsHere:
@@ -782,7 +794,7 @@ class TestNoSocketsHere:
 
     def test_the_nx_socket_dir_this_shell_sets_is_unset_and_the_filesystem_named(self) -> None:
         answers = self._answers()
-        assert {a.remedy for a in answers} == {"unset NX_SOCKET_DIR && unset NX_DAEMON_SOCKET_DIR"}
+        assert {fix_line(a.advice) for a in answers} == {"unset NX_SOCKET_DIR && unset NX_DAEMON_SOCKET_DIR"}
         hint = answers[0].hint or ""
         assert hint.startswith(f"{self.SOCKETS} is on fuse (nosockets) at /mnt/c, which refused the socket.")
         assert "Or: export NX_SOCKET_DIR=/home/ada/.nxs" in hint
@@ -790,7 +802,7 @@ class TestNoSocketsHere:
     def test_one_a_dotenv_file_sets_is_overridden_by_a_directory_of_yours(self) -> None:
         """Unset in the shell, the .env file's value would be in force again: a directory exported wins over it."""
         answers = self._answers(source="/home/ada/acme/.env")
-        assert {a.remedy for a in answers} == {"export NX_SOCKET_DIR=/home/ada/.nxs"}
+        assert {fix_line(a.advice) for a in answers} == {"export NX_SOCKET_DIR=/home/ada/.nxs"}
 
     def test_without_the_setting_a_directory_of_yours(self) -> None:
-        assert {a.remedy for a in self._answers(configured=False)} == {"export NX_SOCKET_DIR=/home/ada/.nxs"}
+        assert {fix_line(a.advice) for a in self._answers(configured=False)} == {"export NX_SOCKET_DIR=/home/ada/.nxs"}

@@ -10,7 +10,13 @@ import pytest
 
 from nxsock.audit.findings import Finding
 from nxsock.audit.repair import NEEDS_ROOT, SHELL, Applied, make_plan, verdicts
-from nxsock.core.remedy import Chmod, NxsockCommand, Remove, RunNxsock, Unset
+from nxsock.core.remedy import Chmod, NxsockCommand, Remedy, Remove, RunNxsock, Step, Unset
+from nxsock.core.wording import Advice
+
+
+def advised(*steps: Step) -> Advice:
+    """Advice that runs *steps* (taken as vetted: these machines are made up)."""
+    return Advice(Remedy(steps, ""), None)
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -27,19 +33,13 @@ class TestPlan:
             "warn",
             "/w/d/disabled",
             "disabled",
-            "rm -- /w/d/disabled",
-            None,
-            (),
-            (Remove("/w/d/disabled"),),
+            advised(Remove("/w/d/disabled")),
         )
         again = remove._replace(id="other", message="same fix")
-        root = Finding("container", "warn", "/tmp/.nx", "peer's", "sudo rm -- /tmp/.nx", None, (),
-                       (Remove("/tmp/.nx", needs_root=True),))
-        shell = Finding(
-            "configuration", "error", "/tmp", "bad", "unset NX_SOCKET_DIR", None, (), (Unset(variable="NX_SOCKET_DIR"),)
-        )
+        root = Finding("container", "warn", "/tmp/.nx", "peer's", advised(Remove("/tmp/.nx", needs_root=True)))
+        shell = Finding("configuration", "error", "/tmp", "bad", advised(Unset(variable="NX_SOCKET_DIR")))
         fine = Finding("outcome", "ok", "/x", "fine")
-        bare = Finding("sockets", "error", "/s", "policy refuses", None, "No command: …")
+        bare = Finding("sockets", "error", "/s", "policy refuses", Advice(None, "No command: …"))
         plan = make_plan([remove, root, shell, again, fine, bare])
         assert [i.command for i in plan.apply] == ["rm -- /w/d/disabled"]
         assert [f.id for f in plan.apply[0].findings] == ["daemon-disabled", "other"]
@@ -56,13 +56,10 @@ class TestPlan:
             "warn",
             "/w/d/disabled",
             "disabled",
-            "rm -- /w/d/disabled",
-            None,
-            (),
-            (Remove("/w/d/disabled"),),
+            advised(Remove("/w/d/disabled")),
         )
-        stays = Finding("leftovers", "warn", None, "3 dead socket directories of yours.", "nxsock reset", None, (),
-                        (RunNxsock(NxsockCommand.RESET),))
+        stays = Finding("leftovers", "warn", None, "3 dead socket directories of yours.",
+                        advised(RunNxsock(NxsockCommand.RESET)))
         plan = make_plan([gone, stays])
         done = [Applied(item, (), "done") for item in plan.apply]
         judged = verdicts(done, plan, [stays._replace(message="1 dead socket directory of yours.")])
@@ -112,10 +109,7 @@ class TestALongPlanIsSummarised:
                     "warn",
                     f"{run}/d.sock",
                     f"{run}/d.sock has mode 0755.",
-                    f"chmod 0600 -- {run}/d.sock",
-                    None,
-                    (),
-                    (Chmod(f"{run}/d.sock", mode=0o600),),
+                    advised(Chmod(f"{run}/d.sock", mode=0o600)),
                 )
             )
             findings.append(
@@ -124,10 +118,7 @@ class TestALongPlanIsSummarised:
                     "warn",
                     f"{run}/p.sock",
                     f"{run}/p.sock is a fifo, not a socket.",
-                    f"rm -- {run}/p.sock",
-                    None,
-                    (),
-                    (Remove(f"{run}/p.sock"),),
+                    advised(Remove(f"{run}/p.sock")),
                 )
             )
         return make_plan(findings)

@@ -26,6 +26,7 @@ from nxsock.core.fsview import Entry
 from nxsock.core.mounts import MOUNTINFO
 from nxsock.core.resolver import resolve
 from nxsock.core.wording import context_for
+from nxsock.output.paths_json import fix_line
 
 LOCAL = "20 1 8:1 / / rw,relatime - overlay overlay rw\n21 20 0:30 / /tmp rw,nosuid,nodev - tmpfs tmpfs rw\n"
 #: cgroup v2 inside a container: nothing to read there.
@@ -179,4 +180,4 @@ def test_a_tmp_bound_in_from_the_host_is_shared_in_every_runtime_with_a_per_cont
     assert res.container is not None and res.container.shared_socket_root, res.container
     (finding,) = check_shared_tmp(Context(res, view, context_for(res, view), None, 0, (), ()))
     assert finding.severity == "warn" and "bound into this" in finding.message
-    assert "NX_DAEMON" not in (finding.remedy or "") and "emptyDir" in (finding.hint or "")
+    assert "NX_DAEMON" not in (fix_line(finding.advice) or "") and "emptyDir" in (finding.hint or "")

@@ -9,6 +9,7 @@ from nxsock.act.tmpfiles import DROP_IN, EARLY_DROP_IN, container_lines, drop_in
 from nxsock.core.fsview import Entry, MemoryView
 from nxsock.core.liveness import state_of_stat_line
 from nxsock.core.mounts import mount_of, parse_mountinfo
+from nxsock.output.paths_json import fix_line
 
 DIRS = ("/etc", "/etc/tmpfiles.d", "/run", "/run/tmpfiles.d", "/usr", "/usr/lib", "/usr/lib/tmpfiles.d")
 
@@ -69,7 +70,7 @@ class TestBootRuleFindings:
             and finding.message.startswith("/etc/tmpfiles.d/nx.conf:2 ")
             and words in finding.message
         )
-        assert finding.remedy == "sudo nxsock provision --tmpfiles --install"
+        assert fix_line(finding.advice) == "sudo nxsock provision --tmpfiles --install"
 
     def test_lines_below_the_container_that_age_or_hand_over_a_level_are_warnings_and_exclusions_are_not(self) -> None:
         from nxsock.audit.checks_host import _judge_boot_rules

@@ -18,7 +18,7 @@ from nxsock.core.fsview import Entry
 from nxsock.core.mounts import MOUNTINFO, listen_errno, parse_mountinfo
 from nxsock.core.resolver import resolve
 from nxsock.core.wording import context_for
-from nxsock.output.paths_json import paths_document, paths_exit_code
+from nxsock.output.paths_json import fix_line, paths_document, paths_exit_code
 
 LOCAL = "20 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n21 20 0:30 / /tmp rw,nosuid,nodev - tmpfs tmpfs rw\n"
 NFS_HOME = LOCAL + "30 20 0:40 / /home/ada rw,relatime - nfs4 fileserver:/export/home/ada rw,vers=4.2\n"
@@ -55,7 +55,7 @@ def test_a_home_on_a_modeless_filesystem_is_refused_as_not_tightenable_and_nx_fa
     assert res.socket_root.tier == "workspace", res.socket_root
     assert any(r.kind == "not-tightenable" and r.dir == "/home/ada/.nx" for r in res.socket_root.refusals)
     [finding] = [f for f in check_levels(_ctx(view, environment(nx_version="23.3.2"))) if f.path == "/home/ada/.nx"]
-    assert "fuseblk (/dev/loop0) at /home/ada" in finding.message and "chmod" not in (finding.remedy or "")
+    assert "fuseblk (/dev/loop0) at /home/ada" in finding.message and "chmod" not in (fix_line(finding.advice) or "")
     workspace = {m["level"]: m for m in paths_document(res, view)["mounts"]}["workspace"]
     assert workspace["bind_root"] == "/srv/acme" and workspace["keeps_modes"]
 
@@ -80,7 +80,7 @@ def test_a_read_only_tmp_is_never_answered_with_install() -> None:
     from nxsock.audit.checks_levels import check_container
 
     [container] = check_container(ctx) or refused
-    assert "read-only" in container.message and "install" not in (container.remedy or "")
+    assert "read-only" in container.message and "install" not in (fix_line(container.advice) or "")
 
 
 def test_listen_errnos_follow_the_filesystem() -> None:

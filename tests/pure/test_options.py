@@ -23,6 +23,7 @@ from nxsock.core.fsview import Entry
 from nxsock.core.resolver import resolve
 from nxsock.core.terminal import counted, printable, printable_lines
 from nxsock.core.wording import plain_context
+from nxsock.output.paths_json import fix_line
 
 #: Each command that reads a workspace, with --json.
 WORKSPACE_COMMANDS = [
@@ -191,7 +192,7 @@ def test_with_systemd_running_the_same_rule_is_a_warning_that_says_so() -> None:
     assert finding.severity == "warn" and finding.message.startswith(
         "systemd runs here and the tmpfiles.d rule `q /tmp"
     )
-    assert finding.remedy == "sudo nxsock provision --tmpfiles --install"
+    assert fix_line(finding.advice) == "sudo nxsock provision --tmpfiles --install"
 
 
 def test_a_tmpfs_tmp_is_said_to_be_a_tmpfs() -> None:
@@ -242,7 +243,7 @@ def test_a_tmpdir_another_user_owns_is_a_warning_with_the_configuration_fix(
     ctx = Context(resolution, view, context_for(resolution, view), None, 0, (), ())
     [finding] = check_tmpdir(ctx)
     assert finding.severity == "warn" and finding.path == "/tmp/claude" and f"{what} 1002" in finding.message
-    assert finding.remedy == "unset TMPDIR" and "/tmp/claude is uid 1002's" in (finding.hint or "")
+    assert fix_line(finding.advice) == "unset TMPDIR" and "/tmp/claude is uid 1002's" in (finding.hint or "")
     assert "Node's temporary files go there" in finding.message  # 24.0.6 keeps nothing of its own there
 
 
@@ -254,7 +255,7 @@ def test_a_tmp_beneath_another_users_directory_is_named_by_that_level() -> None:
     resolution = resolve(environment({"TMP": "/tmp/shared/me/"}), view)
     [finding] = check_tmpdir(Context(resolution, view, context_for(resolution, view), None, 0, (), ()))
     assert finding.message.startswith("TMP names /tmp/shared/me, beneath /tmp/shared, a directory owned by uid 1002")
-    assert finding.remedy == "unset TMP"
+    assert fix_line(finding.advice) == "unset TMP"
 
 
 @pytest.mark.parametrize("whose", ["yours", "root's"])
@@ -271,6 +272,8 @@ def test_a_tmpdir_of_yours_or_roots_is_no_finding(whose: str) -> None:
 def test_a_healthy_doctor_is_its_verdict_and_a_summary_and_a_broken_one_leads_with_its_error() -> None:
     """Issue 25: a person needs about three lines; the first error and its fix come first, each fix once."""
     from nxsock.audit.findings import Finding
+    from nxsock.core.remedy import Chown, Remedy, Unset
+    from nxsock.core.wording import Advice
     from nxsock.output import render
 
     healthy = [("Environment", Finding("environment", "info", None, "Nx 24.0.6, current layout (native).")),
@@ -278,10 +281,11 @@ def test_a_healthy_doctor_is_its_verdict_and_a_summary_and_a_broken_one_leads_wi
                ("Daemon", Finding("daemon-enabled", "info", None, "The daemon is on."))]
     out = _captured(lambda: render.render_doctor(healthy, "ok")).splitlines()
     assert out[0] == "✓ Nx works here. Nx uses /tmp/.nx/1000/sockets (shared)." and len(out) <= 6, out
-    fix = "sudo chown -h root:root -- /tmp/.nx"
+    fix = Advice(Remedy((Chown("/tmp/.nx", owner=0, group=0, needs_root=True),), ""), None)
+    unset = Advice(Remedy((Unset(variable="NX_SOCKET_DIR"),), ""), None)
     broken = [
         *healthy,
-        ("Outcome", Finding("configuration", "error", None, "NX_SOCKET_DIR is refused.", "unset NX_SOCKET_DIR")),
+        ("Outcome", Finding("configuration", "error", None, "NX_SOCKET_DIR is refused.", unset)),
         *[
             (g, Finding(i, "warn", "/tmp/.nx", f"{i}: a peer's /tmp/.nx", fix))
             for g, i in (("Shared container", "container"), ("Native cache", "native-cache"))
@@ -291,4 +295,5 @@ def test_a_healthy_doctor_is_its_verdict_and_a_summary_and_a_broken_one_leads_wi
     assert out[0].startswith("✗ Nx fails here: NX_SOCKET_DIR is refused.") and "fix:  unset NX_SOCKET_DIR" in out[1], (
         out
     )
-    assert sum(fix in line for line in out) == 1, out  # the two findings it fixes, under one command
+    # the two findings it fixes, under one command
+    assert sum("sudo chown -h root:root -- /tmp/.nx" in line for line in out) == 1, out

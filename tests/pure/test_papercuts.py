@@ -16,6 +16,7 @@ from nxsock.commands.options import parse_paths_json
 from nxsock.core import program, remedy
 from nxsock.core.remedy import NxsockCommand, Remedy, RunNxsock
 from nxsock.output import render
+from nxsock.output.paths_json import fix_line
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -229,7 +230,7 @@ class TestSudoRemediesNameTheProgramGiven:
         return finding
 
     def test_the_remedy_names_it(self) -> None:
-        assert self._boot(True, "'/opt/my venv/bin/nxsock'").remedy == \
+        assert fix_line(self._boot(True, "'/opt/my venv/bin/nxsock'").advice) == \
             "sudo '/opt/my venv/bin/nxsock' provision --tmpfiles --install"
 
     def test_a_hint_that_quotes_the_command_names_it_too(self) -> None:
@@ -237,7 +238,7 @@ class TestSudoRemediesNameTheProgramGiven:
         assert "`sudo /opt/venv/bin/nxsock provision --tmpfiles --install`" in hint and "`sudo nxsock" not in hint
 
     def test_by_default_the_plain_name(self) -> None:
-        assert self._boot(True, "nxsock").remedy == "sudo nxsock provision --tmpfiles --install"
+        assert fix_line(self._boot(True, "nxsock").advice) == "sudo nxsock provision --tmpfiles --install"
 
 
 def test_check_root_of_a_path_it_cannot_create_does_not_advise_nx_s_workspace_data() -> None:

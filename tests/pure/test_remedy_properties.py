@@ -38,7 +38,7 @@ from nxsock.core.remedy import (
     vet,
 )
 from nxsock.core.resolver import resolve
-from nxsock.output.paths_json import paths_document
+from nxsock.output.paths_json import fix_line, paths_document
 
 WS = "/home/ada/acme"
 SYSTEM = {"/", "/usr", "/etc", "/srv", "/tmp", "/home", "/bin", "/lib", "/var", "/home/ada", "/home/bob"}
@@ -276,15 +276,15 @@ def test_no_remedy_shown_breaks_the_policy(
     for remedy, policy in recorder.shown:
         assert judge(remedy, policy) == [], (render(remedy), judge(remedy, policy))
     shown = [r["remedy"] for r in document["socket_root"]["refusals"] if r["remedy"]] + [
-        f.remedy for f in findings if f.remedy
+        fix_line(f.advice) for f in findings if fix_line(f.advice)
     ]
     for text in shown:
         assert "/tmp/nx-" not in text and "\n" not in text
     for finding in findings:
         if finding.severity in ("warn", "error"):
-            assert finding.remedy or finding.hint, finding  # a remedy, or why there is none
-        if finding.remedy:  # the text is the rendering of the values a doctor --fix would apply
-            assert render(Remedy(finding.steps, "")) == finding.remedy, finding
+            assert fix_line(finding.advice) or finding.hint, finding  # a remedy, or why there is none
+        if fix_line(finding.advice):  # the text is the rendering of the values a doctor --fix would apply
+            assert render(Remedy(finding.steps, "")) == fix_line(finding.advice), finding
     for refusal in document["socket_root"]["refusals"]:
         assert (refusal["remedy"] is None) == (refusal["remedy_steps"] is None), refusal
 

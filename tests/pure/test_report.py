@@ -17,6 +17,8 @@ import pytest
 from markdown_it import MarkdownIt
 
 from nxsock.audit.findings import Finding
+from nxsock.core.remedy import Chmod, Chown, NxCommand, NxsockCommand, Remedy, RunNx, RunNxsock
+from nxsock.core.wording import Advice
 from nxsock.output.report import Masks, doctor_markdown, github_annotations, masks_for, md_code, md_text
 
 
@@ -59,7 +61,8 @@ class TestEscaping:
 
     def test_a_report_gives_each_command_once(self) -> None:
         """Issue 25: a peer's /tmp/.nx printed the same ``sudo chown`` for the container, the outcome and the cache."""
-        fix = "sudo chown -h root:root -- /tmp/.nx && test ! -L /tmp/.nx && sudo chmod 1777 -- /tmp/.nx"
+        fix = Advice(Remedy((Chown("/tmp/.nx", owner=0, group=0, needs_root=True),
+                             Chmod("/tmp/.nx", mode=0o1777, needs_root=True)), ""), None)
         results = [
             ("g", Finding(i, "warn", "/tmp/.nx", f"{i} is demoted", fix))
             for i in ("container", "outcome", "native-cache")
@@ -70,7 +73,8 @@ class TestEscaping:
     def test_a_report_folds_what_is_fine_and_keeps_the_problems_open(self) -> None:
         results = [
             ("g", Finding("outcome", "ok", None, "fine")),
-            ("g", Finding("sockets", "warn", "/x", "stale", "nxsock reset")),
+            ("g", Finding("sockets", "warn", "/x", "stale", Advice(Remedy((RunNxsock(NxsockCommand.RESET),), ""), None))
+             ),
         ]
         report = doctor_markdown(results, "warn", [], [("Workspace", "/w", "")])
         problems, folded = report.split("<details><summary>Other checks (1)</summary>")
@@ -93,7 +97,8 @@ class TestEscaping:
         planted = ("::error title=x::planted", "  ::add-mask::secret", "\t::stop-commands::t", " ##[error]planted",
                    "foo ##[stop-commands]tok")
         finding = Finding(
-            "daemon-disabled", "warn", "/w/.nx/workspace-data/d/disabled", "m", "nx reset", detail=planted
+            "daemon-disabled", "warn", "/w/.nx/workspace-data/d/disabled", "m",
+            Advice(Remedy((RunNx(NxCommand.RESET),), ""), None), detail=planted
         )
         report = doctor_markdown([("g", finding)], "warn", [], [])
         assert [line for line in report.splitlines() if line.lstrip().startswith("::") or "##[" in line] == []

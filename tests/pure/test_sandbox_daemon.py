@@ -18,6 +18,7 @@ from nxsock.audit.doctor import gather, run_checks
 from nxsock.core.fsview import Entry
 from nxsock.core.resolver import resolve
 from nxsock.core.sandbox_daemon import client_checks_socket_ancestry, client_refusal, judge_sandbox
+from nxsock.output.paths_json import fix_line
 
 OVERFLOW = Entry("dir", 65534, 65534, 0o755)
 
@@ -76,14 +77,14 @@ class TestDoctorInside:
     def test_it_names_no_daemon_as_what_works_and_the_marker_with_what_clears_it_outside(self) -> None:
         findings = _doctor_inside()
         daemon = next(f for f in findings if f.id == "sandbox-daemon")
-        assert daemon.severity == "warn" and daemon.remedy == "export NX_DAEMON=false"
+        assert daemon.severity == "warn" and fix_line(daemon.advice) == "export NX_DAEMON=false"
         assert "uid 65534" in daemon.message and "nxsock reset --daemon-marker" in (daemon.hint or "")
         assert "/home/ada/acme/.nx/workspace-data/d/disabled" in (daemon.hint or "")
 
     def test_no_remedy_inside_points_nx_socket_dir_anywhere(self) -> None:
         for finding in _doctor_inside():
-            assert "NX_SOCKET_DIR" not in (finding.remedy or ""), finding
-            assert finding.severity not in ("warn", "error") or finding.remedy or finding.hint, finding
+            assert "NX_SOCKET_DIR" not in (fix_line(finding.advice) or ""), finding
+            assert finding.severity not in ("warn", "error") or fix_line(finding.advice) or finding.hint, finding
 
     def test_before_24_0_5_there_is_nothing_to_say_about_the_daemon(self) -> None:
         assert not any(f.id == "sandbox-daemon" for f in _doctor_inside(nx_version="24.0.2"))
@@ -110,7 +111,7 @@ class TestDoctorOutside:
         daemon = next(f for f in self._findings("24.0.6", "srt") if f.id == "sandbox-daemon")
         assert (
             daemon.severity == "warn"
-            and daemon.remedy == "nxsock paths --format srt"
+            and fix_line(daemon.advice) == "nxsock paths --format srt"
             and "inside srt" in daemon.message
         )
         assert not any(f.id == "sandbox-daemon" for f in self._findings("24.0.6", "docker"))

@@ -24,12 +24,16 @@ def test_doctor_checks_are_one_table_and_the_old_views_derive_from_it() -> None:
 
 def test_every_sandbox_format_is_one_row_that_every_reader_takes_its_facts_from() -> None:
     from nxsock.audit import allowlists
+    from nxsock.commands.doctor import doctor
     from nxsock.commands.paths import paths
     from nxsock.core.remedy import ALLOWLIST_FORMATS, NxsockCommand
     from nxsock.core.sandbox_formats import FORMATS
 
     choice = next(p for p in paths.params if p.name == "output_format")
     assert tuple(choice.type.choices) == ("json", *FORMATS)  # type: ignore[attr-defined]
+    sandbox = next(p for p in doctor.params if p.name == "sandbox")  # doctor --sandbox: the rows that are sandboxes
+    assert tuple(sandbox.type.choices) == tuple(n for n, r in FORMATS.items() if r.is_sandbox)  # type: ignore[attr-defined]
+    assert set(FORMATS) - set(sandbox.type.choices) == {"text", "env"}  # type: ignore[attr-defined]
     assert allowlists.FORMATS == tuple(FORMATS)
     assert {c.allowlist for c in NxsockCommand if c.allowlist} <= set(FORMATS)
     for name, row in FORMATS.items():

@@ -15,6 +15,7 @@ from nxsock.core.guards import Refusal
 from nxsock.core.remedy import Export, Remedy, Remove, RemoveTree, Withheld, check, render, shell_quote, vet
 from nxsock.core.resolver import resolve
 from nxsock.core.wording import PROVISION_COMMAND, context_for, describe, remedy_for, remedy_for_invalid
+from nxsock.output.paths_json import fix_line
 
 ROOT_STICKY = Entry("dir", 0, 0, 0o1777)
 
@@ -221,7 +222,7 @@ def test_a_daemon_of_another_uid_serving_this_workspace_is_named_and_only_roots_
     resolution = resolve(environment(), view)
     findings = check_root_leftovers(Context(resolution, view, context_for(resolution, view), None, 0, (), (), ()))
     assert len(findings) == 1 and "pid 77" in findings[0].message
-    remedy = findings[0].remedy or ""
+    remedy = fix_line(findings[0].advice) or ""
     if owner == 0:
         assert "a daemon of root" in findings[0].message
         assert remedy == "sudo kill -- 77 && sudo rm -rf -- /home/ada/acme/.nx"
