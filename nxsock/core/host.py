@@ -116,7 +116,9 @@ def _path_spellings(value: str, parents: bool = False) -> list[str]:
 
 
 def _umask() -> int:
-    """The process umask, read from ``/proc`` where possible (setting it to read it is a race)."""
+    """The process umask, read from ``/proc`` where possible (setting it to read it races a thread creating files);
+    where ``/proc`` shows none (not mounted, a kernel before 4.7, gVisor), set and set back at once: a guess would
+    hide a mask that takes the owner's bits (``0277``)."""
     try:
         fd = os.open("/proc/self/status", os.O_RDONLY)
         try:
@@ -128,7 +130,9 @@ def _umask() -> int:
                 return int(line.split()[1], 8)
     except (OSError, ValueError, IndexError):
         pass
-    return 0o022
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
 
 
 def host_environment(

@@ -773,10 +773,15 @@ def umask_remedy(ctx: RemedyContext) -> Remedy | Withheld | None:
         umask = None
     repaired: list[tuple[str, int]] = []
     removed: list[str] = []
+    cut: list[str] = []  # no real directory, or another user's: nothing beneath is read as Nx's (never via a link)
     for level in _nx_levels(ctx):
+        if any(level.startswith(c + "/") for c in cut):
+            continue
         entry = view.lstat(level)
-        if not isinstance(entry, Entry) or not entry.is_dir or entry.is_link or entry.uid != policy.uid \
-                or entry.mode & 0o700 == 0o700 or any(level.startswith(r + "/") for r in removed):
+        if not isinstance(entry, Entry) or not entry.is_dir or entry.is_link or entry.uid not in (0, policy.uid):
+            cut.append(level)
+            continue
+        if entry.uid != policy.uid or entry.mode & 0o700 == 0o700 or any(level.startswith(r + "/") for r in removed):
             continue
         if level.startswith(policy.daemon_dir + "/") or level == policy.daemon_dir \
                 or nx_level_root(policy, level) != nx_level_root(policy, policy.daemon_dir):
