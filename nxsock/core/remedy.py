@@ -563,8 +563,9 @@ class Umask:
     Only a mask that leaves the owner every bit is suggested: one that takes
     the owner's write bit (``0277``) leaves every directory Nx creates
     unwritable to its own user, and the native layer then fails with
-    ``Permission denied (os error 13)``.  The group's and others' bits are the
-    user's choice and are kept as they are.
+    ``Permission denied (os error 13)``.  Nor one that lets the group or
+    others write what the user creates: nothing is widened (``0700`` becomes
+    ``0022``, never ``0000``); the group's and others' other bits are kept.
     """
 
     verb: t.ClassVar[Verb] = "umask"
@@ -584,6 +585,9 @@ class Umask:
         if self.mask & 0o700:
             return Problem(f"a umask of {_mode_word(self.mask)} takes bits from the owner of every directory Nx "
                            "creates; nxsock suggests only a mask that leaves them")
+        if self.mask & 0o022 != 0o022:
+            return Problem(f"a umask of {_mode_word(self.mask)} lets the group or others write what you create; "
+                           "nxsock suggests only a mask that keeps them out")
         return self
 
 

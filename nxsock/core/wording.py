@@ -767,7 +767,7 @@ def umask_remedy(ctx: RemedyContext) -> Remedy | Withheld | None:
     steps: list[Step] = []
     kept = None
     if umask is not None and umask & 0o700:
-        kept = umask & 0o077
+        kept = umask & 0o077 | 0o022  # the owner's bits back; the group and others never gain a write bit
         steps.append(Umask(kept))
     else:
         umask = None

@@ -694,6 +694,12 @@ class TestPermissionDeniedFoundOnThisMachine:
     def test_before_nx_ran_the_umask_alone(self) -> None:
         assert fix_line(self._answer().advice) == "umask 0077"
 
+    @pytest.mark.parametrize(("umask", "suggested"), [(0o700, "umask 0022"), (0o777, "umask 0077"),
+                                                      (0o702, "umask 0022"), (0o500, "umask 0022")])
+    def test_the_mask_suggested_never_lets_the_group_or_others_write(self, umask: int, suggested: str) -> None:
+        """A umask of 0700 already leaves the group and others every bit; nxsock's line does not make that 0000."""
+        assert fix_line(self._answer(umask=umask).advice) == suggested
+
     def test_levels_a_past_umask_left_are_repaired_under_a_good_one(self) -> None:
         extra = {**self.AS_NX_LEFT_IT, "/tmp/.nx/1000": mine(0o700), "/tmp/.nx/1000/sockets": mine(0o500),
                  "/tmp/.nx/1000/sockets/0123456789abcdef0123": mine(0o500), "/home/ada/acme/.nx": mine(0o755),

@@ -82,15 +82,18 @@ class TestUmask:
 
     @settings(max_examples=200, deadline=None)
     @given(mask=st.integers(0, 0o777))
-    def test_only_a_mask_that_leaves_the_owner_every_bit_passes(self, mask: int) -> None:
-        """A mask taking any of the owner's bits (0277, 0077 | 0o100, …) would leave Nx's directories unusable."""
+    def test_only_a_mask_that_leaves_the_owner_every_bit_and_keeps_others_from_writing_passes(self, mask: int) -> None:
+        """A mask taking any of the owner's bits (0277, 0077 | 0o100, …) would leave Nx's directories unusable; one
+        without the group's and others' write bits (0000, 0002, …) would widen what the user creates."""
         verdict = vet_step(Umask(mask), _policy())
-        assert (verdict == Umask(mask)) == (mask & 0o700 == 0), (oct(mask), verdict)
+        assert (verdict == Umask(mask)) == (mask & 0o700 == 0 and mask & 0o022 == 0o022), (oct(mask), verdict)
         if isinstance(verdict, Problem):
-            assert f"a umask of {mask:04o} takes bits from the owner" in verdict.reason
+            owner = f"a umask of {mask:04o} takes bits from the owner" in verdict.reason
+            widened = f"a umask of {mask:04o} lets the group or others write" in verdict.reason
+            assert owner == bool(mask & 0o700) and widened == (not mask & 0o700), verdict.reason
 
     @settings(max_examples=50, deadline=None)
-    @given(mask=st.integers(0, 0o77))
+    @given(mask=st.integers(0, 0o77).map(lambda m: m | 0o022))
     def test_its_text_pasted_in_a_shell_sets_exactly_that_mask(self, mask: int) -> None:
         """The line, run by sh from a shell whose mask is 0277, leaves the mask the step names (and no sudo)."""
         text = render(Remedy((Umask(mask),), ""))
