@@ -1711,3 +1711,37 @@ def only_for_a_daemon(message: str, off: str) -> str:
 def refused_on_filesystem(description: str, filesystem: str) -> str:
     """A refusal's sentence, then the filesystem that makes it (*filesystem*: where the level lies, and why)."""
     return f"{description} {filesystem}."
+
+
+# -- doctor --users, --fix's questions, a sweep as root (audit/fleet.py, output/fixing.py, output/doctor.py) ----------
+
+
+def not_a_uid_range(part: str) -> str:
+    return f"{part!r} is not a uid or a range of uids (1000, 1000-1999)"
+
+
+def uid_too_high(part: str, uid_max: int) -> str:
+    return f"{part!r}: a uid is at most {uid_max}"
+
+
+def uid_range_empty(part: str) -> str:
+    return f"{part!r}: the range is empty"
+
+
+def uid_range_too_long(part: str, max_range: int) -> str:
+    return f"{part!r}: a range names at most {max_range} uids"
+
+
+FIX_INTERRUPTED = "\nnxsock: interrupted; nothing was changed."
+FIX_NO_TERMINAL = (
+    "nxsock doctor: --fix asks before it changes anything and there is no terminal to ask on; "
+    "pass --yes to apply without asking, or --dry-run to see the plan."
+)
+
+
+def doctor_needs_root(option: str, program: str, again: str) -> str:
+    return f"nxsock doctor: {option} needs root: sudo {program} doctor {again}"
+
+
+def audit_without_verdict(uid: int, code: object) -> str:
+    return f"the audit as uid {uid} ended ({code}) without a verdict"
