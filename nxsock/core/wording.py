@@ -1745,3 +1745,73 @@ def doctor_needs_root(option: str, program: str, again: str) -> str:
 
 def audit_without_verdict(uid: int, code: object) -> str:
     return f"the audit as uid {uid} ended ({code}) without a verdict"
+
+
+# -- doctor --fix: why a remedy is the user's to run, and what became of each step (audit/repair.py) ---------------
+LEFT_NEEDS_ROOT = "needs root: nxsock never runs sudo; run it yourself"
+LEFT_SHELL = (
+    "changes your shell's environment, which no program can do for its parent; run it in your shell (and your profile)"
+)
+LEFT_RUNS_NX = "runs Nx; run it yourself"
+LEFT_INSTALLS = (
+    "runs a package manager, which nxsock never does (it fetches and runs the packages' code); run it yourself"
+)
+LEFT_SIGNALS = "signals a process; run it yourself"
+LEFT_ADVICE = "advice, not a remedy nxsock applies"
+#: A step done without acting (``{command}``: the earlier remedy that removed what it acts on).
+ALREADY_DONE = "already done: an earlier remedy, {command}, removed what this one acts on"
+NEEDS_ROOT_NOW = "it needs root now"
+EARLIER_STEP_FAILED = "an earlier step of this remedy did not succeed"
+STEP_INTERRUPTED = "stopped by Ctrl-C during this step; what it removed stays removed"
+REMEDY_INTERRUPTED = "stopped by Ctrl-C during it"
+
+
+def not_applied(command: str) -> str:
+    return f"nxsock does not apply {command!r} itself"
+
+
+def still_finds(message: str) -> str:
+    return f"the audit still finds: {message}"
+
+
+# -- the binding cache: its listing, each entry's verdict, what prune removes (audit/binding_cache.py) ---------------
+CACHE_REFUSED_NOT_LISTED = "not listed: Nx refuses this directory (nxsock paths says why)"
+CACHE_ENTRY_REMOVAL = "Removes the entry; Nx copies a fresh one on its next run."
+CACHE_NO_BINDING = "No installed Nx binding was found in this workspace to verify."
+
+
+def cannot_be_listed(reason: str) -> str:
+    return f"cannot be listed ({reason})"
+
+
+def cache_entry_missing(entry_name: str) -> str:
+    return f"No cache entry {entry_name} yet; Nx copies it on its next run."
+
+
+def cache_entry_untrusted(path: str, loaded_by: str | None) -> str:
+    """*loaded_by*: the release that loads the entry as it is; ``None`` where Nx re-copies an entry it may not trust."""
+    if loaded_by is None:
+        consequence = " Nx re-copies it before loading it."
+    else:
+        consequence = f" Nx {loaded_by} loads it as it is: whoever can write it chooses the code Nx runs."
+    return f"{path} is not a regular file of yours without group/other write.{consequence}"
+
+
+def cache_entry_stale(path: str, binding: str) -> str:
+    return f"{path} differs from {binding} (size or age); Nx would load an old copy."
+
+
+def cache_entry_fresh(path: str, binding: str) -> str:
+    return f"{path} is trusted and matches {binding}."
+
+
+def prune_other_version(version: object, installed: str) -> str:
+    return f"version {version}, not the installed {installed}"
+
+
+def prune_not_loaded(age: str) -> str:
+    return f"not loaded for {age}"
+
+
+def prune_copied_ago(age: str) -> str:
+    return f"copied {age} ago (this mount records no load times)"
