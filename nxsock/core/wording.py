@@ -1815,3 +1815,46 @@ def prune_not_loaded(age: str) -> str:
 
 def prune_copied_ago(age: str) -> str:
     return f"copied {age} ago (this mount records no load times)"
+
+
+# -- provision's log line, doctor --report's facts, paths and Markdown (output/report.py) --------------------------
+LEVELS_IN_PLACE = "Your levels are in place; nothing to change."
+NXSOCK_NOT_INSTALLED = "unknown (not installed as a package)"
+NODE_NOT_FOUND = "not found on PATH"
+NO_SOCKET_ROOT = "none: Nx cannot establish one"
+REPORT_HEADING = "## nxsock doctor report"
+REPORT_NO_PROBLEMS = "No errors or warnings."
+REPORT_SAME_FIX = "Fix: the same command as above."
+REPORT_MASKED_HOME = (
+    "The home directory is shown as `~` and the user name as `<user>`; `nxsock doctor --report --no-redact` shows them."
+)
+REPORT_WITHHELD = (
+    "A value set in a `.env` file another user could have written is shown as written there: Nx expands its "
+    "`${…}` with your environment, and this report does not show what that gives."
+)
+REPORT_REDACTED = "\nWhat looked like a credential (a token, a key, a password in a URL) is shown as `<redacted>`.\n"
+
+
+def provisioned_nothing_to_change(root: str) -> str:
+    return f"{root} is provisioned; nothing to change."
+
+
+def predicted_with_rules(release: str) -> str:
+    return f"; predicted with the rules of {release}"
+
+
+def user_namespace_fact(mapping: str) -> str:
+    return f"inside a user namespace (uid_map {mapping})"
+
+
+def nx_fact(version: str, layout: str, generation: str, release: str, assumed: str) -> str:
+    """doctor --report's Nx line: *version* with where it was read, then *assumed* (``predicted_with_rules`` or "")."""
+    return f"{version}, {layout} layout, {generation} generation, rules of {release}{assumed}"
+
+
+def report_status(status: str, errors: int, warnings: int, notes: int, fine: int) -> str:
+    return f"- **Status:** {status} ({errors} errors, {warnings} warnings, {notes} notes, {fine} fine)"
+
+
+def report_other_checks(count: int) -> str:
+    return f"<details><summary>Other checks ({count})</summary>"
