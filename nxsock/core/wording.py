@@ -40,6 +40,8 @@ from .remedy import (
 )
 from .sandbox_daemon import CLEAR_MARKER, RUN_INSIDE, SandboxDaemon
 from .terminal import counted, format_mode
+from .wording_paths import *  # noqa: F403  (the paths screens' sentences: one namespace, loaded without the policy)
+from .wording_paths import __all__ as _PATHS_NAMES
 
 if t.TYPE_CHECKING:
     from .environment import Environment
@@ -100,6 +102,7 @@ __all__ = [
     "verdict_sentence",
     "version_changed_note",
 ]
+__all__ += _PATHS_NAMES
 
 #: The command that makes ``/tmp/.nx`` a shared, root-owned, sticky container.
 PROVISION_COMMAND = f"sudo install -d -m 1777 -o root -g root {CONTAINER}"
@@ -1858,3 +1861,8 @@ def report_status(status: str, errors: int, warnings: int, notes: int, fine: int
 
 def report_other_checks(count: int) -> str:
     return f"<details><summary>Other checks ({count})</summary>"
+
+
+# -- the removal and doctor screens' remaining words (output/render.py) -------------------------------------------
+COULD_NOT_BE_REMOVED = "could not be removed"
+DOCTOR_LISTS_EACH = "nxsock doctor lists each"

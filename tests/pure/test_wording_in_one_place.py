@@ -12,10 +12,14 @@ NXSOCK = Path(__file__).resolve().parents[2] / "nxsock"
 CLEAN = (
     "audit/checks_host.py", "audit/checks_sockets.py", "audit/checks_levels.py", "audit/checks_daemon.py",
     "audit/fleet.py", "output/fixing.py", "output/doctor.py", "audit/repair.py",
-    "audit/binding_cache.py", "output/report.py",
+    "audit/binding_cache.py", "output/report.py", "output/render.py",
 )
-#: Text they read or match, not say: what Nx writes in its log, a reset's reason, the tmpfiles.d line they compare.
-READ_NOT_SAID = {"Messages from the log:", "modified less than a minute ago", "d /tmp/.nx 1777 root root -"}
+#: Text they read or match, not say: what Nx writes in its log, a reset's reason, the tmpfiles.d line they compare,
+#: the pattern that keeps a quoted command whole when prose wraps.
+READ_NOT_SAID = {
+    "Messages from the log:", "modified less than a minute ago", "d /tmp/.nx 1777 root root -",
+    "`[^`]*`|(?<=Or: )[^—`]*?(?= — )",
+}
 
 
 def sentences(source: str) -> list[str]:
