@@ -6,6 +6,11 @@ Wording is decided here and nowhere else.  A remedy is built as a value
 (:func:`~nxsock.core.remedy.render`); what the user sees is an :class:`Advice` —
 the command to paste (``None`` where no safe command exists) and the sentence
 of what it changes, or why there is no command.
+
+The sentences of the ``paths``, ``check-root`` and ``provision`` screens are in
+:mod:`nxsock.core.wording_paths`, a stdlib-only module this one re-exports:
+human ``paths`` loads them on its fast path, without the remedy policy imported
+here.  One namespace still decides every sentence.
 """
 
 from __future__ import annotations
@@ -1221,8 +1226,8 @@ def binding_install_changes(npm: bool, lockfile: str | None) -> str:
 
 
 # -- the screens of doctor, --explain, --fix, cache and reset (output/render.py) -------------------------------------
-# render.py keeps the layout (labels, columns, marks, colours, escaping); the sentences are these.  The report of
-# ``paths`` keeps its own: it is the fast path, which does not load the remedy policy this module imports.
+# render.py keeps the layout (labels, columns, marks, colours, escaping); the sentences are these.  Those of
+# ``paths``, ``check-root`` and ``provision`` are in ``core/wording_paths.py``, re-exported here.
 
 
 def cache_total(entries: int, size: str, reclaim: tuple[int, str] | None) -> str:
@@ -1866,3 +1871,115 @@ def report_other_checks(count: int) -> str:
 # -- the removal and doctor screens' remaining words (output/render.py) -------------------------------------------
 COULD_NOT_BE_REMOVED = "could not be removed"
 DOCTOR_LISTS_EACH = "nxsock doctor lists each"
+
+
+# -- doctor --explain: what each kind's remedy changes, or why there is none (audit/explain.py's builders) ----------
+# The kinds' patterns and causes stay in explain.py's table, each beside its remedy builder; these are the builders'.
+NO_SAFE_COMMAND = "No safe command"
+PIPE_NOT_SERVED = "Nothing serves that pipe: the daemon is not running there; Nx starts one on the next command too."
+CACHED_COPY_NOEXEC = "The cached copy lies on a noexec mount: Nx then loads its binding in place, from node_modules."
+WHICH_BINDING_FAILED = (
+    "which binding Node could not load, and why (noexec, another platform, a cut-short copy), shows only on the machine"
+)
+RESET_DEAD_SOCKETS = "Removes your dead sockets and socket directories; a live daemon's are kept."
+DAEMON_NOT_THERE = "The daemon is not running there; Nx starts one on the next command too."
+REMOVE_PEER_SOCKET = (
+    "Removes the socket another user left where yours belongs (a daemon of `sudo nx`), never a directory; "
+    "your Nx binds its own."
+)
+OWN_SOCKET_DIRECTORIES = "Nx then uses its own socket directories."
+KEPT_IN_WORKSPACE = "Nx then keeps it in the workspace; or name a directory only you own."
+CACHE_DISK_FULL = "The disk (or quota) holding the cache is full; free space to cache again."
+CACHE_VERIFY_NAMES = "`nxsock cache verify` names the cache level that refuses, with its fix."
+BINDING_CUT_SHORT = (
+    "Nx then loads its binding in place; free space where the cache is, and `nxsock reset --legacy` "
+    "removes cut-short copies."
+)
+WHICH_PACKAGE_MISSING = (
+    "which package this host needs, and the package manager that restores it, show only on "
+    "the machine (NX_SKIP_NATIVE_FILE_CACHE cannot help: there is no binding to load)"
+)
+DATA_DIR_OF_ANOTHER = (
+    "Another user (root, after `sudo nx`) made it: Nx's own state, rebuilt on the next run, as after `nx reset`."
+)
+CREATES_TMPDIR = "Creates the directory TMPDIR names."
+TMP_AS_TEMP = "Nx then uses /tmp as its temp directory."
+NX_RESET_MARKER = "Removes the disabled marker (and clears Nx's caches); the daemon runs again on the next command."
+STARTS_DAEMON = "Starts the daemon for this workspace."
+NO_LEVEL_SAID = "the message does not say which level refuses"
+LEVEL_ON_MACHINE = "which level refused shows only on the machine"
+SYSTEM_REFUSED_IT = "the system refused it"
+
+
+def sandbox_allows(fmt: str) -> str:
+    return (
+        f"A sandbox ({fmt}) refuses unix sockets: allow them under the directories this prints. "
+        "Or run Nx there with NX_DAEMON=false."
+    )
+
+
+def sandbox_or_policy_allows(named: str) -> str:
+    """*named*: `` (GEMINI_SANDBOX is set)`` where a sandbox's variable shows, else ""."""
+    return (
+        f"A sandbox or policy{named} refuses unix sockets: allow them under the directories this prints; "
+        "--format srt, claude, codex, seatbelt, bwrap or docker writes them in that sandbox's own settings. "
+        "Or run Nx there with NX_DAEMON=false."
+    )
+
+
+def doctor_instead(what: str) -> str:
+    return (
+        f"{NO_SAFE_COMMAND} from the text alone: {what}. Run `nxsock doctor` where Nx printed it, as the user "
+        "who saw it: it names the level that refuses, with the command that fixes it."
+    )
+
+
+def path_not_plain(quoted: str) -> str:
+    return (
+        f"{NO_SAFE_COMMAND}: the path in the text, {quoted}, does not say plainly what it names "
+        "(a `.`, `..`, doubled slash or control character); nxsock acts on no such path."
+    )
+
+
+def binding_on_noexec(quoted: str) -> str:
+    return (
+        f"{NO_SAFE_COMMAND}: {quoted} lies on a noexec mount, and skipping the cache cannot help a binding "
+        "loaded in place: install node_modules on a filesystem mounted exec, or remount it with exec "
+        "(as root); nxsock does not remount filesystems"
+    )
+
+
+def socket_errno_causes(errno_name: str | None) -> str:
+    return f"{errno_name} on a socket has more than one cause"
+
+
+def binding_in_place_then(why: str) -> str:
+    return f"Nx then loads its binding in place, without the warning. {why}"
+
+
+def yours_now(quoted: str) -> str:
+    return f"{quoted} is yours now, so what refused is elsewhere or gone"
+
+
+def missing_unnamed(quoted: str) -> str:
+    return f"{quoted} is missing, and no setting here names it"
+
+
+def errno_on_path_causes(errno_name: str | None, quoted: str) -> str:
+    return f"{errno_name} on {quoted} has more than one cause"
+
+
+def plugins_not_isolated(allowlist: str) -> str:
+    return (
+        "Only a sandbox's user namespace shows / as another user's: Nx 24 then always falls back to the "
+        "workspace for its plugin workers' sockets, and works. Without plugin workers it needs no socket "
+        f"there; or allow that directory in the sandbox: {allowlist}"
+    )
+
+
+def as_for_cause(kind: str) -> str:
+    return f"As for the {kind} message that caused it."
+
+
+def as_for_carried(kind: str) -> str:
+    return f"As for the {kind} message it carries."

@@ -54,3 +54,21 @@ def test_the_test_sees_a_sentence_where_there_is_one() -> None:
     code = 'def f(p):\n    """Doc string of some words."""\n    return f"{p} is not a socket, Nx says."\n'
     assert sentences(code) == [" is not a socket, Nx says."]
     assert sentences('X = "the marker gives no reason"\nY = "daemon/server/start"\n') == ["the marker gives no reason"]
+
+
+#: ``audit/explain.py``'s table: each kind's pattern and cause sentences stay beside its remedy builder (issue 26).
+EXPLAIN_TABLE = ("_KINDS", "_ERRNO_CAUSES", "_FS_CAUSES", "_NO_PLATFORM_BINDING")
+
+
+def test_explain_says_nothing_outside_its_table_of_kinds() -> None:
+    """Its remedy builders take every sentence from ``core/wording.py``; only the table's rows keep their own."""
+    tree = ast.parse((NXSOCK / "audit/explain.py").read_text())
+    kept = [node for node in tree.body if not _assigns(node, EXPLAIN_TABLE)]
+    assert len(kept) < len(tree.body)  # the table was found
+    tree.body = kept
+    assert sentences(ast.unparse(tree)) == []
+
+
+def _assigns(node: ast.stmt, names: tuple[str, ...]) -> bool:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+    return any(isinstance(target, ast.Name) and target.id in names for target in targets)
