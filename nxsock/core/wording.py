@@ -1983,3 +1983,34 @@ def as_for_cause(kind: str) -> str:
 
 def as_for_carried(kind: str) -> str:
     return f"As for the {kind} message it carries."
+
+
+# -- what each of doctor's findings judges: --list-checks, --only (audit/doctor.py's TABLE names the ids) ------------
+FINDING_JUDGES = {
+    "environment": "the Nx version, layout and platform nxsock judges for",
+    "user-namespace": "where Nx puts its sockets inside a user-namespace sandbox (bwrap, srt, codex)",
+    "sandbox-daemon": "whether Nx's client can use its daemon inside a user-namespace sandbox",
+    "tmpdir": "TMPDIR (TMP, TEMP): set, present, and a directory Nx can use",
+    "unix-sockets": "whether a policy (seccomp, a sandbox) refuses unix sockets here",
+    "container": "the shared /tmp/.nx: root's or yours, mode 1777, a real directory",
+    "ancestry": "every directory above a level Nx uses: none another user could swap",
+    "private-levels": "your own levels (per-user, sockets, native cache): yours, 0700, not links",
+    "outcome": "where Nx puts the sockets now, and why there",
+    "configuration": "NX_SOCKET_DIR and the other variables Nx reads: what Nx does with them",
+    "workspace-data": "the workspace data directory (.nx/workspace-data): Nx can write it and trusts it",
+    "cache-directory": "a configured task cache (NX_CACHE_DIRECTORY, nx.json cacheDirectory): Nx trusts it at start-up",
+    "shared-tmp": "the socket root shared beyond this pid namespace (containers sharing /tmp)",
+    "path-budget": "each socket path within Nx's limit of 95 characters",
+    "filesystem": "the filesystem under the socket directory: it can hold unix sockets and keep 0700",
+    "workspace-writable": "whether Nx can create its workspace data directory (.nx/workspace-data/d)",
+    "sockets": "the socket files: who listens, their mode, dead ones",
+    "socket-owner": "a socket another user owns where yours should be",
+    "daemon-enabled": "whether Nx starts its daemon here, and why not",
+    "daemon-record": "the daemon's record: its pid alive, its version, whether the client dials it",
+    "daemon-disabled": "the marker Nx writes when it turned the daemon off, and its reason",
+    "daemon-error": "the daemon's last error in its log",
+    "binding": "the native binding this platform needs: installed and loadable",
+    "native-cache": "the binding cache: its directory trusted, the copy fresh",
+    "leftovers": "what reset or cache prune would remove: dead sockets, old cache entries",
+    "boot-persistence": "whether /tmp/.nx survives a reboot (a tmpfiles.d rule)",
+}

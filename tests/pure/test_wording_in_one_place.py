@@ -12,7 +12,7 @@ NXSOCK = Path(__file__).resolve().parents[2] / "nxsock"
 CLEAN = (
     "audit/checks_host.py", "audit/checks_sockets.py", "audit/checks_levels.py", "audit/checks_daemon.py",
     "audit/fleet.py", "output/fixing.py", "output/doctor.py", "audit/repair.py",
-    "audit/binding_cache.py", "output/report.py", "output/render.py",
+    "audit/binding_cache.py", "output/report.py", "output/render.py", "audit/doctor.py",
 )
 #: Text they read or match, not say: what Nx writes in its log, a reset's reason, the tmpfiles.d line they compare,
 #: the pattern that keeps a quoted command whole when prose wraps.
