@@ -17,6 +17,7 @@ import os
 import re
 import typing as t
 
+from ..core import wording
 from ..core._pathname import basename, join
 from ..core.environment import Environment
 from ..core.fsview import Entry, FsView
@@ -130,12 +131,11 @@ def list_cache(resolution: Resolution, view: FsView, binding: Binding | None) ->
     holders = [shown] if flat and shown else []
     problem = None
     if cache.refusals and shown is not None:  # Nx loads nothing from it; a peer's link there is never followed
-        return CacheListing(shown, cache.bypass_reason, binding, (), "not listed: Nx refuses this directory "
-                            "(nxsock paths says why)", None)
+        return CacheListing(shown, cache.bypass_reason, binding, (), wording.CACHE_REFUSED_NOT_LISTED, None)
     if not flat and shown is not None:
         names = view.listdir(shown)
         if isinstance(names, int):  # ENOENT is an empty cache: nothing was loaded yet
-            problem = None if names == errno.ENOENT else f"cannot be listed ({os.strerror(names)})"
+            problem = None if names == errno.ENOENT else wording.cannot_be_listed(os.strerror(names))
             names = []
         holders = [join(shown, name) for name in sorted(names) if _is_dir(view, join(shown, name))]
     mapped = view.mapped_paths()
@@ -146,7 +146,7 @@ def list_cache(resolution: Resolution, view: FsView, binding: Binding | None) ->
         names = view.listdir(holder)
         if isinstance(names, int):
             if holder == shown and names != errno.ENOENT:
-                problem = f"cannot be listed ({os.strerror(names)})"
+                problem = wording.cannot_be_listed(os.strerror(names))
             continue
         for name in sorted(names):
             entry = _entry(view, join(holder, name), name, uid, binding, mapped, rules)
@@ -232,7 +232,7 @@ class Verdict(t.NamedTuple):
 
 def entry_removal(path: str) -> Remedy:
     """The remedy for a cache entry that must go: Nx copies a fresh one on its next run."""
-    return Remedy((Remove(path),), "Removes the entry; Nx copies a fresh one on its next run.")
+    return Remedy((Remove(path),), wording.CACHE_ENTRY_REMOVAL)
 
 
 def verify(listing: CacheListing, removal: t.Callable[[str], Advice], rules: ReleaseRules,
@@ -248,32 +248,22 @@ def verify(listing: CacheListing, removal: t.Callable[[str], Advice], rules: Rel
     if listing.bypass_reason is not None:
         return Verdict("bypassed", None, BINDING_IN_PLACE.format(reason=listing.bypass_reason), None)
     if binding is None or binding.entry_name is None or listing.dir is None:
-        return Verdict("no-binding", None, "No installed Nx binding was found in this workspace to verify.", None)
+        return Verdict("no-binding", None, wording.CACHE_NO_BINDING, None)
     match = next((e for e in listing.entries if basename(e.path) == binding.entry_name), None)
     if match is None:
-        return Verdict("missing", None, f"No cache entry {binding.entry_name} yet; Nx copies it on its next run.", None)
+        return Verdict("missing", None, wording.cache_entry_missing(binding.entry_name), None)
     fix = removal(match.path)
     if not match.trusted:
-        if rules.cache_entry_trust_checked:
-            consequence = " Nx re-copies it before loading it."
-        else:
-            consequence = (
-                f" Nx {version or rules.release} loads it as it is: whoever can write it chooses the code Nx runs."
-            )
-        return Verdict(
-            "untrusted",
-            match.path,
-            f"{match.path} is not a regular file of yours without group/other write.{consequence}",
-            fix,
-        )
+        release = None if rules.cache_entry_trust_checked else version or rules.release
+        return Verdict("untrusted", match.path, wording.cache_entry_untrusted(match.path, release), fix)
     if not match.fresh:
         return Verdict(
             "stale",
             match.path,
-            f"{match.path} differs from {binding.path} (size or age); Nx would load an old copy.",
+            wording.cache_entry_stale(match.path, binding.path),
             fix,
         )
-    return Verdict("fresh", match.path, f"{match.path} is trusted and matches {binding.path}.", None)
+    return Verdict("fresh", match.path, wording.cache_entry_fresh(match.path, binding.path), None)
 
 
 def other_checkout(entry: CacheEntry, listing: CacheListing) -> bool:
@@ -320,7 +310,7 @@ def prune_plan(listing: CacheListing, installed_version: str | None, uid: int,
         elif other_checkout(entry, listing):
             continue
         elif installed_version is not None and entry.version != installed_version:
-            plan.append((entry, f"version {entry.version}, not the installed {installed_version}"))
+            plan.append((entry, wording.prune_other_version(entry.version, installed_version)))
     return plan
 
 
@@ -337,8 +327,8 @@ def _unused(listing: CacheListing, entry: CacheEntry, unused: Unused) -> bool:
 def _unused_reason(listing: CacheListing, entry: CacheEntry, unused: Unused) -> str:
     age = _duration(unused.now - listing.last_used(entry))
     if listing.access_times:
-        return f"not loaded for {age}"
-    return f"copied {age} ago (this mount records no load times)"
+        return wording.prune_not_loaded(age)
+    return wording.prune_copied_ago(age)
 
 
 def _duration(seconds: float) -> str:

@@ -12,6 +12,7 @@ import typing as t
 from ..core._pathname import dirname
 from ..core.fsview import FsView
 from ..core.resolver import Resolution
+from ..core.wording import FINDING_JUDGES
 from .checks_daemon import check_daemon_enabled, when_daemon_runs
 from .checks_host import (
     check_binding,
@@ -54,142 +55,134 @@ class Check(t.NamedTuple):
     findings: t.Mapping[str, str]
 
 
+def _judges(*finding_ids: str) -> dict[str, str]:
+    """What each finding id judges, worded in ``core/wording.py``."""
+    return {finding_id: FINDING_JUDGES[finding_id] for finding_id in finding_ids}
+
+
 #: Every check, once.  The order is the order of the report.
 TABLE: tuple[Check, ...] = (
     Check(
         "environment",
         "Environment",
         check_environment,
-        {"environment": "the Nx version, layout and platform nxsock judges for"},
+        _judges("environment"),
     ),
     Check(
         "user-namespace",
         "Environment",
         when_daemon_runs(check_user_namespace),
-        {
-            "user-namespace": "where Nx puts its sockets inside a user-namespace sandbox (bwrap, srt, codex)",
-            "sandbox-daemon": "whether Nx's client can use its daemon inside a user-namespace sandbox",
-        },
+        _judges("user-namespace", "sandbox-daemon"),
     ),
     Check(
         "tmpdir",
         "Environment",
         check_tmpdir,
-        {"tmpdir": "TMPDIR (TMP, TEMP): set, present, and a directory Nx can use"},
+        _judges("tmpdir"),
     ),
     Check(
         "unix-sockets",
         "Environment",
         check_unix_sockets,
-        {"unix-sockets": "whether a policy (seccomp, a sandbox) refuses unix sockets here"},
+        _judges("unix-sockets"),
     ),
     Check(
         "container",
         "Shared container",
         check_container,
-        {"container": "the shared /tmp/.nx: root's or yours, mode 1777, a real directory"},
+        _judges("container"),
     ),
     Check(
         "levels",
         "Levels",
         check_levels,
-        {
-            "ancestry": "every directory above a level Nx uses: none another user could swap",
-            "private-levels": "your own levels (per-user, sockets, native cache): yours, 0700, not links",
-        },
+        _judges("ancestry", "private-levels"),
     ),
-    Check("outcome", "Outcome", check_outcome, {"outcome": "where Nx puts the sockets now, and why there"}),
+    Check("outcome", "Outcome", check_outcome, _judges("outcome")),
     Check(
         "configuration",
         "Outcome",
         check_configuration,
-        {"configuration": "NX_SOCKET_DIR and the other variables Nx reads: what Nx does with them"},
+        _judges("configuration"),
     ),
     Check(
         "workspace-data",
         "Outcome",
         check_workspace_data,
-        {"workspace-data": "the workspace data directory (.nx/workspace-data): Nx can write it and trusts it"},
+        _judges("workspace-data"),
     ),
     Check(
         "cache-directory",
         "Outcome",
         check_cache_directory,
-        {
-            "cache-directory": "a configured task cache (NX_CACHE_DIRECTORY, nx.json cacheDirectory): "
-                               "Nx trusts it at start-up"
-        },
+        _judges("cache-directory"),
     ),
     Check(
         "shared-tmp",
         "Sockets",
         check_shared_tmp,
-        {"shared-tmp": "the socket root shared beyond this pid namespace (containers sharing /tmp)"},
+        _judges("shared-tmp"),
     ),
     Check(
         "path-budget",
         "Outcome",
         check_path_budget,
-        {"path-budget": "each socket path within Nx's limit of 95 characters"},
+        _judges("path-budget"),
     ),
     Check(
         "filesystem",
         "Outcome",
         check_filesystems,
-        {"filesystem": "the filesystem under the socket directory: it can hold unix sockets and keep 0700"},
+        _judges("filesystem"),
     ),
     Check(
         "workspace-writable",
         "Outcome",
         check_workspace_writable,
-        {"workspace-writable": "whether Nx can create its workspace data directory (.nx/workspace-data/d)"},
+        _judges("workspace-writable"),
     ),
-    Check("sockets", "Sockets", check_sockets, {"sockets": "the socket files: who listens, their mode, dead ones"}),
+    Check("sockets", "Sockets", check_sockets, _judges("sockets")),
     Check(
         "socket-owner",
         "Sockets",
         check_socket_owner,
-        {"socket-owner": "a socket another user owns where yours should be"},
+        _judges("socket-owner"),
     ),
     Check(
         "daemon-enabled",
         "Daemon",
         check_daemon_enabled,
-        {"daemon-enabled": "whether Nx starts its daemon here, and why not"},
+        _judges("daemon-enabled"),
     ),
     Check(
         "daemon",
         "Daemon",
         when_daemon_runs(check_daemon),
-        {
-            "daemon-record": "the daemon's record: its pid alive, its version, whether the client dials it",
-            "daemon-disabled": "the marker Nx writes when it turned the daemon off, and its reason",
-            "daemon-error": "the daemon's last error in its log",
-        },
+        _judges("daemon-record", "daemon-disabled", "daemon-error"),
     ),
     Check(
         "binding",
         "Binding",
         check_binding,
-        {"binding": "the native binding this platform needs: installed and loadable"},
+        _judges("binding"),
     ),
     Check(
         "native-cache",
         "Native cache",
         check_native_cache,
-        {"native-cache": "the binding cache: its directory trusted, the copy fresh"},
+        _judges("native-cache"),
     ),
     Check(
         "leftovers",
         "Leftovers",
         check_leftovers,
-        {"leftovers": "what reset or cache prune would remove: dead sockets, old cache entries"},
+        _judges("leftovers"),
     ),
     Check(
         "boot-persistence",
         "Boot",
         check_boot_persistence,
-        {"boot-persistence": "whether /tmp/.nx survives a reboot (a tmpfiles.d rule)"},
+        _judges("boot-persistence"),
     ),
 )
 

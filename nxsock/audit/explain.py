@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import typing as t
 
+from ..core import wording
 from ..core._pathname import dirname
 from ..core.fsview import Entry
 from ..core.mounts import filesystem_name
@@ -108,7 +109,7 @@ MAX_TEXT = 1 << 20
 #: The most messages answered: a real paste holds a few dozen; the rest of a longer one are counted, not answered.
 MAX_MESSAGES = 200
 #: How an answer with no command begins: the reason follows.
-NO_SAFE_COMMAND = "No safe command"
+NO_SAFE_COMMAND = wording.NO_SAFE_COMMAND
 
 
 #: A path as Nx prints it: no spaces, and none of the punctuation that closes the sentence around it.
@@ -224,14 +225,9 @@ def sandbox_remedy(env: t.Mapping[str, str], platform: str, named: str | None = 
     fmt = named or sandbox_format(env, platform)
     unknown = [name for name in ("GEMINI_SANDBOX", "CURSOR_SANDBOX") if env.get(name)]
     if fmt is not None:
-        return Remedy((_allowlist(fmt),),
-                      f"A sandbox ({fmt}) refuses unix sockets: allow them under the directories this prints. "
-                      "Or run Nx there with NX_DAEMON=false.")
+        return Remedy((_allowlist(fmt),), wording.sandbox_allows(fmt))
     named = f" ({', '.join(unknown)} is set)" if unknown else ""
-    return Remedy((_allowlist("text"),),
-                  f"A sandbox or policy{named} refuses unix sockets: allow them under the directories this prints; "
-                  "--format srt, claude, codex, seatbelt, bwrap or docker writes them in that sandbox's own settings. "
-                  "Or run Nx there with NX_DAEMON=false.")
+    return Remedy((_allowlist("text"),), wording.sandbox_or_policy_allows(named))
 
 
 def _plain(path: str) -> bool:
@@ -242,20 +238,14 @@ def _plain(path: str) -> bool:
 
 
 def _doctor_instead(what: str) -> Withheld:
-    return Withheld(
-        f"{NO_SAFE_COMMAND} from the text alone: {what}. Run `nxsock doctor` where Nx printed it, as the user "
-        "who saw it: it names the level that refuses, with the command that fixes it."
-    )
+    return Withheld(wording.doctor_instead(what))
 
 
 def _pasted(path: str, step: t.Callable[[str], Step], changes: str) -> Remedy | Withheld:
     """A step on a path the paste names: offered only when its spelling says plainly what it names; the policy does the
     rest."""
     if not _plain(path):
-        return Withheld(
-            f"{NO_SAFE_COMMAND}: the path in the text, {shell_quote(path)}, does not say plainly what it names "
-            "(a `.`, `..`, doubled slash or control character); nxsock acts on no such path."
-        )
+        return Withheld(wording.path_not_plain(shell_quote(path)))
     return Remedy((step(path),), changes)
 
 
@@ -291,10 +281,7 @@ def _from_windows(message: Message) -> Remedies:
     path = message.path or ""
     if message.errno == "ENOENT" and path.startswith("\\\\"):  # nothing serves that pipe: no daemon runs
         return (
-            Remedy(
-                (RunNx(NxCommand.DAEMON_START),),
-                "Nothing serves that pipe: the daemon is not running there; Nx starts one on the next command too.",
-            ),
+            Remedy((RunNx(NxCommand.DAEMON_START),), wording.PIPE_NOT_SERVED),
         )
     return (Withheld(WINDOWS_NOT_JUDGED.format(path=shell_quote(path), errno=message.errno or "the error")),)
 
@@ -314,22 +301,11 @@ def _dlopen_remedy(message: Message) -> tuple[Remedy | Withheld, ...]:
     if message.matched == "binding-map-failed" and path is not None and _CACHE_ENTRY.search(path) \
             and "/node_modules/" not in path:
         return (
-            Remedy(
-                (Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
-                "The cached copy lies on a noexec mount: Nx then loads its binding in place, from node_modules.",
-            ),
+            Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),), wording.CACHED_COPY_NOEXEC),
         )
     if message.matched == "binding-map-failed" and path is not None:
-        return (
-            Withheld(
-                f"{NO_SAFE_COMMAND}: {shell_quote(path)} lies on a noexec mount, and skipping the "
-                "cache cannot help a binding "
-                "loaded in place: install node_modules on a filesystem mounted exec, or remount it with exec "
-                "(as root); nxsock does not remount filesystems"
-            ),
-        )
-    return (_doctor_instead("which binding Node could not load, and why (noexec, another platform, a cut-short copy), "
-                            "shows only on the machine"),)
+        return (Withheld(wording.binding_on_noexec(shell_quote(path))),)
+    return (_doctor_instead(wording.WHICH_BINDING_FAILED),)
 
 
 
@@ -365,21 +341,17 @@ def _socket_errno(message: Message, ask: _Ask) -> Remedies:
     if errno_name in ("EPERM", "EROFS"):
         return (ask.allowlist,)
     if errno_name in ("ECONNREFUSED", "EADDRINUSE"):
-        return (Remedy((RunNxsock(NxsockCommand.RESET),),
-                       "Removes your dead sockets and socket directories; a live daemon's are kept."),)
+        return (Remedy((RunNxsock(NxsockCommand.RESET),), wording.RESET_DEAD_SOCKETS),)
     if errno_name == "ENOENT":
-        return (Remedy((RunNx(NxCommand.DAEMON_START),),
-                       "The daemon is not running there; Nx starts one on the next command too."),)
+        return (Remedy((RunNx(NxCommand.DAEMON_START),), wording.DAEMON_NOT_THERE),)
     if errno_name == "EACCES" and path is not None:
         if _owner_now(ask.ctx, path) == ask.ctx.uid:  # the socket is yours: modes permit it, so a policy refuses
             return (ask.allowlist,)
-        remove = _pasted(path, lambda p: Remove(p, needs_root=True),
-                         "Removes the socket another user left where yours belongs (a daemon of `sudo nx`), never a "
-                         "directory; your Nx binds its own.")
+        remove = _pasted(path, lambda p: Remove(p, needs_root=True), wording.REMOVE_PEER_SOCKET)
         return (remove, ask.export)
     if errno_name in ("ENOTSUP", "EOPNOTSUPP"):  # the filesystem, not a mode
         return _no_sockets_here(message, ask)
-    return (_doctor_instead(f"{errno_name} on a socket has more than one cause"),)
+    return (_doctor_instead(wording.socket_errno_causes(errno_name)),)
 
 
 def _no_sockets_here(message: Message, ask: _Ask) -> Remedies:
@@ -408,33 +380,27 @@ def _no_sockets_here(message: Message, ask: _Ask) -> Remedies:
 
 
 def _refused_socket_dir(message: Message, ask: _Ask) -> Remedies:
-    return (_unset("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR", changes="Nx then uses its own socket directories."),
+    return (_unset("NX_SOCKET_DIR", "NX_DAEMON_SOCKET_DIR", changes=wording.OWN_SOCKET_DIRECTORIES),
             ask.export)
 
 
 def _untrusted_data_dir(message: Message, ask: _Ask) -> Remedies:
     variables = (("NX_CACHE_DIRECTORY",) if message.detail and "cache" in message.detail
                  else ("NX_WORKSPACE_DATA_DIRECTORY", "NX_PROJECT_GRAPH_CACHE_DIRECTORY"))
-    return (_unset(*variables, changes="Nx then keeps it in the workspace; or name a directory only you own."),)
+    return (_unset(*variables, changes=wording.KEPT_IN_WORKSPACE),)
 
 
 def _native_cache_copy(message: Message, ask: _Ask) -> Remedies:
-    why = ("The disk (or quota) holding the cache is full; free space to cache again."
-           if message.errno in ("ENOSPC", "EDQUOT")
-           else "`nxsock cache verify` names the cache level that refuses, with its fix.")
-    return (Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
-                   f"Nx then loads its binding in place, without the warning. {why}"),)
+    why = wording.CACHE_DISK_FULL if message.errno in ("ENOSPC", "EDQUOT") else wording.CACHE_VERIFY_NAMES
+    return (Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),), wording.binding_in_place_then(why)),)
 
 
 def _native_binding_broken(message: Message, ask: _Ask) -> Remedies:
-    return (Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),),
-                   "Nx then loads its binding in place; free space where the cache is, and `nxsock reset --legacy` "
-                   "removes cut-short copies."),)
+    return (Remedy((Export(variable="NX_SKIP_NATIVE_FILE_CACHE", value="true"),), wording.BINDING_CUT_SHORT),)
 
 
 def _binding_missing(message: Message, ask: _Ask) -> Remedies:
-    return (_doctor_instead("which package this host needs, and the package manager that restores it, show only on "
-                            "the machine (NX_SKIP_NATIVE_FILE_CACHE cannot help: there is no binding to load)"),)
+    return (_doctor_instead(wording.WHICH_PACKAGE_MISSING),)
 
 
 def _fs_errno(message: Message, ask: _Ask) -> Remedies:
@@ -447,19 +413,16 @@ def _fs_errno(message: Message, ask: _Ask) -> Remedies:
     if errno_name == "EACCES" and data is not None:
         if _owner_now(ctx, data.group(1)) == ctx.uid:
             return (
-                _doctor_instead(f"{shell_quote(data.group(1))} is yours now, so what refused is elsewhere or gone"),
+                _doctor_instead(wording.yours_now(shell_quote(data.group(1)))),
             )
-        return (_pasted(data.group(1), lambda p: RemoveTree(p, needs_root=True),
-                        "Another user (root, after `sudo nx`) made it: Nx's own state, rebuilt on the next run, as "
-                        "after `nx reset`."),)
+        return (_pasted(data.group(1), lambda p: RemoveTree(p, needs_root=True), wording.DATA_DIR_OF_ANOTHER),)
     if errno_name == "ENOENT":
         missing = path if message.detail in ("lstat", "stat", "scandir", "opendir") else dirname(path)
         tmpdir = ctx.resolution.environment.nonempty("TMPDIR") if ctx.resolution else None
         if tmpdir is None or missing.rstrip("/") != tmpdir.rstrip("/"):  # only a TMPDIR this shell names is created
-            return (_doctor_instead(f"{shell_quote(missing)} is missing, and no setting here names it"),)
-        return (_pasted(missing, Create, "Creates the directory TMPDIR names."),
-                _unset("TMPDIR", changes="Nx then uses /tmp as its temp directory."))
-    return (_doctor_instead(f"{errno_name} on {shell_quote(path)} has more than one cause"),)
+            return (_doctor_instead(wording.missing_unnamed(shell_quote(missing))),)
+        return (_pasted(missing, Create, wording.CREATES_TMPDIR), _unset("TMPDIR", changes=wording.TMP_AS_TEMP))
+    return (_doctor_instead(wording.errno_on_path_causes(errno_name, shell_quote(path))),)
 
 
 def _os_permission_denied(message: Message, ask: _Ask) -> Remedies:
@@ -470,12 +433,11 @@ def _os_permission_denied(message: Message, ask: _Ask) -> Remedies:
 
 
 def _daemon_disabled(message: Message, ask: _Ask) -> Remedies:
-    return (Remedy((RunNx(NxCommand.RESET),),
-                   "Removes the disabled marker (and clears Nx's caches); the daemon runs again on the next command."),)
+    return (Remedy((RunNx(NxCommand.RESET),), wording.NX_RESET_MARKER),)
 
 
 def _daemon_not_running(message: Message, ask: _Ask) -> Remedies:
-    return (Remedy((RunNx(NxCommand.DAEMON_START),), "Starts the daemon for this workspace."),)
+    return (Remedy((RunNx(NxCommand.DAEMON_START),), wording.STARTS_DAEMON),)
 
 
 def _socket_refused(message: Message, ask: _Ask) -> Remedies:
@@ -483,20 +445,18 @@ def _socket_refused(message: Message, ask: _Ask) -> Remedies:
 
 
 def _level_unknown(message: Message, ask: _Ask) -> Remedies:
-    return (_doctor_instead("the message does not say which level refuses"),)
+    return (_doctor_instead(wording.NO_LEVEL_SAID),)
 
 
 def _which_level(message: Message, ask: _Ask) -> Remedies:
-    return (_doctor_instead("which level refused shows only on the machine"),)
+    return (_doctor_instead(wording.LEVEL_ON_MACHINE),)
 
 
 def _fallback(message: Message, ask: _Ask) -> Remedies:
     if message.detail != "/":
         return _which_level(message, ask)
     return (Remedy((Export(variable="NX_ISOLATE_PLUGINS", value="false"),),
-                   "Only a sandbox's user namespace shows / as another user's: Nx 24 then always falls back to the "
-                   "workspace for its plugin workers' sockets, and works. Without plugin workers it needs no socket "
-                   f"there; or allow that directory in the sandbox: {render(ask.allowlist)}"),)
+                   wording.plugins_not_isolated(render(ask.allowlist))),)
 
 
 def _default_dir_demoted(message: Message, ask: _Ask) -> Remedies:
@@ -930,7 +890,7 @@ def _cause(kind: Kind, errno_name: str | None) -> str:
         return kind.cause
     if errno_name is None:
         return kind.cause.get("", "")
-    return f"{errno_name}: {kind.cause.get(errno_name, kind.cause.get('', 'the system refused it'))}."
+    return f"{errno_name}: {kind.cause.get(errno_name, kind.cause.get('', wording.SYSTEM_REFUSED_IT))}."
 
 
 def general_advice(
@@ -993,7 +953,7 @@ def answer_all(
         mine = own[index]
         if whole is not None and message.matched in _CONSEQUENCES:
             # The marker and the absent daemon are what the cause left: its whole remedy (or why none) clears both.
-            borrowed = f"As for the {whole.message.matched} message that caused it."
+            borrowed = wording.as_for_cause(whole.message.matched)
             mine = whole.with_hint(f"{whole.hint} ({borrowed})" if whole.advice.remedy is None
                                    else f"{borrowed} {whole.hint or ''}".strip(), message)
         if message.matched in WRAPPERS and mine.source == "general":
@@ -1001,7 +961,7 @@ def answer_all(
                       if a.message.matched not in WRAPPERS and a.message.matched != "daemon-disabled"]
             if causes:
                 carried = causes[0]
-                borrowed = f"As for the {carried.message.matched} message it carries."
+                borrowed = wording.as_for_carried(carried.message.matched)
                 hint = (
                     f"{carried.hint} ({borrowed})"
                     if carried.advice.remedy is None  # the reason there is no command still comes first

@@ -18,6 +18,7 @@ import re
 import stat
 import typing as t
 
+from ..core import wording
 from ..core.layout import CONTAINER
 from ..core.releases import is_version
 from .findings import Finding, Severity
@@ -198,14 +199,14 @@ def parse_users(spec: str) -> UserSelection:
         part = part.strip()
         low, dash, high = part.partition("-")
         if not _UID.fullmatch(low) or (dash and not _UID.fullmatch(high)):
-            raise ValueError(f"{part!r} is not a uid or a range of uids (1000, 1000-1999)")
+            raise ValueError(wording.not_a_uid_range(part))
         first, last = int(low), int(high) if dash else int(low)
         if last > UID_MAX:
-            raise ValueError(f"{part!r}: a uid is at most {UID_MAX}")
+            raise ValueError(wording.uid_too_high(part, UID_MAX))
         if last < first:
-            raise ValueError(f"{part!r}: the range is empty")
+            raise ValueError(wording.uid_range_empty(part))
         if last - first + 1 > MAX_RANGE:
-            raise ValueError(f"{part!r}: a range names at most {MAX_RANGE} uids")
+            raise ValueError(wording.uid_range_too_long(part, MAX_RANGE))
         if dash:
             ranges.append((first, last))
         else:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import typing as t
 
 from ..act.outcomes import DONE, Acted, Done, Failed, Refused
+from ..core import wording
 from ..core.remedy import (
     Chmod,
     Chown,
@@ -57,14 +58,12 @@ __all__ = [
 ]
 
 #: Why a remedy is the user's to run, by what it does.
-NEEDS_ROOT = "needs root: nxsock never runs sudo; run it yourself"
-SHELL = (
-    "changes your shell's environment, which no program can do for its parent; run it in your shell (and your profile)"
-)
-RUNS_NX = "runs Nx; run it yourself"
-INSTALLS = "runs a package manager, which nxsock never does (it fetches and runs the packages' code); run it yourself"
-SIGNALS = "signals a process; run it yourself"
-ADVICE = "advice, not a remedy nxsock applies"
+NEEDS_ROOT = wording.LEFT_NEEDS_ROOT
+SHELL = wording.LEFT_SHELL
+RUNS_NX = wording.LEFT_RUNS_NX
+INSTALLS = wording.LEFT_INSTALLS
+SIGNALS = wording.LEFT_SIGNALS
+ADVICE = wording.LEFT_ADVICE
 
 
 class PlanItem(t.NamedTuple):
@@ -107,7 +106,7 @@ class StepResult(t.NamedTuple):
 
 #: Why a step is done without acting: an earlier remedy of the plan removed what it acts on (its own entry, or a
 #: directory above it) — ``nxsock reset`` taking a dead per-run directory whose socket a later ``chmod`` re-modes.
-ALREADY_DONE = "already done: an earlier remedy, {command}, removed what this one acts on"
+ALREADY_DONE = wording.ALREADY_DONE
 
 
 class Applied(t.NamedTuple):
@@ -149,7 +148,7 @@ def _left(reason: str) -> t.Callable[[Step], str | None]:
 
 
 def _not_applied(step: Step, how: _Acting) -> Acted:
-    return Refused(f"nxsock does not apply {render(Remedy((step,), ''))!r} itself")
+    return Refused(wording.not_applied(render(Remedy((step,), ''))))
 
 
 def _remove(step: Remove, how: _Acting) -> Acted:
@@ -306,7 +305,7 @@ def _apply_step(step: Step, policy: Policy, resolution: Resolution, tick: t.Call
     if isinstance(verdict, Problem):
         return StepResult(step, "refused", verdict.reason.rstrip("."))
     if verdict.needs_root:
-        return StepResult(step, "refused", "it needs root now")
+        return StepResult(step, "refused", wording.NEEDS_ROOT_NOW)
     how = _Acting(policy, resolution, tick, [] if removed is None else removed)
     return _result(step, FIX[type(step)].apply(step, how))
 
@@ -396,7 +395,7 @@ def apply_plan(plan: Plan, policy: Policy, resolution: Resolution, tick: t.Calla
         results: list[StepResult] = []
         for step in item.steps:
             if results and results[-1].outcome != "done":
-                results.append(StepResult(step, "not-run", "an earlier step of this remedy did not succeed"))
+                results.append(StepResult(step, "not-run", wording.EARLIER_STEP_FAILED))
                 continue
             tick()
             by = (
@@ -411,10 +410,8 @@ def apply_plan(plan: Plan, policy: Policy, resolution: Resolution, tick: t.Calla
             try:
                 results.append(_apply_step(step, policy, resolution, tick, removed))
             except KeyboardInterrupt:  # Ctrl-C inside a step that walks entries (reset, cache prune)
-                results.append(
-                    StepResult(step, "interrupted", "stopped by Ctrl-C during this step; what it removed stays removed")
-                )
-                done.append(Applied(item, tuple(results), "interrupted", "stopped by Ctrl-C during it"))
+                results.append(StepResult(step, "interrupted", wording.STEP_INTERRUPTED))
+                done.append(Applied(item, tuple(results), "interrupted", wording.REMEDY_INTERRUPTED))
                 raise
             finally:
                 gone.update(dict.fromkeys(removed, item.command))
@@ -448,7 +445,7 @@ def verdicts(applied: t.Sequence[Applied], plan: Plan, after: t.Iterable[Finding
             continue
         still = [remaining[finding_key(f)] for f in entry.item.findings if finding_key(f) in remaining]
         if still:
-            judged.append(entry._replace(outcome="not-fixed", reason=f"the audit still finds: {still[0].message}"))
+            judged.append(entry._replace(outcome="not-fixed", reason=wording.still_finds(still[0].message)))
         else:
             judged.append(entry._replace(outcome="fixed"))
     return judged + unreached(plan, applied)

@@ -6,6 +6,11 @@ Wording is decided here and nowhere else.  A remedy is built as a value
 (:func:`~nxsock.core.remedy.render`); what the user sees is an :class:`Advice` —
 the command to paste (``None`` where no safe command exists) and the sentence
 of what it changes, or why there is no command.
+
+The sentences of the ``paths``, ``check-root`` and ``provision`` screens are in
+:mod:`nxsock.core.wording_paths`, a stdlib-only module this one re-exports:
+human ``paths`` loads them on its fast path, without the remedy policy imported
+here.  One namespace still decides every sentence.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ from .remedy import (
 )
 from .sandbox_daemon import CLEAR_MARKER, RUN_INSIDE, SandboxDaemon
 from .terminal import counted, format_mode
+from .wording_paths import *  # noqa: F403  (the paths screens' sentences: one namespace, loaded without the policy)
+from .wording_paths import __all__ as _PATHS_NAMES
 
 if t.TYPE_CHECKING:
     from .environment import Environment
@@ -100,6 +107,7 @@ __all__ = [
     "verdict_sentence",
     "version_changed_note",
 ]
+__all__ += _PATHS_NAMES
 
 #: The command that makes ``/tmp/.nx`` a shared, root-owned, sticky container.
 PROVISION_COMMAND = f"sudo install -d -m 1777 -o root -g root {CONTAINER}"
@@ -1223,8 +1231,8 @@ def binding_install_changes(npm: bool, lockfile: str | None) -> str:
 
 
 # -- the screens of doctor, --explain, --fix, cache and reset (output/render.py) -------------------------------------
-# render.py keeps the layout (labels, columns, marks, colours, escaping); the sentences are these.  The report of
-# ``paths`` keeps its own: it is the fast path, which does not load the remedy policy this module imports.
+# render.py keeps the layout (labels, columns, marks, colours, escaping); the sentences are these.  Those of
+# ``paths``, ``check-root`` and ``provision`` are in ``core/wording_paths.py``, re-exported here.
 
 
 def cache_total(entries: int, size: str, reclaim: tuple[int, str] | None) -> str:
@@ -1716,3 +1724,298 @@ def only_for_a_daemon(message: str, off: str) -> str:
 def refused_on_filesystem(description: str, filesystem: str) -> str:
     """A refusal's sentence, then the filesystem that makes it (*filesystem*: where the level lies, and why)."""
     return f"{description} {filesystem}."
+
+
+# -- doctor --users, --fix's questions, a sweep as root (audit/fleet.py, output/fixing.py, output/doctor.py) ----------
+
+
+def not_a_uid_range(part: str) -> str:
+    return f"{part!r} is not a uid or a range of uids (1000, 1000-1999)"
+
+
+def uid_too_high(part: str, uid_max: int) -> str:
+    return f"{part!r}: a uid is at most {uid_max}"
+
+
+def uid_range_empty(part: str) -> str:
+    return f"{part!r}: the range is empty"
+
+
+def uid_range_too_long(part: str, max_range: int) -> str:
+    return f"{part!r}: a range names at most {max_range} uids"
+
+
+FIX_INTERRUPTED = "\nnxsock: interrupted; nothing was changed."
+FIX_NO_TERMINAL = (
+    "nxsock doctor: --fix asks before it changes anything and there is no terminal to ask on; "
+    "pass --yes to apply without asking, or --dry-run to see the plan."
+)
+
+
+def doctor_needs_root(option: str, program: str, again: str) -> str:
+    return f"nxsock doctor: {option} needs root: sudo {program} doctor {again}"
+
+
+def audit_without_verdict(uid: int, code: object) -> str:
+    return f"the audit as uid {uid} ended ({code}) without a verdict"
+
+
+# -- doctor --fix: why a remedy is the user's to run, and what became of each step (audit/repair.py) ---------------
+LEFT_NEEDS_ROOT = "needs root: nxsock never runs sudo; run it yourself"
+LEFT_SHELL = (
+    "changes your shell's environment, which no program can do for its parent; run it in your shell (and your profile)"
+)
+LEFT_RUNS_NX = "runs Nx; run it yourself"
+LEFT_INSTALLS = (
+    "runs a package manager, which nxsock never does (it fetches and runs the packages' code); run it yourself"
+)
+LEFT_SIGNALS = "signals a process; run it yourself"
+LEFT_ADVICE = "advice, not a remedy nxsock applies"
+#: A step done without acting (``{command}``: the earlier remedy that removed what it acts on).
+ALREADY_DONE = "already done: an earlier remedy, {command}, removed what this one acts on"
+NEEDS_ROOT_NOW = "it needs root now"
+EARLIER_STEP_FAILED = "an earlier step of this remedy did not succeed"
+STEP_INTERRUPTED = "stopped by Ctrl-C during this step; what it removed stays removed"
+REMEDY_INTERRUPTED = "stopped by Ctrl-C during it"
+
+
+def not_applied(command: str) -> str:
+    return f"nxsock does not apply {command!r} itself"
+
+
+def still_finds(message: str) -> str:
+    return f"the audit still finds: {message}"
+
+
+# -- the binding cache: its listing, each entry's verdict, what prune removes (audit/binding_cache.py) ---------------
+CACHE_REFUSED_NOT_LISTED = "not listed: Nx refuses this directory (nxsock paths says why)"
+CACHE_ENTRY_REMOVAL = "Removes the entry; Nx copies a fresh one on its next run."
+CACHE_NO_BINDING = "No installed Nx binding was found in this workspace to verify."
+
+
+def cannot_be_listed(reason: str) -> str:
+    return f"cannot be listed ({reason})"
+
+
+def cache_entry_missing(entry_name: str) -> str:
+    return f"No cache entry {entry_name} yet; Nx copies it on its next run."
+
+
+def cache_entry_untrusted(path: str, loaded_by: str | None) -> str:
+    """*loaded_by*: the release that loads the entry as it is; ``None`` where Nx re-copies an entry it may not trust."""
+    if loaded_by is None:
+        consequence = " Nx re-copies it before loading it."
+    else:
+        consequence = f" Nx {loaded_by} loads it as it is: whoever can write it chooses the code Nx runs."
+    return f"{path} is not a regular file of yours without group/other write.{consequence}"
+
+
+def cache_entry_stale(path: str, binding: str) -> str:
+    return f"{path} differs from {binding} (size or age); Nx would load an old copy."
+
+
+def cache_entry_fresh(path: str, binding: str) -> str:
+    return f"{path} is trusted and matches {binding}."
+
+
+def prune_other_version(version: object, installed: str) -> str:
+    return f"version {version}, not the installed {installed}"
+
+
+def prune_not_loaded(age: str) -> str:
+    return f"not loaded for {age}"
+
+
+def prune_copied_ago(age: str) -> str:
+    return f"copied {age} ago (this mount records no load times)"
+
+
+# -- provision's log line, doctor --report's facts, paths and Markdown (output/report.py) --------------------------
+LEVELS_IN_PLACE = "Your levels are in place; nothing to change."
+NXSOCK_NOT_INSTALLED = "unknown (not installed as a package)"
+NODE_NOT_FOUND = "not found on PATH"
+NO_SOCKET_ROOT = "none: Nx cannot establish one"
+REPORT_HEADING = "## nxsock doctor report"
+REPORT_NO_PROBLEMS = "No errors or warnings."
+REPORT_SAME_FIX = "Fix: the same command as above."
+REPORT_MASKED_HOME = (
+    "The home directory is shown as `~` and the user name as `<user>`; `nxsock doctor --report --no-redact` shows them."
+)
+REPORT_WITHHELD = (
+    "A value set in a `.env` file another user could have written is shown as written there: Nx expands its "
+    "`${…}` with your environment, and this report does not show what that gives."
+)
+REPORT_REDACTED = "\nWhat looked like a credential (a token, a key, a password in a URL) is shown as `<redacted>`.\n"
+
+
+def provisioned_nothing_to_change(root: str) -> str:
+    return f"{root} is provisioned; nothing to change."
+
+
+def predicted_with_rules(release: str) -> str:
+    return f"; predicted with the rules of {release}"
+
+
+def user_namespace_fact(mapping: str) -> str:
+    return f"inside a user namespace (uid_map {mapping})"
+
+
+def nx_fact(version: str, layout: str, generation: str, release: str, assumed: str) -> str:
+    """doctor --report's Nx line: *version* with where it was read, then *assumed* (``predicted_with_rules`` or "")."""
+    return f"{version}, {layout} layout, {generation} generation, rules of {release}{assumed}"
+
+
+def report_status(status: str, errors: int, warnings: int, notes: int, fine: int) -> str:
+    return f"- **Status:** {status} ({errors} errors, {warnings} warnings, {notes} notes, {fine} fine)"
+
+
+def report_other_checks(count: int) -> str:
+    return f"<details><summary>Other checks ({count})</summary>"
+
+
+# -- the removal and doctor screens' remaining words (output/render.py) -------------------------------------------
+COULD_NOT_BE_REMOVED = "could not be removed"
+DOCTOR_LISTS_EACH = "nxsock doctor lists each"
+
+
+# -- doctor --explain: what each kind's remedy changes, or why there is none (audit/explain.py's builders) ----------
+# The kinds' patterns and causes stay in explain.py's table, each beside its remedy builder; these are the builders'.
+NO_SAFE_COMMAND = "No safe command"
+PIPE_NOT_SERVED = "Nothing serves that pipe: the daemon is not running there; Nx starts one on the next command too."
+CACHED_COPY_NOEXEC = "The cached copy lies on a noexec mount: Nx then loads its binding in place, from node_modules."
+WHICH_BINDING_FAILED = (
+    "which binding Node could not load, and why (noexec, another platform, a cut-short copy), shows only on the machine"
+)
+RESET_DEAD_SOCKETS = "Removes your dead sockets and socket directories; a live daemon's are kept."
+DAEMON_NOT_THERE = "The daemon is not running there; Nx starts one on the next command too."
+REMOVE_PEER_SOCKET = (
+    "Removes the socket another user left where yours belongs (a daemon of `sudo nx`), never a directory; "
+    "your Nx binds its own."
+)
+OWN_SOCKET_DIRECTORIES = "Nx then uses its own socket directories."
+KEPT_IN_WORKSPACE = "Nx then keeps it in the workspace; or name a directory only you own."
+CACHE_DISK_FULL = "The disk (or quota) holding the cache is full; free space to cache again."
+CACHE_VERIFY_NAMES = "`nxsock cache verify` names the cache level that refuses, with its fix."
+BINDING_CUT_SHORT = (
+    "Nx then loads its binding in place; free space where the cache is, and `nxsock reset --legacy` "
+    "removes cut-short copies."
+)
+WHICH_PACKAGE_MISSING = (
+    "which package this host needs, and the package manager that restores it, show only on "
+    "the machine (NX_SKIP_NATIVE_FILE_CACHE cannot help: there is no binding to load)"
+)
+DATA_DIR_OF_ANOTHER = (
+    "Another user (root, after `sudo nx`) made it: Nx's own state, rebuilt on the next run, as after `nx reset`."
+)
+CREATES_TMPDIR = "Creates the directory TMPDIR names."
+TMP_AS_TEMP = "Nx then uses /tmp as its temp directory."
+NX_RESET_MARKER = "Removes the disabled marker (and clears Nx's caches); the daemon runs again on the next command."
+STARTS_DAEMON = "Starts the daemon for this workspace."
+NO_LEVEL_SAID = "the message does not say which level refuses"
+LEVEL_ON_MACHINE = "which level refused shows only on the machine"
+SYSTEM_REFUSED_IT = "the system refused it"
+
+
+def sandbox_allows(fmt: str) -> str:
+    return (
+        f"A sandbox ({fmt}) refuses unix sockets: allow them under the directories this prints. "
+        "Or run Nx there with NX_DAEMON=false."
+    )
+
+
+def sandbox_or_policy_allows(named: str) -> str:
+    """*named*: `` (GEMINI_SANDBOX is set)`` where a sandbox's variable shows, else ""."""
+    return (
+        f"A sandbox or policy{named} refuses unix sockets: allow them under the directories this prints; "
+        "--format srt, claude, codex, seatbelt, bwrap or docker writes them in that sandbox's own settings. "
+        "Or run Nx there with NX_DAEMON=false."
+    )
+
+
+def doctor_instead(what: str) -> str:
+    return (
+        f"{NO_SAFE_COMMAND} from the text alone: {what}. Run `nxsock doctor` where Nx printed it, as the user "
+        "who saw it: it names the level that refuses, with the command that fixes it."
+    )
+
+
+def path_not_plain(quoted: str) -> str:
+    return (
+        f"{NO_SAFE_COMMAND}: the path in the text, {quoted}, does not say plainly what it names "
+        "(a `.`, `..`, doubled slash or control character); nxsock acts on no such path."
+    )
+
+
+def binding_on_noexec(quoted: str) -> str:
+    return (
+        f"{NO_SAFE_COMMAND}: {quoted} lies on a noexec mount, and skipping the cache cannot help a binding "
+        "loaded in place: install node_modules on a filesystem mounted exec, or remount it with exec "
+        "(as root); nxsock does not remount filesystems"
+    )
+
+
+def socket_errno_causes(errno_name: str | None) -> str:
+    return f"{errno_name} on a socket has more than one cause"
+
+
+def binding_in_place_then(why: str) -> str:
+    return f"Nx then loads its binding in place, without the warning. {why}"
+
+
+def yours_now(quoted: str) -> str:
+    return f"{quoted} is yours now, so what refused is elsewhere or gone"
+
+
+def missing_unnamed(quoted: str) -> str:
+    return f"{quoted} is missing, and no setting here names it"
+
+
+def errno_on_path_causes(errno_name: str | None, quoted: str) -> str:
+    return f"{errno_name} on {quoted} has more than one cause"
+
+
+def plugins_not_isolated(allowlist: str) -> str:
+    return (
+        "Only a sandbox's user namespace shows / as another user's: Nx 24 then always falls back to the "
+        "workspace for its plugin workers' sockets, and works. Without plugin workers it needs no socket "
+        f"there; or allow that directory in the sandbox: {allowlist}"
+    )
+
+
+def as_for_cause(kind: str) -> str:
+    return f"As for the {kind} message that caused it."
+
+
+def as_for_carried(kind: str) -> str:
+    return f"As for the {kind} message it carries."
+
+
+# -- what each of doctor's findings judges: --list-checks, --only (audit/doctor.py's TABLE names the ids) ------------
+FINDING_JUDGES = {
+    "environment": "the Nx version, layout and platform nxsock judges for",
+    "user-namespace": "where Nx puts its sockets inside a user-namespace sandbox (bwrap, srt, codex)",
+    "sandbox-daemon": "whether Nx's client can use its daemon inside a user-namespace sandbox",
+    "tmpdir": "TMPDIR (TMP, TEMP): set, present, and a directory Nx can use",
+    "unix-sockets": "whether a policy (seccomp, a sandbox) refuses unix sockets here",
+    "container": "the shared /tmp/.nx: root's or yours, mode 1777, a real directory",
+    "ancestry": "every directory above a level Nx uses: none another user could swap",
+    "private-levels": "your own levels (per-user, sockets, native cache): yours, 0700, not links",
+    "outcome": "where Nx puts the sockets now, and why there",
+    "configuration": "NX_SOCKET_DIR and the other variables Nx reads: what Nx does with them",
+    "workspace-data": "the workspace data directory (.nx/workspace-data): Nx can write it and trusts it",
+    "cache-directory": "a configured task cache (NX_CACHE_DIRECTORY, nx.json cacheDirectory): Nx trusts it at start-up",
+    "shared-tmp": "the socket root shared beyond this pid namespace (containers sharing /tmp)",
+    "path-budget": "each socket path within Nx's limit of 95 characters",
+    "filesystem": "the filesystem under the socket directory: it can hold unix sockets and keep 0700",
+    "workspace-writable": "whether Nx can create its workspace data directory (.nx/workspace-data/d)",
+    "sockets": "the socket files: who listens, their mode, dead ones",
+    "socket-owner": "a socket another user owns where yours should be",
+    "daemon-enabled": "whether Nx starts its daemon here, and why not",
+    "daemon-record": "the daemon's record: its pid alive, its version, whether the client dials it",
+    "daemon-disabled": "the marker Nx writes when it turned the daemon off, and its reason",
+    "daemon-error": "the daemon's last error in its log",
+    "binding": "the native binding this platform needs: installed and loadable",
+    "native-cache": "the binding cache: its directory trusted, the copy fresh",
+    "leftovers": "what reset or cache prune would remove: dead sockets, old cache entries",
+    "boot-persistence": "whether /tmp/.nx survives a reboot (a tmpfiles.d rule)",
+}

@@ -17,6 +17,7 @@ import typing as t
 import click
 
 from .. import exitcodes
+from ..core import wording
 from .resolution import build_resolution
 
 if t.TYPE_CHECKING:
@@ -52,7 +53,7 @@ def run(request: DoctorRequest) -> int:
 
 
 def _needs_root(request: DoctorRequest, option: str, again: str) -> int:
-    click.echo(f"nxsock doctor: {option} needs root: sudo {request.program} doctor {again}", err=True)
+    click.echo(wording.doctor_needs_root(option, request.program, again), err=True)
     return exitcodes.NOPERM
 
 
@@ -188,7 +189,7 @@ def _audit_user(audit: UserAudit, request: DoctorRequest) -> UserAudit:
     except JsonInputError:
         verdict = None
     if verdict is None or verdict.uid != audit.uid:
-        return audit._replace(failure=f"the audit as uid {audit.uid} ended ({outcome.code}) without a verdict")
+        return audit._replace(failure=wording.audit_without_verdict(audit.uid, outcome.code))
     return audit._replace(verdict=verdict)
 
 

@@ -15,6 +15,7 @@ import typing as t
 import click
 
 from .. import exitcodes
+from ..core import wording
 from .resolution import build_resolution
 
 if t.TYPE_CHECKING:
@@ -95,7 +96,7 @@ def fix(request: DoctorRequest) -> int:
                 return exitcodes.USAGE if answer is None else audit_code
     except (KeyboardInterrupt, click.exceptions.Abort):  # click's question turns Ctrl-C into Abort
         document.write(plan, status, interrupted=True)
-        click.echo("\nnxsock: interrupted; nothing was changed.", err=True)
+        click.echo(wording.FIX_INTERRUPTED, err=True)
         return exitcodes.INTERRUPTED
     # The policy is asked again over the disk as it is at the moment of each step, not as the audit saw it.
     policy = context_for(before.resolution, LiveView()).policy
@@ -135,8 +136,7 @@ def fix(request: DoctorRequest) -> int:
 def _ask(plan: Plan, json_wanted: bool) -> bool | None:
     """Whether the person at the terminal says to apply the plan; ``None`` where there is no terminal to ask on."""
     if sys.stdin is None or not sys.stdin.isatty():
-        click.echo("nxsock doctor: --fix asks before it changes anything and there is no terminal to ask on; "
-                   "pass --yes to apply without asking, or --dry-run to see the plan.", err=True)
+        click.echo(wording.FIX_NO_TERMINAL, err=True)
         return None
     if json_wanted:  # the document goes to stdout once it is done; the person asked sees the plan on stderr
         from .render import render_fix_plan

@@ -12,10 +12,12 @@ import typing as t
 from rich.console import Console
 from rich.text import Text
 
+from ..core import wording_paths as said
 from ..core.layout import CONTAINER
 from ..core.resolver import Resolution
 from ..core.severity import SEVERITIES
 from ..core.terminal import counted, printable, printable_lines
+from ..core.wording_paths import GENERATION, PROVISION_PAST, PROVISION_WOULD, TIER_WHY
 from .paths_json import fix_line, paths_document
 
 if t.TYPE_CHECKING:
@@ -26,21 +28,6 @@ if t.TYPE_CHECKING:
     from ..audit.fleet import FleetVerdict
 
 __all__ = ["render_check_root", "render_paths"]
-
-TIER_WHY = {
-    "configured": "NX_SOCKET_DIR (or NX_DAEMON_SOCKET_DIR) is set and accepted",
-    "shared": "the preferred root under the shared container /tmp/.nx",
-    "home": "demoted to the home directory: the shared container could not be used",
-    "workspace": "the workspace fallback: no usual socket directory could be used",
-    "temp": "the OS temp directory (legacy layout, or Windows named pipes)",
-}
-
-GENERATION = {
-    "legacy": "legacy layout (Nx ≤ 23.1.1)",
-    "ts": "current layout, TypeScript generation (Nx 23.1.2–23.3)",
-    "native": "current layout, native generation (Nx 24)",
-}
-
 
 def _console(stderr: bool = False) -> Console:
     # Nothing handed to the console is parsed as markup or emoji codes, and nothing is wrapped:
@@ -109,17 +96,17 @@ def render_paths(resolution: Resolution) -> None:
     env = resolution.environment
     version = env.nx_version or ("not given (--nx-version)" if env.simulated else "not installed")
     if env.nx_version_rejected is not None:  # quoted as JSON: one line, whatever the file holds
-        version = f'unknown: "{env.nx_version_rejected[0][:60]}" in {env.nx_version_rejected[1]} is not a version'
+        version = said.version_rejected(env.nx_version_rejected[0][:60], env.nx_version_rejected[1])
     assumed = ""
     if resolution.layout_assumed:
-        newer = f"{printable(env.nx_version)} is newer than any it knows" if env.nx_version else "no version known"
-        assumed = f"; predicted as Nx {resolution.rules.release}, the newest release nxsock knows ({newer})"
+        newer = said.newer_than_known(printable(env.nx_version)) if env.nx_version else said.NO_VERSION_KNOWN
+        assumed = said.predicted_as(resolution.rules.release, newer)
     out.print(Text(f"Nx {printable(version)}: {GENERATION[resolution.generation]}{assumed}", style="bold"))
     how = "from" if env.simulated else "found by"
     where = f"workspace {printable(env.workspace_root)} ({how} {printable(env.workspace_source)})"
     who = "" if env.platform == "win32" else f", uid {env.uid}"
     out.print(
-        Text(f"{where}, platform {env.platform}{who}" + (" — a fresh machine, not this host" if env.simulated else ""))
+        Text(f"{where}, platform {env.platform}{who}" + (said.FRESH_MACHINE if env.simulated else ""))
     )
     for name, var in sorted(env.variables.items()):
         if name.startswith("NX_"):
@@ -130,7 +117,7 @@ def render_paths(resolution: Resolution) -> None:
             Text(
                 "Daemon: on"
                 if daemon["enabled"]
-                else "Daemon: off (" + ", ".join(daemon["reasons"]) + "): `nxsock doctor` says why",
+                else said.paths_daemon_off(", ".join(daemon["reasons"])),
                 style="" if daemon["enabled"] else "yellow",
             )
         )
@@ -139,12 +126,12 @@ def render_paths(resolution: Resolution) -> None:
     root = doc["socket_root"]
     if root["invalid"]:
         invalid = root["invalid"]
-        out.print(Text("Socket root: refused configuration", style="bold red"))
+        out.print(Text(said.SOCKET_ROOT_REFUSED, style="bold red"))
         refusals.show(
             {"message": invalid["message"], "remedy": invalid["remedy"], "hint": invalid["hint"], "dir": invalid["dir"]}
         )
     elif root["tier"] is None:
-        out.print(Text("Socket root: none — Nx cannot establish any socket directory", style="bold red"))
+        out.print(Text(said.SOCKET_ROOT_NONE, style="bold red"))
     else:
         out.print(
             Text("Socket root: ", style="bold")
@@ -165,7 +152,7 @@ def render_paths(resolution: Resolution) -> None:
     rows: list[list[Text | str]] = []
     for kind, sock in doc["sockets"].items():
         if not sock["placed"]:
-            rows.append([kind, "-", "", Text("not placed by this Nx version", style="dim")])
+            rows.append([kind, "-", "", Text(said.NOT_PLACED, style="dim")])
         elif sock["tier"] is None:
             rows.append([kind, "-", "", Text("no directory", style="red")])
         else:
@@ -176,32 +163,21 @@ def render_paths(resolution: Resolution) -> None:
     for line in _columns(("socket", "tier", "length", "path"), rows):
         out.print(line)
     if any(sock["tier"] is not None for sock in doc["sockets"].values()):
-        out.print(Text("  lengths count the longest names Nx gives: a 7-digit pid, a 1-digit counter", style="dim"))
+        out.print(Text(said.LENGTHS_COUNT, style="dim"))
         if resolution.rules.readiness_socket:
-            out.print(Text("  and the readiness socket fp<pid>-ready-<n>.sock", style="dim"))
+            out.print(Text(said.READINESS_SOCKET, style="dim"))
     id_budget = doc["sockets"]["plugin"].get("id_budget")
     if id_budget is not None and doc["sockets"]["plugin"]["tier"] is not None:
         if id_budget > 0:
-            out.print(Text(f"  a plugin id may take {counted(id_budget, 'character')}", style="dim"))
+            out.print(Text(said.plugin_id_budget(counted(id_budget, 'character')), style="dim"))
         else:
-            out.print(
-                Text(
-                    "  no plugin id fits: without one the plugin socket's path is already "
-                    f"{95 - id_budget} of 95 characters",
-                    style="red",
-                )
-            )
+            out.print(Text(said.no_plugin_id_fits(95 - id_budget), style="red"))
     for kind, sock in doc["sockets"].items():
         if sock["windows_max_username"] is not None:
-            out.print(
-                Text(
-                    f"  {kind}: fits a Windows user name of up to {counted(sock['windows_max_username'], 'character')} "
-                    "under the default temp dir",
-                    style="dim",
-                )
-            )
+            fits = counted(sock["windows_max_username"], "character")
+            out.print(Text(said.windows_user_name(kind, fits), style="dim"))
         for refusal in sock["refusals"]:
-            out.print(Text(f"  {kind}: its leaf was refused; it falls back to the workspace"))
+            out.print(Text(said.leaf_refused(kind)))
             refusals.show(refusal, "    ")
         if sock["failure"]:
             refusals.show(sock["failure"], "    ")
@@ -216,27 +192,21 @@ def render_paths(resolution: Resolution) -> None:
                 )
             )
         else:
-            answer = {"answers": "answers", "ECONNREFUSED": "stale: nothing listens (ECONNREFUSED)"}.get(
+            answer = {"answers": "answers", "ECONNREFUSED": said.RECORD_STALE}.get(
                 record["connect"], record["connect"] or "not probed"
             )
-            out.print(
-                Text(
-                    f"Daemon record: pid {record['pid']} ({state}), socket "
-                    f"{printable(record['socket_path'])} — {answer}"
-                )
-            )
+            out.print(Text(said.daemon_record(record['pid'], state, printable(record['socket_path']), answer)))
             if record["client_refusal"]:
-                out.print(Text(f"  but Nx {printable(version)}'s client refuses to dial it:", style="yellow"))
+                out.print(Text(said.client_refuses_record(printable(version)), style="yellow"))
                 refusals.show(record["client_refusal"], "    ")
     refused = doc["sockets"]["daemon"].get("client_refusal")
     inside = (doc.get("user_namespace_sandbox") or {}).get("inside")
     if refused and not record and not inside:  # no daemon yet: where it would bind (a sandbox says it itself)
         out.print(
-            Text(f"Nx {resolution.rules.release}'s client will not dial the daemon socket there: ", style="yellow")
+            Text(said.client_will_not_dial(resolution.rules.release), style="yellow")
             + Text(printable(refused["message"]))
         )
-        out.print(Text("  it reads the refusal as ENOENT, waits for the daemon, then runs without it; "
-                       "run Nx with NX_DAEMON=false here", style="dim"))
+        out.print(Text(said.CLIENT_RUNS_WITHOUT, style="dim"))
     out.print()
 
     cache = doc["native_cache"]
@@ -245,7 +215,7 @@ def render_paths(resolution: Resolution) -> None:
     else:
         out.print(
             Text("Native binding cache: ", style="bold")
-            + Text(f"bypassed — Nx loads the binding in place ({printable(cache['bypass_reason'])})", style="yellow")
+            + Text(said.cache_bypassed(printable(cache['bypass_reason'])), style="yellow")
         )
     for refusal in cache["refusals"]:
         refusals.show(refusal, name_repeat=True)
@@ -266,7 +236,7 @@ def render_paths(resolution: Resolution) -> None:
             + Text(f"{printable(task_cache['dir'])} ({printable(task_cache['source'])})")
         )
         if task_cache["untrusted_reason"]:
-            word = "Nx stops every command" if task_cache["refused"] else "allowed by NX_ALLOW_INSECURE_DIRECTORIES"
+            word = said.TASK_CACHE_STOPS_NX if task_cache["refused"] else "allowed by NX_ALLOW_INSECURE_DIRECTORIES"
             out.print(Text(f"  untrusted ({word}): {printable(task_cache['untrusted_reason'])}",
                            style="red" if task_cache["refused"] else "yellow"))
     if doc["actions"]:
@@ -275,14 +245,14 @@ def render_paths(resolution: Resolution) -> None:
             out.print(Text(f"  {action['verb']} {printable(action['path'])} ({action['mode']})"))
     allow = doc["allowlist"]
     if allow["write"] or allow["unix_sockets"]:
-        out.print(Text("A sandbox must allow:", style="bold"))
+        out.print(Text(said.SANDBOX_MUST_ALLOW, style="bold"))
         if allow["write"]:
             out.print(Text("  writes in " + ", ".join(printable(p) for p in allow["write"])))
         if allow["unix_sockets"]:
             out.print(Text("  unix sockets in " + ", ".join(printable(p) for p in allow["unix_sockets"])))
     sandbox = doc["user_namespace_sandbox"]
     if sandbox and not sandbox["daemon_usable"]:
-        _prose(out, Text("In a user-namespace sandbox: ", style="bold yellow"), printable(sandbox["message"]), indent=2)
+        _prose(out, Text(said.IN_USERNS_SANDBOX, style="bold yellow"), printable(sandbox["message"]), indent=2)
         out.print(Text("  inside:  ", style="bold") + Text(f"{printable(sandbox['run_inside'])} nx …", style="cyan"))
         _prose(out, "  note: ", printable(sandbox["marker_warning"]), indent=8, style="dim")
 
@@ -298,35 +268,25 @@ def render_check_root(document: t.Mapping[str, t.Any]) -> None:
     if document["state"] == "absent":
         out.print(
             Text("✓ safe  ", style="green")
-            + Text(f"{path} does not exist yet; Nx will create it, owned by you, mode 1777.")
+            + Text(said.container_absent(path))
         )
         if document["provision_command"]:
-            out.print(
-                Text(f"  On a shared machine, provision it for everyone: {document['provision_command']}", style="dim")
-            )
+            out.print(Text(said.provision_for_everyone(document['provision_command']), style="dim"))
     elif document["safe"]:
         out.print(
             Text("✓ safe  ", style="green")
-            + Text(f"{path} is a safe shared container for you: Nx keeps your sockets there.")
+            + Text(said.container_safe(path))
         )
     else:
         out.print(
             Text("✗ unsafe", style="red")
-            + Text(
-                f"  {path} is no shared container Nx trusts for you: it keeps your sockets "
-                "elsewhere (nxsock doctor says whether Nx works)."
-            )
+            + Text(said.container_unsafe(path))
         )
         _refusal_lines(out, document["refusal"])
 
 
-PAST = {"create": "created", "tighten": "tightened", "chown": "handed to root:root", "chmod": "set to 1777"}
-FUTURE = {
-    "create": "would create",
-    "tighten": "would tighten",
-    "chown": "would hand to root:root",
-    "chmod": "would chmod",
-}
+PAST = PROVISION_PAST
+FUTURE = PROVISION_WOULD
 
 
 def render_provision(document: t.Mapping[str, t.Any]) -> None:
@@ -340,9 +300,9 @@ def render_provision(document: t.Mapping[str, t.Any]) -> None:
         out.print(Text("✗ refused", style="red"))
         _refusal_lines(out, document["refusal"])
         return
-    who = "for every user (root:root, 1777)" if document["as_root"] else "for you (0700 levels under /tmp/.nx)"
+    who = said.PROVISIONED_FOR_EVERYONE if document["as_root"] else said.PROVISIONED_FOR_YOU
     if not document["changed"]:
-        out.print(Text("✓ already provisioned ", style="green") + Text(who + "; nothing to do."))
+        out.print(Text("✓ already provisioned ", style="green") + Text(said.already_provisioned(who)))
     elif document["dry_run"]:
         out.print(Text("… dry run: ", style="yellow") + Text("nothing was changed."))
     else:
@@ -450,7 +410,7 @@ def render_removals(rows: t.Sequence[tuple[str, str, str | None, int]], dry_run:
             out.print(Text(f"  {outcome} {printable(path)}: {printable(why)}", style="yellow"))  # kept or refused
     for outcome, count in shown.items():
         if count > REMOVAL_LINES:
-            word = verb if outcome == "removed" else "could not be removed" if outcome == "failed" else outcome
+            word = verb if outcome == "removed" else wording.COULD_NOT_BE_REMOVED if outcome == "failed" else outcome
             out.print(Text("  " + wording.more_not_listed(count - REMOVAL_LINES, word), style="dim"))
     removed = sum(1 for _, outcome, _, _ in rows if outcome == "removed")
     failed = sum(1 for _, outcome, _, _ in rows if outcome == "failed")
@@ -886,6 +846,6 @@ def render_fix_outcome(applied: t.Sequence[t.Any], after: t.Sequence[tuple[str, 
                 out.print(Text("      fix:  ", style="bold") + Text(printable(fix), style="cyan"))
         if len(problems) > FINDINGS_SHOWN:
             more = len(problems) - FINDINGS_SHOWN
-            out.print(Text("  " + wording.more_shown_elsewhere(more, "nxsock doctor lists each"), style="dim"))
+            out.print(Text("  " + wording.more_shown_elsewhere(more, wording.DOCTOR_LISTS_EACH), style="dim"))
     summary = SEVERITIES[status].mark + " " + wording.AFTER_FIX[status]
     out.print(Text(summary, style=MARKS[status][2] + " bold"))

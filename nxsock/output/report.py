@@ -28,6 +28,7 @@ if t.TYPE_CHECKING:
     from ..audit.findings import Finding
     from ..audit.fleet import FleetVerdict
 
+from ..core import wording
 from ..core.terminal import format_mode
 from ..core.wording import (
     PROVISION_COMMAND,
@@ -99,8 +100,8 @@ def _provision_message(report: ProvisionReport, refusal: Json | None) -> str:
         return str(refusal["message"]) + (f" Fix: {refusal['remedy']}" if refusal.get("remedy") else "")
     if not report.steps:
         if report.as_root:
-            return f"{CONTAINER} is provisioned; nothing to change."
-        return "Your levels are in place; nothing to change."
+            return wording.provisioned_nothing_to_change(CONTAINER)
+        return wording.LEVELS_IN_PLACE
     done = ", ".join(f"{s.verb} {s.path} {format_mode(s.mode)}" for s in report.steps)
     return f"Would {done}." if report.dry_run else f"Done: {done}."
 
@@ -582,15 +583,15 @@ def report_facts(resolution: Resolution, view: FsView, sandbox: str | None = Non
     try:
         ours = package_version("nxsock")
     except PackageNotFoundError:  # run from a checkout that was never installed
-        ours = "unknown (not installed as a package)"
+        ours = wording.NXSOCK_NOT_INSTALLED
     env = resolution.environment
     version = env.nx_version or "not installed"
     how = f" ({env.nx_version_source})" if env.nx_version_source else ""
-    assumed = f"; predicted with the rules of {resolution.rules.release}" if resolution.layout_assumed else ""
+    assumed = wording.predicted_with_rules(resolution.rules.release) if resolution.layout_assumed else ""
     sandboxes = []
     mapping = inside_user_namespace(view) if not env.simulated else None
     if mapping is not None:
-        sandboxes.append(f"inside a user namespace (uid_map {mapping})")
+        sandboxes.append(wording.user_namespace_fact(mapping))
     markers = [m for m in SANDBOX_MARKERS if env.get(m)]
     if markers:
         sandboxes.append("markers " + ", ".join(markers))
@@ -600,8 +601,8 @@ def report_facts(resolution: Resolution, view: FsView, sandbox: str | None = Non
         ("nxsock", ours, True),
         (
             "Nx",
-            f"{version}{how}, {resolution.layout} layout, {resolution.generation} generation, rules of "
-            f"{resolution.rules.release}{assumed}",
+            wording.nx_fact(f"{version}{how}", resolution.layout, resolution.generation, resolution.rules.release,
+                            assumed),
             False,
         ),
         ("Platform", f"{env.platform}, {host_platform.platform()}, Python {host_platform.python_version()}", False),
@@ -617,7 +618,7 @@ def _toolchain_facts(simulated: bool) -> list[tuple[str, str, bool]]:
     from ..core.host_versions import node_version, os_release
 
     return [
-        ("Node", node_version() or "not found on PATH", False),
+        ("Node", node_version() or wording.NODE_NOT_FOUND, False),
         ("OS", os_release() or "unknown (no os-release)", False),
     ]
 
@@ -628,7 +629,7 @@ def report_paths(resolution: Resolution) -> list[tuple[str, str | None, str]]:
     root = resolution.socket_root
     rows: list[tuple[str, str | None, str]] = [
         ("Workspace", env.workspace_root, f"found by {env.workspace_source}"),
-        ("Socket root", root.root, root.tier or "none: Nx cannot establish one"),
+        ("Socket root", root.root, root.tier or wording.NO_SOCKET_ROOT),
     ]
     if root.demoted_from:
         rows.append(("Demoted from", root.demoted_from, ""))
@@ -655,17 +656,14 @@ def doctor_markdown(results: t.Sequence[tuple[str, t.Any]], status: str, facts: 
     """``doctor --report``: Markdown to paste into an issue or a chat, every name from disk escaped, *masks* applied."""
     m = masks.apply
     counts = {s: sum(1 for _, f in results if f.severity == s) for s in ("error", "warn", "info", "ok")}
-    out = ["## nxsock doctor report", ""]
+    out = [wording.REPORT_HEADING, ""]
     for label, value, code in facts:
         out.append(f"- **{label}:** " + (md_code(m(value)) if code else md_text(m(value))))
-    out.append(
-        f"- **Status:** {status} ({counts['error']} errors, {counts['warn']} warnings, {counts['info']} "
-        f"notes, {counts['ok']} fine)"
-    )
+    out.append(wording.report_status(status, counts['error'], counts['warn'], counts['info'], counts['ok']))
     out += ["", "### Findings", ""]
     problems = [(g, f) for g, f in results if f.severity in ("error", "warn")]
     if not problems:
-        out += ["No errors or warnings.", ""]
+        out += [wording.REPORT_NO_PROBLEMS, ""]
     fixes_given: set[str] = set()  # each command once: a finding whose fix an earlier one gave points back at it
     for _, finding in problems:
         out += [f"#### {_SEVERITY_WORD[finding.severity]}: {md_code(finding.id)}", "", md_text(m(finding.message)), ""]
@@ -676,7 +674,7 @@ def doctor_markdown(results: t.Sequence[tuple[str, t.Any]], status: str, facts: 
             out += ["What it recorded:", "", *_md_block([m(line) for line in detail], "text"), ""]
         fix = fix_line(finding.advice)
         if fix and fix in fixes_given:
-            out += ["Fix: the same command as above.", ""]
+            out += [wording.REPORT_SAME_FIX, ""]
         elif fix:
             fixes_given.add(fix)
             out += ["Fix:", "", *_md_block([m(fix)], "sh"), ""]
@@ -684,7 +682,7 @@ def doctor_markdown(results: t.Sequence[tuple[str, t.Any]], status: str, facts: 
             out += [f"Note: {md_text(m(finding.hint))}", ""]
     rest = [(g, f) for g, f in results if f.severity not in ("error", "warn")]
     if rest:  # folded: a reader wants the problems; the rest is one click away
-        out += [f"<details><summary>Other checks ({len(rest)})</summary>", ""]
+        out += [wording.report_other_checks(len(rest)), ""]
         for _, finding in rest:
             line = f"- {_SEVERITY_WORD[finding.severity]} {md_code(finding.id)}: {md_text(m(finding.message))}"
             fix = fix_line(finding.advice)
@@ -700,20 +698,12 @@ def doctor_markdown(results: t.Sequence[tuple[str, t.Any]], status: str, facts: 
         out.append(f"- **{label}:** {shown}" + (f" ({md_text(m(note))})" if note else ""))
     out += ["", "</details>", ""]
     if masks.homes or masks.names:
-        out += [
-            "The home directory is shown as `~` and the user name as `<user>`; `nxsock doctor --report "
-            "--no-redact` shows them.",
-            "",
-        ]
+        out += [wording.REPORT_MASKED_HOME, ""]
     if masks.withheld:
-        out += [
-            "A value set in a `.env` file another user could have written is shown as written there: Nx expands its "
-            "`${…}` with your environment, and this report does not show what that gives.",
-            "",
-        ]
+        out += [wording.REPORT_WITHHELD, ""]
     text = "\n".join(out)
     if "<redacted>" in text or "\\<redacted\\>" in text:
-        text += "\nWhat looked like a credential (a token, a key, a password in a URL) is shown as `<redacted>`.\n"
+        text += wording.REPORT_REDACTED
     return text
 
 

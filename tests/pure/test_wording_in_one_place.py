@@ -9,9 +9,17 @@ import pytest
 
 NXSOCK = Path(__file__).resolve().parents[2] / "nxsock"
 #: The modules whose every sentence ``core/wording.py`` now builds.
-CLEAN = ("audit/checks_host.py", "audit/checks_sockets.py", "audit/checks_levels.py", "audit/checks_daemon.py")
-#: Text they read or match, not say: what Nx writes in its log, a reset's reason, the tmpfiles.d line they compare.
-READ_NOT_SAID = {"Messages from the log:", "modified less than a minute ago", "d /tmp/.nx 1777 root root -"}
+CLEAN = (
+    "audit/checks_host.py", "audit/checks_sockets.py", "audit/checks_levels.py", "audit/checks_daemon.py",
+    "audit/fleet.py", "output/fixing.py", "output/doctor.py", "audit/repair.py",
+    "audit/binding_cache.py", "output/report.py", "output/render.py", "audit/doctor.py",
+)
+#: Text they read or match, not say: what Nx writes in its log, a reset's reason, the tmpfiles.d line they compare,
+#: the pattern that keeps a quoted command whole when prose wraps.
+READ_NOT_SAID = {
+    "Messages from the log:", "modified less than a minute ago", "d /tmp/.nx 1777 root root -",
+    "`[^`]*`|(?<=Or: )[^—`]*?(?= — )",
+}
 
 
 def sentences(source: str) -> list[str]:
@@ -46,3 +54,21 @@ def test_the_test_sees_a_sentence_where_there_is_one() -> None:
     code = 'def f(p):\n    """Doc string of some words."""\n    return f"{p} is not a socket, Nx says."\n'
     assert sentences(code) == [" is not a socket, Nx says."]
     assert sentences('X = "the marker gives no reason"\nY = "daemon/server/start"\n') == ["the marker gives no reason"]
+
+
+#: ``audit/explain.py``'s table: each kind's pattern and cause sentences stay beside its remedy builder (issue 26).
+EXPLAIN_TABLE = ("_KINDS", "_ERRNO_CAUSES", "_FS_CAUSES", "_NO_PLATFORM_BINDING")
+
+
+def test_explain_says_nothing_outside_its_table_of_kinds() -> None:
+    """Its remedy builders take every sentence from ``core/wording.py``; only the table's rows keep their own."""
+    tree = ast.parse((NXSOCK / "audit/explain.py").read_text())
+    kept = [node for node in tree.body if not _assigns(node, EXPLAIN_TABLE)]
+    assert len(kept) < len(tree.body)  # the table was found
+    tree.body = kept
+    assert sentences(ast.unparse(tree)) == []
+
+
+def _assigns(node: ast.stmt, names: tuple[str, ...]) -> bool:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+    return any(isinstance(target, ast.Name) and target.id in names for target in targets)
