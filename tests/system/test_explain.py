@@ -23,23 +23,28 @@ def test_the_json_keeps_its_keys_and_adds_every_message(runner: CliRunner) -> No
     assert document["remedy"] == document["messages"][0]["remedy"]
 
 
-def test_the_umask_is_read_where_proc_shows_none(tmp_path: object) -> None:
+def test_the_umask_is_read_where_proc_shows_none() -> None:
     """Where ``/proc/self/status`` has no ``Umask:`` line (no /proc mounted, a kernel before 4.7, gVisor) the umask is
     the process's own, not a guess of 0022: a real mount namespace with an empty /proc, a real umask of 0277, and
-    ``Permission denied (os error 13)`` gets ``umask 0077`` as it does with /proc."""
+    ``Permission denied (os error 13)`` gets ``umask 0077`` as it does with /proc.
+
+    nxsock runs from the staged copy (outside ``/tmp``): a checkout under ``/tmp`` is hidden by the fresh ``/tmp``."""
     import shlex
     import subprocess
-    import sys
 
+    from harness import stage_nxsock
+
+    python, pythonpath = stage_nxsock()
     text = " NX   Permission denied (os error 13)"
-    nxsock = f"{shlex.quote(sys.executable)} -m nxsock doctor --nx-version 24.0.6 --json --explain {shlex.quote(text)}"
+    nxsock = (f"PYTHONPATH={shlex.quote(pythonpath)} {shlex.quote(python)} -m nxsock doctor --nx-version 24.0.6 --json "
+              f"--explain {shlex.quote(text)}")
     remedies = []
     for hide in ("true", "mount -t tmpfs -o mode=0555 none /proc"):
         script = f"set -e; mount -t tmpfs -o mode=1777 none /tmp; mkdir /tmp/ws; echo '{{}}' > /tmp/ws/nx.json; " \
-                 f"cd /tmp/ws; {hide}; umask 0277; exec {nxsock}"
+                 f"cd /tmp/ws; {hide}; umask 0277; {nxsock}"
         proc = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script], cwd="/",
                               capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
-        assert "Traceback" not in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr and proc.stdout, (proc.returncode, proc.stderr)
         remedies.append(json.loads(proc.stdout)["messages"][0]["remedy"])
     assert remedies == ["umask 0077", "umask 0077"], remedies
 
