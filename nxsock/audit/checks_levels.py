@@ -402,9 +402,7 @@ def check_configuration(ctx: Context) -> list[Finding]:
         )
     if root.refused_configured_dir is not None:
         name = root.configured[0] if root.configured else "NX_SOCKET_DIR"
-        advice = ctx.remedies.offer(
-            configuration_fix(ctx.remedies, name, "socket directory"), socket_export(ctx.remedies)
-        )
+        advice = _configured_socket_dir_advice(ctx, name)
         found.append(
             advised_finding(
                 "configuration",
@@ -424,9 +422,7 @@ def check_configuration(ctx: Context) -> list[Finding]:
         uid = ctx.resolution.environment.uid
         if isinstance(entry, Entry) and not (entry.mode & (0o200 if entry.uid == uid else 0o002)):
             name = root.configured[0]
-            advice = ctx.remedies.offer(
-                configuration_fix(ctx.remedies, name, "socket directory"), socket_export(ctx.remedies)
-            )
+            advice = _configured_socket_dir_advice(ctx, name)
             found.append(
                 advised_finding(
                     "configuration",
@@ -589,3 +585,8 @@ def _data_elsewhere(ctx: Context, sim: t.Any) -> Advice:
             (Export(variable="NX_WORKSPACE_DATA_DIRECTORY", value=suggestion),),
             wording.DATA_DIR_ELSEWHERE.format(directory=suggestion)))
     return Advice(None, wording.NO_DATA_DIR_SUGGESTION)
+
+
+def _configured_socket_dir_advice(ctx: Context, name: str) -> Advice:
+    """A configured socket directory Nx cannot use: the setting changed where it was made, else a directory of yours."""
+    return ctx.remedies.offer(configuration_fix(ctx.remedies, name, "socket directory"), socket_export(ctx.remedies))
