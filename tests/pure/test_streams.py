@@ -21,6 +21,10 @@ import pytest
 from nxsock import exitcodes
 from nxsock.app import cli, load_command
 
+#: Its module fixture runs every command every way (about 7 s of CPU): under pytest-xdist the module runs on one
+#: worker, not once on each.
+pytestmark = pytest.mark.xdist_group("streams")
+
 #: One invocation of every command in the CLI (and the group's own options), none of which changes anything.
 INVOCATIONS = {
     "nxsock --help": ["--help"],

@@ -25,6 +25,10 @@ import harness
 import pytest
 from documents import checked
 
+#: Its fixture builds the fleet once a process (about 3 s of CPU): under pytest-xdist the module runs on one
+#: worker, not once on each.
+pytestmark = pytest.mark.xdist_group("fleet")
+
 REPO = Path(__file__).resolve().parents[2]
 BASE = harness._UID_BASE + 10
 HEALTHY, DEMOTED, HIJACKED, STALE, LINKED, PEER = (BASE + i for i in range(1, 7))
