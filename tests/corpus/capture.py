@@ -81,8 +81,9 @@ COMMANDS = {
 #: Commands that are a user's whole sequence: run as written, never wrapped.
 SEQUENCES = frozenset({"client-log", "watch-version"})
 
-#: A daemon started by the user in the state's setup (the pid namespace ends it).
-START_DAEMON = f"as_user {NX} daemon --start >/dev/null 2>&1; sleep 1"
+#: A daemon started by the user in the state's setup (the pid namespace ends it). ``nx daemon --start`` returns once the
+#: daemon answers, which is all the state needs.
+START_DAEMON = f"as_user {NX} daemon --start >/dev/null 2>&1"
 #: A local plugin that ends the daemon (SIGKILL, as the OOM killer does) the first time it is asked for nodes there.
 #: Its socket goes first: the kernel may close the listener after the client's connection, and a client reconnecting
 #: in between reaches a dying daemon (ECONNRESET, another message); without the file it waits and reports the death.
