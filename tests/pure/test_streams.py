@@ -97,11 +97,15 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], subpr
     }
     assert leaf_commands(cli) <= tried, leaf_commands(cli) - tried
 
+    keys = [(name, way) for name in INVOCATIONS for way in WAYS]
+    # made here, one after another: mktemp is not thread-safe (two threads creating the base directory at once,
+    # the first time a worker asks for one, fail with FileExistsError)
+    places = {key: tmp_path_factory.mktemp("streams") for key in keys}
+
     def one(key: tuple[str, str]) -> subprocess.CompletedProcess[str]:
         name, way = key
-        return run(INVOCATIONS[name], WAYS[way], tmp_path_factory.mktemp("streams"), STDIN.get(name, "</dev/null"))
+        return run(INVOCATIONS[name], WAYS[way], places[key], STDIN.get(name, "</dev/null"))
 
-    keys = [(name, way) for name in INVOCATIONS for way in WAYS]
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip(keys, pool.map(one, keys), strict=True))
 
