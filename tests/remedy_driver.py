@@ -309,12 +309,13 @@ def main() -> None:
     # Several ways of applying the remedy to the one failure state: the state as the failure left it (files and
     # directories of /tmp, /home and /etc/tmpfiles.d; the state's own processes, which no branch before the
     # last may end) is kept, and each branch after the first starts from it again.
+    snapshot = None
     if len(branches) > 1:
         # the user's stragglers (23.x's `npm view nx@latest`, which writes npm's cache under $HOME) end first: a
         # snapshot taken while they write is one no later branch finds again (a temporary file of npm's, copied,
         # then removed by it after the restore, once made a branch "not start from the failure state")
         out["stragglers_ended"] = end_processes_but({pid for pid in live_processes() if _owner(pid) != UID})
-    snapshot = take_snapshot() if len(branches) > 1 else None
+        snapshot = take_snapshot()
     kept = live_processes()
     out["state_processes"] = {pid: _cmdline(pid) for pid in sorted(kept)}
     # the state's own: another uid's (a daemon root started); the user's stragglers (23.x's `npm view nx@latest`) may
